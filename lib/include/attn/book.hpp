@@ -1,0 +1,97 @@
+/// @file book.hpp
+/// @brief The book as data: every block the notebooks printed, verbatim, with its provenance,
+/// and the comparisons that tell a reader whether a chapter reproduced it.
+///
+/// `data/book/manifest.tsv` lists one printed output per line (tab-separated):
+/// `id  notebook  cell  chapter  style  precision  check  file  what`. `file` names a text
+/// file under `data/book/` holding the output exactly as the notebook printed it.
+/// - `style`: `torch` (PyTorch's `print(tensor)`), `numpy` (NumPy's `print(array)`),
+///   or `text` (anything else: Python values, error messages);
+/// - `check`: `exact` (seeded: reproduced as text), `ulp:N` (seeded, NumPy-style: each
+///   number within N ulp, or 1e-7 absolute near zero, see "Last bits" in the notes),
+///   `relation:<name>` (unseeded: checked through the named relation),
+///   `unreproducible:<reason>`.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attn::book {
+
+/// One printed output of a notebook.
+struct Entry {
+    std::string id;         ///< e.g. `002-In08`, `004-In64-2` (the second output of In [64])
+    std::string notebook;   ///< the notebook's file name in `../shared/seeds/`
+    std::string cell;       ///< e.g. `In [8]`
+    int chapter = 0;        ///< the chapter that prints it
+    std::string style;      ///< `torch`, `numpy` or `text`
+    int precision = 0;      ///< printed fraction digits (torch: 4 or 2; numpy: 8 at most)
+    std::string check;      ///< `exact`, `ulp:N`, `relation:<name>`, `unreproducible:<why>`
+    std::string file;       ///< path of the verbatim block, relative to `data/book/`
+    std::string what;       ///< what the block shows, in a few words
+    std::string text;       ///< the block, verbatim (no trailing newline)
+    int line = 0;           ///< line of the manifest that declared it
+};
+
+/// The manifest and its blocks.
+class Book {
+public:
+    /// Reads `<data_dir>/book/manifest.tsv` and every block it names.
+    /// @throws std::runtime_error naming the file and line of a malformed manifest line
+    /// (wrong number of fields, unknown style or check, bad chapter or precision, duplicate
+    /// id) or of a block file that cannot be read.
+    static Book load(const std::filesystem::path& data_dir);
+
+    /// The entry with this id.
+    /// @throws std::out_of_range naming the id when there is none.
+    const Entry& at(const std::string& id) const;
+
+    /// All entries, in manifest order.
+    const std::vector<Entry>& entries() const { return entries_; }
+
+private:
+    std::vector<Entry> entries_;
+};
+
+/// The data directory: `$ATTN_DATA_DIR` if set, else the `data/` of the source tree the
+/// program was built from.
+std::filesystem::path data_dir();
+
+/// The book text without PyTorch's `grad_fn=<...>` suffixes (there is no autograd here),
+/// wherever they stand (`..., grad_fn=<MmBackward0>)` or on a line of their own).
+std::string strip_grad_fn(const std::string& text);
+
+/// A number or non-finite word found in a printed block, with its text.
+struct Number {
+    std::string text;  ///< as printed: `0.07128991`, `-inf`, `2.`, `1.4901e-08`
+    double value;      ///< its value
+};
+
+/// Splits printed text into its numbers (including `inf`, `-inf`, `nan`) and a skeleton in
+/// which each number is replaced by `#` and runs of spaces are collapsed to one.
+/// Integers inside `torch.Size([...])` or `tensor(` labels count as numbers too.
+std::vector<Number> numbers_in(const std::string& text, std::string* skeleton = nullptr);
+
+/// Distance in float32 units in the last place between two values (rounded to float32
+/// first); 0 for equal values, including two NaNs; a huge number when only one is NaN.
+long long ulp_distance(float a, float b);
+
+/// The outcome of comparing a chapter's printed block with the book's.
+struct Comparison {
+    bool match = false;                 ///< the check passed
+    bool identical = false;             ///< byte for byte equal (after `strip_grad_fn`)
+    std::size_t numbers = 0;            ///< numbers compared
+    std::size_t numbers_identical = 0;  ///< of which printed identically
+    std::vector<std::string> differences;  ///< one line per differing number or text
+    std::string summary() const;        ///< one line for a reader
+};
+
+/// Compares `ours` with the entry's block according to its `check`:
+/// `exact`: byte for byte after `strip_grad_fn`; `ulp:N`: same skeleton and every number
+/// within N ulp (or within 1e-7 absolute); other checks are not text checks and give
+/// `match = false` with a difference saying so.
+Comparison compare(const Entry& entry, const std::string& ours);
+
+}  // namespace attn::book

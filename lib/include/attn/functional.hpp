@@ -1,0 +1,145 @@
+/// @file functional.hpp
+/// @brief Stateless tensor functions with PyTorch's names and semantics: the `torch.*` and
+/// `torch.nn.functional.*` calls the notebooks make.
+///
+/// All take and return float32 (`Tensor`), bool (`BoolTensor`) or int64 (`LongTensor`)
+/// tensors in row-major order. Dimension arguments accept negative values like PyTorch.
+/// Shape mismatches throw `std::invalid_argument` naming the function, the expected shape and
+/// the actual one.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "attn/tensor.hpp"
+
+namespace attn {
+
+// ---------------------------------------------------------------- creation
+
+/// `torch.ones(size)`: float32 ones of the given shape.
+Tensor ones(const Shape& size);
+
+/// `torch.zeros(size)`: float32 zeros of the given shape.
+Tensor zeros(const Shape& size);
+
+/// `torch.arange(0, n)`: int64 `[0, 1, ..., n-1]`, shape `[n]`.
+LongTensor arange(std::int64_t n);
+
+// ---------------------------------------------------------------- shape
+
+/// `x.transpose(dim0, dim1)`: swaps two dimensions (returns a contiguous copy).
+/// @throws std::invalid_argument when a dim is out of range.
+Tensor transpose(const Tensor& x, long dim0, long dim1);
+
+/// `x.T` of a 2-D tensor: `[m, n] -> [n, m]`.
+/// @throws std::invalid_argument when `x` is not 2-D.
+Tensor T(const Tensor& x);
+
+/// `x.reshape(size)` / `x.contiguous().view(size)`: same elements in row-major order, new
+/// shape; one entry may be `-1` (inferred).
+/// @throws std::invalid_argument when the element counts differ.
+Tensor view(const Tensor& x, const std::vector<long>& size);
+
+/// `torch.stack(tensors, dim)`: `k` tensors of equal shape `[...]` -> a new dimension of
+/// size `k` at `dim`.
+/// @throws std::invalid_argument when the list is empty or the shapes differ.
+Tensor stack(const std::vector<Tensor>& tensors, long dim = 0);
+
+/// `torch.cat(tensors, dim)`: joins tensors along an existing dimension; all other
+/// dimensions must agree.
+/// @throws std::invalid_argument when the list is empty or the other dimensions differ.
+Tensor cat(const std::vector<Tensor>& tensors, long dim);
+
+/// `x[index]` along the first dimension: `[n, ...] -> [...]` (`inputs[1]`).
+/// @throws std::invalid_argument when `x` is 0-d or `index` is outside `[-n, n)`.
+Tensor select(const Tensor& x, long index);
+
+/// `x[..., start:stop, ...]` along `dim` (Python slice semantics for negative indices,
+/// clamped to the size).
+/// @throws std::invalid_argument when `dim` is out of range.
+Tensor slice(const Tensor& x, long dim, long start, long stop);
+
+// ---------------------------------------------------------------- arithmetic and products
+
+/// `a @ b` (`torch.matmul`) for the cases the notebooks use, computed with BLAS sgemm:
+/// `[n] @ [n] -> []`, `[n] @ [n, p] -> [p]`, `[m, n] @ [n] -> [m]`,
+/// `[m, n] @ [n, p] -> [m, p]`, and batched `[..., m, n] @ [..., n, p] -> [..., m, p]` with
+/// the batch dimensions broadcast.
+/// @throws std::invalid_argument when the inner dimensions or the batch dimensions do not fit.
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+/// `x.sum(dim, keepdim)`: float32 sum over one dimension, accumulated in order.
+/// @throws std::invalid_argument when `dim` is out of range.
+Tensor sum(const Tensor& x, long dim, bool keepdim = false);
+
+/// `x.sum()` of every element: a 0-d tensor.
+Tensor sum(const Tensor& x);
+
+/// `x.argmax(dim)`: int64 index of the first maximum along `dim`.
+/// @throws std::invalid_argument when `dim` is out of range or that dimension is empty.
+LongTensor argmax(const Tensor& x, long dim = -1);
+
+/// `torch.allclose(a, b, rtol, atol)`: `|a - b| <= atol + rtol * |b|` everywhere (NaNs are
+/// never close).
+/// @throws std::invalid_argument when the shapes differ.
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+
+/// `torch.exp(x)` elementwise.
+Tensor exp(const Tensor& x);
+
+// ---------------------------------------------------------------- masks
+
+/// `torch.tril(x, diagonal)`: keeps `x[..., i, j]` where `j - i <= diagonal`, zeros the rest.
+/// @throws std::invalid_argument when `x` has fewer than 2 dimensions.
+Tensor tril(const Tensor& x, long diagonal = 0);
+
+/// `torch.triu(x, diagonal)`: keeps `x[..., i, j]` where `j - i >= diagonal`, zeros the rest.
+/// @throws std::invalid_argument when `x` has fewer than 2 dimensions.
+Tensor triu(const Tensor& x, long diagonal = 0);
+
+/// `x.bool()`: true where `x != 0`.
+BoolTensor to_bool(const Tensor& x);
+
+/// `x == value` elementwise (`tril(...) == 0`, `attention_mask == 0`).
+BoolTensor eq(const Tensor& x, float value);
+
+/// `x == value` for an int64 tensor.
+BoolTensor eq(const LongTensor& x, std::int64_t value);
+
+/// `x.float()` of a bool tensor: 1.0 where true.
+Tensor to_float(const BoolTensor& x);
+
+/// `x.masked_fill(mask, value)`: `value` where `mask` is true; `mask` broadcasts against
+/// `x` (e.g. `[T, T]` over `[B, T, T]`, or `[B, 1, S]` over `[B, S, S]`). The result has
+/// `x`'s shape.
+/// @throws std::invalid_argument when `mask` does not broadcast to `x`'s shape.
+Tensor masked_fill(const Tensor& x, const BoolTensor& mask, float value);
+
+// ---------------------------------------------------------------- softmax and attention
+
+/// `torch.softmax(x, dim=-1)` over the last dimension, as PyTorch's CPU kernel computes it:
+/// subtract the row maximum, exponentiate, sum, multiply by the reciprocal of the sum.
+/// `-inf` entries give 0; a row of all `-inf` gives NaN (as PyTorch does: `-inf - -inf`).
+/// Shape: `[..., n] -> [..., n]`.
+/// @throws std::invalid_argument when `x` is 0-d.
+Tensor softmax(const Tensor& x, long dim = -1);
+
+/// Softmax over the last dimension written out as `exp(x) / sum(exp(x))`, without the
+/// max subtraction: chapter 1's "naive" softmax, which overflows for large inputs.
+Tensor softmax_naive(const Tensor& x);
+
+/// `torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask,
+/// is_causal)` (PyTorch 2.x, math path, dropout 0):
+/// `softmax(query @ key^T / sqrt(E) masked) @ value`.
+/// - query `[..., L, E]`, key `[..., S, E]`, value `[..., S, Ev]` -> `[..., L, Ev]`;
+/// - `attn_mask` (bool, broadcastable to `[..., L, S]`): true means "may attend";
+/// - `is_causal`: a lower-triangular `[L, S]` mask (top-left aligned, as PyTorch builds it).
+/// @throws std::invalid_argument when shapes do not fit, or when both `attn_mask` and
+/// `is_causal` are given (PyTorch refuses that too).
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
+                                    const Tensor& value,
+                                    const std::optional<BoolTensor>& attn_mask = std::nullopt,
+                                    bool is_causal = false);
+
+}  // namespace attn

@@ -1,0 +1,66 @@
+/// @file tensor.hpp
+/// @brief The tensor types of the book and the shape checks every library function uses.
+///
+/// PyTorch's default dtype is float32, its index dtype int64 and its mask dtype bool; the book
+/// uses these three, so the library does too. All three are dynamic-rank xtensor arrays in
+/// row-major (C) order, like a contiguous PyTorch tensor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <xtensor/xarray.hpp>
+
+namespace attn {
+
+/// A float32 tensor of any rank, row-major: `torch.float32`, PyTorch's default dtype.
+using Tensor = xt::xarray<float>;
+/// A boolean tensor (`torch.bool`): masks such as `causal_mask` or `mask.bool()`.
+using BoolTensor = xt::xarray<bool>;
+/// An int64 tensor (`torch.int64`): token ids, `attention_mask`, class targets.
+using LongTensor = xt::xarray<std::int64_t>;
+/// A shape, outermost dimension first, as `torch.Size` lists it.
+using Shape = std::vector<std::size_t>;
+
+/// Formats a shape as the book writes it: `[2, 6, 3]` (`[]` for a 0-d tensor).
+std::string shape_str(const Shape& shape);
+
+/// The shape of any of the three tensor types, as a `Shape`.
+template <class E>
+Shape shape_of(const E& t) {
+    return Shape(t.shape().begin(), t.shape().end());
+}
+
+/// Throws `std::invalid_argument("<where>: expected <expected>, got <actual>")`.
+///
+/// Every shape mismatch in the library goes through here, so the message always names the
+/// function, the expected shape (or rule) and the actual shape.
+[[noreturn]] void throw_shape_error(const std::string& where, const std::string& expected,
+                                    const Shape& actual);
+
+/// Checks that `t` has exactly `rank` dimensions; throws `std::invalid_argument` otherwise,
+/// naming `where`, the expected rank (as `[*, *, *]`) and the actual shape.
+void check_rank(const std::string& where, const Shape& actual, std::size_t rank);
+
+/// Checks that two shapes are equal; throws `std::invalid_argument` naming both otherwise.
+void check_same_shape(const std::string& where, const Shape& expected, const Shape& actual);
+
+/// Resolves a possibly negative dimension index like PyTorch (`-1` is the last dimension).
+/// @throws std::invalid_argument when `dim` is outside `[-rank, rank)`.
+std::size_t wrap_dim(const std::string& where, long dim, std::size_t rank);
+
+/// `torch.tensor(data)` for a 2-D float32 tensor written row by row, e.g. the book's `inputs`.
+/// @throws std::invalid_argument when the rows have different lengths.
+Tensor tensor(std::initializer_list<std::initializer_list<float>> rows);
+
+/// `torch.tensor(data)` for a 1-D float32 tensor.
+Tensor tensor(std::initializer_list<float> values);
+
+/// A 0-d float32 tensor holding `value` (what `torch.tensor(4.54)` or a reduction gives).
+Tensor scalar_tensor(float value);
+
+}  // namespace attn
