@@ -1,1 +1,436 @@
 #include "attn/functional.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xmanipulation.hpp>
+#include <xtensor/xtensor.hpp>
+#include <xtensor/xview.hpp>
+#include <xtensor-blas/xblas.hpp>
+
+namespace attn {
+
+namespace {
+
+std::size_t numel(const Shape& s) {
+    return std::accumulate(s.begin(), s.end(), std::size_t{1}, std::multiplies<>());
+}
+
+// Row-major strides of a shape, in elements.
+std::vector<std::size_t> strides_of(const Shape& s) {
+    std::vector<std::size_t> st(s.size(), 1);
+    for (std::size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+    return st;
+}
+
+// Broadcasts `from` to `to` (numpy rules, `from` aligned right); returns false if impossible.
+bool broadcastable(const Shape& from, const Shape& to) {
+    if (from.size() > to.size()) return false;
+    const std::size_t off = to.size() - from.size();
+    for (std::size_t i = 0; i < from.size(); ++i)
+        if (from[i] != 1 && from[i] != to[off + i]) return false;
+    return true;
+}
+
+// The shape two shapes broadcast to, or throws naming both.
+Shape broadcast_shapes(const std::string& where, const Shape& a, const Shape& b) {
+    const std::size_t n = std::max(a.size(), b.size());
+    Shape out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+        const std::size_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+        if (da != db && da != 1 && db != 1) {
+            throw std::invalid_argument(where + ": shapes " + shape_str(a) + " and " +
+                                        shape_str(b) + " do not broadcast");
+        }
+        out[i] = std::max(da, db);
+    }
+    return out;
+}
+
+// Offset of the element of a (broadcast) tensor of shape `s` for a multi-index over `to`.
+std::size_t broadcast_offset(const Shape& s, const std::vector<std::size_t>& st,
+                             const std::vector<std::size_t>& index) {
+    const std::size_t off = index.size() - s.size();
+    std::size_t o = 0;
+    for (std::size_t i = 0; i < s.size(); ++i)
+        if (s[i] != 1) o += index[off + i] * st[i];
+    return o;
+}
+
+// C = A @ B for row-major [m, k] @ [k, n] through BLAS sgemm (xtensor-blas).
+void gemm(const float* A, const float* B, float* C, std::size_t m, std::size_t k,
+          std::size_t n) {
+    xt::xtensor<float, 2> a = xt::empty<float>({m, k});
+    xt::xtensor<float, 2> b = xt::empty<float>({k, n});
+    xt::xtensor<float, 2> c = xt::zeros<float>({m, n});
+    std::copy_n(A, m * k, a.data());
+    std::copy_n(B, k * n, b.data());
+    if (m && n && k) xt::blas::gemm(a, b, c);
+    std::copy(c.begin(), c.end(), C);
+}
+
+}  // namespace
+
+Tensor ones(const Shape& size) { return xt::ones<float>(size); }
+
+Tensor zeros(const Shape& size) { return xt::zeros<float>(size); }
+
+LongTensor arange(std::int64_t n) {
+    if (n < 0) throw std::invalid_argument("arange: expected n >= 0, got " + std::to_string(n));
+    LongTensor t = xt::zeros<std::int64_t>(Shape{static_cast<std::size_t>(n)});
+    std::iota(t.begin(), t.end(), std::int64_t{0});
+    return t;
+}
+
+Tensor transpose(const Tensor& x, long dim0, long dim1) {
+    const Shape s = shape_of(x);
+    const std::size_t d0 = wrap_dim("transpose", dim0, s.size());
+    const std::size_t d1 = wrap_dim("transpose", dim1, s.size());
+    Shape out = s;
+    std::swap(out[d0], out[d1]);
+    // Walk the output in row-major order, reading the input through swapped strides.
+    auto in_strides = strides_of(s);
+    std::swap(in_strides[d0], in_strides[d1]);
+    Tensor y = xt::zeros<float>(out);
+    std::vector<std::size_t> index(out.size(), 0);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        std::size_t src = 0;
+        for (std::size_t j = 0; j < out.size(); ++j) src += index[j] * in_strides[j];
+        y.data()[i] = x.data()[src];
+        for (std::size_t j = out.size(); j-- > 0;) {
+            if (++index[j] < out[j]) break;
+            index[j] = 0;
+        }
+    }
+    return y;
+}
+
+Tensor T(const Tensor& x) {
+    check_rank("T", shape_of(x), 2);
+    return attn::transpose(x, 0, 1);
+}
+
+Tensor view(const Tensor& x, const std::vector<long>& size) {
+    Shape out(size.size());
+    std::size_t known = 1;
+    long infer = -1;
+    for (std::size_t i = 0; i < size.size(); ++i) {
+        if (size[i] == -1) {
+            if (infer >= 0) throw std::invalid_argument("view: only one dimension can be -1");
+            infer = static_cast<long>(i);
+        } else if (size[i] < 0) {
+            throw std::invalid_argument("view: invalid size " + std::to_string(size[i]));
+        } else {
+            out[i] = static_cast<std::size_t>(size[i]);
+            known *= out[i];
+        }
+    }
+    if (infer >= 0) out[infer] = known ? x.size() / known : 0;
+    if (numel(out) != x.size()) {
+        throw std::invalid_argument("view: shape " + shape_str(out) + " is invalid for input " +
+                                    shape_str(shape_of(x)) + " of " + std::to_string(x.size()) +
+                                    " elements");
+    }
+    Tensor y = x;
+    y.reshape(out);
+    return y;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, long dim) {
+    if (tensors.empty()) throw std::invalid_argument("stack: expected a non-empty list");
+    const Shape s = shape_of(tensors[0]);
+    for (const auto& t : tensors) check_same_shape("stack", s, shape_of(t));
+    const std::size_t d = wrap_dim("stack", dim, s.size() + 1);
+    std::vector<Tensor> expanded;
+    expanded.reserve(tensors.size());
+    for (const auto& t : tensors) {
+        Shape e = s;
+        e.insert(e.begin() + static_cast<long>(d), 1);
+        Tensor u = t;
+        u.reshape(e);
+        expanded.push_back(std::move(u));
+    }
+    return attn::cat(expanded, static_cast<long>(d));
+}
+
+Tensor cat(const std::vector<Tensor>& tensors, long dim) {
+    if (tensors.empty()) throw std::invalid_argument("cat: expected a non-empty list");
+    const Shape s0 = shape_of(tensors[0]);
+    const std::size_t d = wrap_dim("cat", dim, s0.size());
+    Shape out = s0;
+    out[d] = 0;
+    for (const auto& t : tensors) {
+        Shape s = shape_of(t);
+        Shape expect = s0;
+        expect[d] = s.size() == s0.size() ? s[d] : 0;
+        if (s.size() != s0.size()) throw_shape_error("cat", shape_str(s0) + " except dim " +
+                                                                std::to_string(d), s);
+        for (std::size_t i = 0; i < s.size(); ++i)
+            if (i != d && s[i] != s0[i])
+                throw_shape_error("cat", shape_str(expect) + " (all but dim " +
+                                             std::to_string(d) + " equal)", s);
+        out[d] += s[d];
+    }
+    Tensor y = xt::zeros<float>(out);
+    // Copy row-major blocks: everything after dim d is contiguous per tensor.
+    const std::size_t outer = numel(Shape(out.begin(), out.begin() + static_cast<long>(d)));
+    const std::size_t inner = numel(Shape(out.begin() + static_cast<long>(d) + 1, out.end()));
+    std::size_t pos = 0;
+    for (std::size_t o = 0; o < outer; ++o)
+        for (const auto& t : tensors) {
+            const std::size_t chunk = t.shape()[d] * inner;
+            std::copy_n(t.data() + o * chunk, chunk, y.data() + pos);
+            pos += chunk;
+        }
+    return y;
+}
+
+Tensor select(const Tensor& x, long index) {
+    if (x.dimension() == 0) throw_shape_error("select", "at least 1-D", shape_of(x));
+    const long n = static_cast<long>(x.shape()[0]);
+    if (index < -n || index >= n) {
+        throw std::invalid_argument("select: index " + std::to_string(index) +
+                                    " out of range for dimension 0 of " +
+                                    shape_str(shape_of(x)));
+    }
+    xt::xstrided_slice_vector sv(x.dimension(), xt::all());
+    sv[0] = index < 0 ? index + n : index;
+    return Tensor(xt::strided_view(x, sv));
+}
+
+Tensor slice(const Tensor& x, long dim, long start, long stop) {
+    const std::size_t d = wrap_dim("slice", dim, x.dimension());
+    const long n = static_cast<long>(x.shape()[d]);
+    auto clampi = [n](long i) { return std::clamp(i < 0 ? i + n : i, 0L, n); };
+    const long b = clampi(start);
+    const long e = std::max(b, clampi(stop));
+    xt::xstrided_slice_vector sv(x.dimension(), xt::all());
+    sv[d] = xt::range(b, e);
+    return Tensor(xt::strided_view(x, sv));
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+    const Shape sa = shape_of(a), sb = shape_of(b);
+    if (sa.empty() || sb.empty())
+        throw_shape_error("matmul", "both arguments at least 1-D", sa.empty() ? sa : sb);
+    // Promote vectors to matrices as torch.matmul does, and remember to drop the dims.
+    Shape ma = sa, mb = sb;
+    const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
+    if (a_vec) ma.insert(ma.begin(), 1);
+    if (b_vec) mb.push_back(1);
+    const std::size_t m = ma[ma.size() - 2], k = ma.back(), n = mb.back();
+    if (mb[mb.size() - 2] != k) {
+        throw std::invalid_argument("matmul: expected the second argument to have " +
+                                    std::to_string(k) + " rows to match " + shape_str(sa) +
+                                    ", got " + shape_str(sb));
+    }
+    const Shape ba(ma.begin(), ma.end() - 2), bb(mb.begin(), mb.end() - 2);
+    const Shape batch = broadcast_shapes("matmul (batch dimensions)", ba, bb);
+    const auto sta = strides_of(ba), stb = strides_of(bb);
+    const std::size_t nbatch = numel(batch);
+    Shape out = batch;
+    out.push_back(m);
+    out.push_back(n);
+    Tensor y = xt::zeros<float>(out);
+    std::vector<std::size_t> index(batch.size(), 0);
+    for (std::size_t i = 0; i < nbatch; ++i) {
+        const float* pa = a.data() + broadcast_offset(ba, sta, index) * m * k;
+        const float* pb = b.data() + broadcast_offset(bb, stb, index) * k * n;
+        gemm(pa, pb, y.data() + i * m * n, m, k, n);
+        for (std::size_t j = batch.size(); j-- > 0;) {
+            if (++index[j] < batch[j]) break;
+            index[j] = 0;
+        }
+    }
+    if (a_vec) out.erase(out.end() - 2);
+    if (b_vec) out.pop_back();
+    y.reshape(out);
+    return y;
+}
+
+Tensor sum(const Tensor& x, long dim, bool keepdim) {
+    const Shape s = shape_of(x);
+    const std::size_t d = wrap_dim("sum", dim, s.size());
+    const std::size_t outer = numel(Shape(s.begin(), s.begin() + static_cast<long>(d)));
+    const std::size_t inner = numel(Shape(s.begin() + static_cast<long>(d) + 1, s.end()));
+    const std::size_t len = s[d];
+    Shape out = s;
+    if (keepdim) out[d] = 1;
+    else out.erase(out.begin() + static_cast<long>(d));
+    Tensor y = xt::zeros<float>(out);
+    for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t i = 0; i < inner; ++i) {
+            float acc = 0.0f;
+            for (std::size_t j = 0; j < len; ++j) acc += x.data()[(o * len + j) * inner + i];
+            y.data()[o * inner + i] = acc;
+        }
+    return y;
+}
+
+Tensor sum(const Tensor& x) {
+    float acc = 0.0f;
+    for (float v : x) acc += v;
+    return scalar_tensor(acc);
+}
+
+LongTensor argmax(const Tensor& x, long dim) {
+    const Shape s = shape_of(x);
+    const std::size_t d = wrap_dim("argmax", dim, s.size());
+    if (s[d] == 0) throw_shape_error("argmax", "a non-empty dimension " + std::to_string(d), s);
+    const std::size_t outer = numel(Shape(s.begin(), s.begin() + static_cast<long>(d)));
+    const std::size_t inner = numel(Shape(s.begin() + static_cast<long>(d) + 1, s.end()));
+    Shape out = s;
+    out.erase(out.begin() + static_cast<long>(d));
+    LongTensor y = xt::zeros<std::int64_t>(out);
+    for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t i = 0; i < inner; ++i) {
+            std::size_t best = 0;
+            float bv = x.data()[o * s[d] * inner + i];
+            for (std::size_t j = 1; j < s[d]; ++j) {
+                const float v = x.data()[(o * s[d] + j) * inner + i];
+                if (v > bv || (std::isnan(v) && !std::isnan(bv))) { best = j; bv = v; }
+            }
+            y.data()[o * inner + i] = static_cast<std::int64_t>(best);
+        }
+    return y;
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
+    check_same_shape("allclose", shape_of(a), shape_of(b));
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double x = a.data()[i], y = b.data()[i];
+        if (x == y) continue;  // equal infinities
+        if (!(std::abs(x - y) <= atol + rtol * std::abs(y))) return false;
+    }
+    return true;
+}
+
+Tensor exp(const Tensor& x) {
+    Tensor y = x;
+    for (auto& v : y) v = std::exp(v);
+    return y;
+}
+
+namespace {
+Tensor triangle(const char* where, const Tensor& x, long diagonal, bool lower) {
+    const Shape s = shape_of(x);
+    if (s.size() < 2) throw_shape_error(where, "at least 2-D [*, *]", s);
+    const std::size_t rows = s[s.size() - 2], cols = s.back();
+    Tensor y = x;
+    const std::size_t mats = (rows * cols) != 0 ? y.size() / (rows * cols) : 0;
+    for (std::size_t m = 0; m < mats; ++m)
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                const long off = static_cast<long>(j) - static_cast<long>(i);
+                const bool keep = lower ? off <= diagonal : off >= diagonal;
+                if (!keep) y.data()[(m * rows + i) * cols + j] = 0.0f;
+            }
+    return y;
+}
+}  // namespace
+
+Tensor tril(const Tensor& x, long diagonal) { return triangle("tril", x, diagonal, true); }
+
+Tensor triu(const Tensor& x, long diagonal) { return triangle("triu", x, diagonal, false); }
+
+BoolTensor to_bool(const Tensor& x) { return BoolTensor(xt::not_equal(x, 0.0f)); }
+
+BoolTensor eq(const Tensor& x, float value) { return BoolTensor(xt::equal(x, value)); }
+
+BoolTensor eq(const LongTensor& x, std::int64_t value) {
+    return BoolTensor(xt::equal(x, value));
+}
+
+Tensor to_float(const BoolTensor& x) { return xt::cast<float>(x); }
+
+Tensor masked_fill(const Tensor& x, const BoolTensor& mask, float value) {
+    const Shape sx = shape_of(x), sm = shape_of(mask);
+    if (!broadcastable(sm, sx))
+        throw_shape_error("masked_fill (mask)", "a shape broadcastable to " + shape_str(sx), sm);
+    Tensor y = x;
+    const auto stm = strides_of(sm);
+    std::vector<std::size_t> index(sx.size(), 0);
+    for (std::size_t i = 0; i < y.size(); ++i) {
+        if (mask.data()[broadcast_offset(sm, stm, index)]) y.data()[i] = value;
+        for (std::size_t j = sx.size(); j-- > 0;) {
+            if (++index[j] < sx[j]) break;
+            index[j] = 0;
+        }
+    }
+    return y;
+}
+
+Tensor softmax(const Tensor& x, long dim) {
+    const Shape s = shape_of(x);
+    if (s.empty()) throw_shape_error("softmax", "at least 1-D", s);
+    if (wrap_dim("softmax", dim, s.size()) != s.size() - 1) {
+        throw std::invalid_argument("softmax: only the last dimension is supported (dim=-1), got dim=" +
+                                    std::to_string(dim));
+    }
+    Tensor y = x;
+    const std::size_t n = s.back();
+    const std::size_t rows = n ? y.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* row = y.data() + r * n;
+        // PyTorch's _vec_softmax_lastdim: max, exp(x - max) summed, times 1 / sum.
+        float mx = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
+        float total = 0.0f;
+        for (std::size_t j = 0; j < n; ++j) {
+            row[j] = std::exp(row[j] - mx);  // all -inf: -inf - -inf = NaN, as in PyTorch
+            total += row[j];
+        }
+        const float inv = 1.0f / total;
+        for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
+    }
+    return y;
+}
+
+Tensor softmax_naive(const Tensor& x) {
+    const Shape s = shape_of(x);
+    if (s.empty()) throw_shape_error("softmax_naive", "at least 1-D", s);
+    Tensor e = attn::exp(x);
+    return Tensor(e / attn::sum(e, -1, true));
+}
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
+                                    const Tensor& value,
+                                    const std::optional<BoolTensor>& attn_mask,
+                                    bool is_causal) {
+    const Shape sq = shape_of(query), sk = shape_of(key), sv = shape_of(value);
+    if (sq.size() < 2) throw_shape_error("scaled_dot_product_attention (query)", "[..., L, E]", sq);
+    if (sk.size() < 2 || sk.back() != sq.back())
+        throw_shape_error("scaled_dot_product_attention (key)",
+                          "[..., S, " + std::to_string(sq.back()) + "]", sk);
+    if (sv.size() < 2 || sv[sv.size() - 2] != sk[sk.size() - 2])
+        throw_shape_error("scaled_dot_product_attention (value)",
+                          "[..., " + std::to_string(sk[sk.size() - 2]) + ", Ev]", sv);
+    if (attn_mask && is_causal) {
+        throw std::invalid_argument(
+            "scaled_dot_product_attention: expected attn_mask or is_causal, not both");
+    }
+    const std::size_t L = sq[sq.size() - 2], S = sk[sk.size() - 2];
+    const float scale = 1.0f / std::sqrt(static_cast<float>(sq.back()));
+    Tensor scores = attn::matmul(query, attn::transpose(key, -2, -1));
+    scores *= scale;
+    if (is_causal) {
+        scores = attn::masked_fill(scores, attn::to_bool(attn::triu(attn::ones({L, S}), 1)),
+                             -std::numeric_limits<float>::infinity());
+    }
+    if (attn_mask) {
+        const Shape target = shape_of(scores);
+        if (!broadcastable(shape_of(*attn_mask), target))
+            throw_shape_error("scaled_dot_product_attention (attn_mask)",
+                              "a shape broadcastable to " + shape_str(target),
+                              shape_of(*attn_mask));
+        BoolTensor blocked = !(*attn_mask);
+        scores = attn::masked_fill(scores, blocked, -std::numeric_limits<float>::infinity());
+    }
+    return attn::matmul(attn::softmax(scores), value);
+}
+
+}  // namespace attn

@@ -80,7 +80,8 @@ long long ulp_distance(float a, float b);
 
 /// The outcome of comparing a chapter's printed block with the book's.
 struct Comparison {
-    bool match = false;                 ///< the check passed
+    bool text_check = false;            ///< the entry's check compares text (`exact`, `ulp:N`)
+    bool match = false;                 ///< the text check passed
     bool identical = false;             ///< byte for byte equal (after `strip_grad_fn`)
     std::size_t numbers = 0;            ///< numbers compared
     std::size_t numbers_identical = 0;  ///< of which printed identically
@@ -90,8 +91,8 @@ struct Comparison {
 
 /// Compares `ours` with the entry's block according to its `check`:
 /// `exact`: byte for byte after `strip_grad_fn`; `ulp:N`: same skeleton and every number
-/// within N ulp (or within 1e-7 absolute); other checks are not text checks and give
-/// `match = false` with a difference saying so.
+/// within N ulp (or within 1e-7 absolute); other checks (`relation:`, `unreproducible:`)
+/// are not text checks and give `text_check = false`, `match = false`.
 Comparison compare(const Entry& entry, const std::string& ours);
 
 }  // namespace attn::book

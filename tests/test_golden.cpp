@@ -1,0 +1,129 @@
+// Golden tests: run every chapter program, cut its output into blocks, and compare each
+// block that claims a book entry with the notebook's verbatim text (data/book/).
+//
+// The chapter programs come from $ATTN_CHAPTERS (colon-separated paths, in order); the book
+// from $ATTN_DATA_DIR. Every exact/ulp entry of a chapter that exists must be printed by it:
+// nothing is skipped silently.
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "attn/book.hpp"
+
+namespace {
+
+struct Block {
+    std::string header;
+    std::string body;
+    std::string footer;
+};
+
+std::string run(const std::string& command) {
+    std::string out;
+    FILE* pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::array<char, 4096> buf{};
+    std::size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+    const int status = pclose(pipe);
+    INFO(command << " exited with status " << status);
+    REQUIRE(status == 0);
+    return out;
+}
+
+// Blocks are "### header", body lines, then one or more ">>> " lines.
+std::vector<Block> blocks_of(const std::string& output) {
+    std::vector<Block> blocks;
+    std::istringstream in(output);
+    std::string line;
+    Block* current = nullptr;
+    bool in_footer = false;
+    while (std::getline(in, line)) {
+        if (line.rfind("### ", 0) == 0) {
+            blocks.push_back({line.substr(4), "", ""});
+            current = &blocks.back();
+            in_footer = false;
+        } else if (current && line.rfind(">>> ", 0) == 0) {
+            current->footer += line + "\n";
+            in_footer = true;
+        } else if (current && !in_footer) {
+            current->body += line + "\n";
+        } else {
+            current = nullptr;
+        }
+    }
+    for (auto& b : blocks)
+        if (!b.body.empty()) b.body.pop_back();
+    return blocks;
+}
+
+std::vector<std::string> chapter_programs() {
+    std::vector<std::string> paths;
+    const char* env = std::getenv("ATTN_CHAPTERS");
+    REQUIRE(env != nullptr);
+    std::stringstream ss(env);
+    std::string p;
+    while (std::getline(ss, p, ':'))
+        if (!p.empty()) paths.push_back(p);
+    return paths;
+}
+
+int chapter_number(const std::string& path) {
+    static const std::regex re(R"(chapter_(\d+)_)");
+    std::smatch m;
+    REQUIRE(std::regex_search(path, m, re));
+    return std::stoi(m[1]);
+}
+
+}  // namespace
+
+TEST_CASE("every chapter reprints its notebook blocks as the book printed them", "[golden]") {
+    const auto book = attn::book::Book::load(attn::book::data_dir());
+    std::map<int, std::vector<Block>> printed;
+    for (const auto& program : chapter_programs())
+        printed[chapter_number(program)] = blocks_of(run("'" + program + "' --no-compare"));
+
+    std::size_t compared = 0, pending = 0;
+    for (const auto& entry : book.entries()) {
+        const bool text_check = entry.check == "exact" || entry.check.rfind("ulp:", 0) == 0;
+        if (!text_check) continue;  // relation entries are checked by their own tests
+        const auto chapter = printed.find(entry.chapter);
+        if (chapter == printed.end()) {
+            ++pending;
+            WARN("not reproduced yet: " << entry.id << " (" << entry.what << "): chapter "
+                                        << entry.chapter << " is not written");
+            continue;
+        }
+        // The block whose header names this entry's notebook and cell, in manifest order.
+        const std::string want = entry.notebook.substr(0, 3) + " " + entry.cell + " · ";
+        std::vector<const Block*> candidates;
+        for (const auto& b : chapter->second)
+            if (b.header.rfind(want, 0) == 0) candidates.push_back(&b);
+        SECTION(entry.id) {
+            INFO("entry " << entry.id << " (" << entry.what << "), manifest line " << entry.line);
+            REQUIRE_FALSE(candidates.empty());
+            // Cells with several outputs (-1, -2, ...) are printed in order.
+            std::size_t k = 0;
+            static const std::regex suffix(R"(-(\d+)$)");
+            std::smatch m;
+            if (std::regex_search(entry.id, m, suffix) && entry.id.size() > 9) k = std::stoul(m[1]) - 1;
+            REQUIRE(k < candidates.size());
+            const std::string& ours = candidates[k]->body;
+            const auto c = attn::book::compare(entry, ours);
+            INFO("book:\n" << attn::book::strip_grad_fn(entry.text) << "\nours:\n" << ours);
+            for (const auto& d : c.differences) INFO(d);
+            if (entry.check == "exact") CHECK(ours == attn::book::strip_grad_fn(entry.text));
+            CHECK(c.match);
+        }
+        ++compared;
+    }
+    INFO(compared << " entries compared, " << pending << " pending");
+    CHECK(compared > 0);
+}
