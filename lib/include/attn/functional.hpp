@@ -142,4 +142,15 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
                                     const std::optional<BoolTensor>& attn_mask = std::nullopt,
                                     bool is_causal = false);
 
+// ---------------------------------------------------------------- loss
+
+/// `torch.nn.functional.cross_entropy(logits, targets, ignore_index)` with mean reduction:
+/// the mean over the targets that are not `ignore_index` of `-log_softmax(logits)[t]`.
+/// logits `[N, C]` float32, targets `[N]` int64 -> a 0-d tensor. All targets ignored gives
+/// NaN (0 / 0), as PyTorch does.
+/// @throws std::invalid_argument when the shapes do not fit or a target that is not
+/// `ignore_index` lies outside `[0, C)`.
+Tensor cross_entropy(const Tensor& logits, const LongTensor& targets,
+                     std::int64_t ignore_index = -100);
+
 }  // namespace attn

@@ -49,6 +49,50 @@ public:
     std::optional<Tensor> bias;  ///< `[out_features]`, or none when built with `bias=false`
 };
 
+/// `torch.nn.Dropout(p)`: in training mode zeroes each element with probability `p` and
+/// scales the kept ones by `1 / (1 - p)`; in evaluation mode returns the input.
+///
+/// The keep-mask is drawn from the generator exactly as PyTorch 1.13's CPU
+/// `bernoulli_(1 - p)` draws it (`_dropout_impl` in aten/src/ATen/native/Dropout.cpp), by
+/// the chosen backend:
+/// - `portable`: per element one 64-bit draw turned into a double `u`; kept when
+///   `u < 1 - p` (2 * numel 32-bit draws);
+/// - `mkl`: one 32-bit draw seeds an MCG31m1 stream (`x_{i+1} = 1132489760 x_i mod 2^31-1`);
+///   element `i` is kept when `x_i / (2^31 - 1) < 1 - p` (1 draw in all).
+/// `p == 0` and evaluation mode draw nothing; `p == 1` returns zeros and draws nothing.
+class Dropout {
+public:
+    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1].
+    explicit Dropout(double p = 0.5, BernoulliBackend backend = BernoulliBackend::portable);
+
+    /// `forward(x)`: any shape, returns the same shape.
+    Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// The 0/1 keep-mask `forward` would draw for a tensor of this shape (float32 0 and 1),
+    /// advancing the generator the same way; a reader can print it.
+    Tensor keep_mask(const Shape& shape, Generator& gen = default_generator()) const;
+
+    double p;                  ///< drop probability
+    BernoulliBackend backend;  ///< how the mask is drawn
+    bool training = true;      ///< `module.train()` / `module.eval()`
+};
+
+/// `torch.nn.Embedding(num_embeddings, embedding_dim)`: a lookup table whose weight
+/// `[num_embeddings, embedding_dim]` is initialised with `normal_(0, 1)` (both of
+/// `normal_`'s paths, see generator.hpp).
+class Embedding {
+public:
+    /// @throws std::invalid_argument when a size is 0.
+    Embedding(std::size_t num_embeddings, std::size_t embedding_dim,
+              Generator& gen = default_generator());
+
+    /// `forward(ids)`: int64 ids of any shape `[...]` -> `[..., embedding_dim]`.
+    /// @throws std::invalid_argument when an id is outside `[0, num_embeddings)`.
+    Tensor operator()(const LongTensor& ids) const;
+
+    Tensor weight;  ///< `[num_embeddings, embedding_dim]`
+};
+
 /// `torch.nn.Parameter(torch.rand(d_in, d_out))`: a `[d_in, d_out]` matrix of uniforms in
 /// [0, 1), used as `x @ W` (note: the transpose of `Linear`'s layout). Notebook 004 In [16]
 /// and the book's `SelfAttention_v1`.

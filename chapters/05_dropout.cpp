@@ -1,0 +1,3 @@
+// Placeholder: not written yet.
+#include <iostream>
+int main() { std::cout << "not written yet\n"; return 0; }

@@ -1,0 +1,3 @@
+/// @file kv_cache.hpp
+/// @brief Placeholder.
+#pragma once

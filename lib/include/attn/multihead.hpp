@@ -1,0 +1,3 @@
+/// @file multihead.hpp
+/// @brief Placeholder.
+#pragma once

@@ -1,0 +1,3 @@
+/// @file padding.hpp
+/// @brief Placeholder.
+#pragma once

@@ -1,0 +1,3 @@
+/// @file svg.hpp
+/// @brief Placeholder.
+#pragma once
