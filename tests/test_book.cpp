@@ -1,2 +1,139 @@
+// Unit tests for attn/book.hpp: the manifest loader, its errors, and the comparisons.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <catch2/catch.hpp>
-TEST_CASE("placeholder test_book") { CHECK(false); }
+
+#include "attn/book.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+// A throw-away data dir holding one manifest and one block.
+fs::path make_data(const std::string& manifest_body, const std::string& block = "tensor([1.])") {
+    static int n = 0;
+    const fs::path dir = fs::temp_directory_path() / ("attn_book_test_" + std::to_string(::getpid()) +
+                                                      "_" + std::to_string(n++));
+    fs::create_directories(dir / "book" / "002");
+    std::ofstream(dir / "book" / "manifest.tsv")
+        << "# id\tnotebook\tcell\tchapter\tstyle\tprecision\tcheck\tfile\twhat\n" << manifest_body;
+    std::ofstream(dir / "book" / "002" / "a.txt") << block << "\n";
+    return dir;
+}
+
+const char* good = "002-In01\t002_x.txt\tIn [1]\t2\ttorch\t4\texact\t002/a.txt\tsomething\n";
+}  // namespace
+
+TEST_CASE("the book loads a well-formed manifest") {
+    const auto book = attn::book::Book::load(make_data(good));
+    REQUIRE(book.entries().size() == 1);
+    const auto& e = book.at("002-In01");
+    CHECK(e.cell == "In [1]");
+    CHECK(e.chapter == 2);
+    CHECK(e.precision == 4);
+    CHECK(e.text == "tensor([1.])");
+    CHECK(e.line == 2);
+    CHECK_THROWS_AS(book.at("nope"), std::out_of_range);
+}
+
+TEST_CASE("a malformed manifest is an error naming the file and the line") {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {std::string(good) + "002-In02\t002_x.txt\tIn [2]\t2\ttorch\t4\texact\n", "9 tab-separated"},
+        {std::string(good) + "002-In02\t002_x.txt\tIn [2]\ttwo\ttorch\t4\texact\t002/a.txt\tx\n", "chapter"},
+        {std::string(good) + "002-In02\t002_x.txt\tIn [2]\t2\tpandas\t4\texact\t002/a.txt\tx\n", "style"},
+        {std::string(good) + "002-In02\t002_x.txt\tIn [2]\t2\ttorch\t4\tmaybe\t002/a.txt\tx\n", "check"},
+        {std::string(good) + "002-In02\t002_x.txt\tIn [2]\t2\ttorch\t4\texact\t002/missing.txt\tx\n", "cannot read"},
+        {std::string(good) + good, "duplicate id"},
+        {std::string(good) + "002-In02\t\tIn [2]\t2\ttorch\t4\texact\t002/a.txt\tx\n", "empty"},
+    };
+    for (const auto& [body, why] : cases) {
+        const fs::path dir = make_data(body);
+        try {
+            attn::book::Book::load(dir);
+            FAIL("no error for: " << why);
+        } catch (const std::runtime_error& e) {
+            const std::string what = e.what();
+            INFO(what);
+            CHECK(what.find((dir / "book" / "manifest.tsv").string() + ":3:") == 0);
+            CHECK(what.find(why) != std::string::npos);
+        }
+    }
+}
+
+TEST_CASE("strip_grad_fn removes PyTorch's autograd suffix wherever it stands") {
+    CHECK(attn::book::strip_grad_fn("tensor([0.3061, 0.8210], grad_fn=<MmBackward0>)") ==
+          "tensor([0.3061, 0.8210])");
+    CHECK(attn::book::strip_grad_fn("tensor([[0.1921],\n        [0.1510]],\n       grad_fn=<SoftmaxBackward0>)") ==
+          "tensor([[0.1921],\n        [0.1510]])");
+    CHECK(attn::book::strip_grad_fn("tensor(4.54)") == "tensor(4.54)");
+}
+
+TEST_CASE("numbers_in finds the printed numbers, and the skeleton ignores padding") {
+    std::string skel;
+    const auto n = attn::book::numbers_in(" [[0.2899089        -inf]\n [1.         0.        ]]", &skel);
+    REQUIRE(n.size() == 4);
+    CHECK(n[0].text == "0.2899089");
+    CHECK(std::isinf(n[1].value));
+    CHECK(n[1].value < 0);
+    CHECK(n[2].text == "1.");
+    CHECK(skel == "[[##]\n[##]]");
+    CHECK(attn::book::numbers_in("x_2 = tensor(1.4901e-08)")[0].value == Approx(1.4901e-08));
+}
+
+TEST_CASE("ulp_distance counts float32 steps") {
+    CHECK(attn::book::ulp_distance(1.0f, 1.0f) == 0);
+    CHECK(attn::book::ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)) == 1);
+    CHECK(attn::book::ulp_distance(-0.0f, 0.0f) == 0);
+    CHECK(attn::book::ulp_distance(std::nextafter(0.0f, -1.0f), std::nextafter(0.0f, 1.0f)) == 2);
+    CHECK(attn::book::ulp_distance(NAN, 1.0f) > 1000000);
+}
+
+TEST_CASE("compare: exact needs identical text; ulp:N tolerates the last bits only") {
+    attn::book::Entry exact;
+    exact.check = "exact";
+    exact.text = "tensor([0.3061, 0.8210], grad_fn=<MmBackward0>)";
+    CHECK(attn::book::compare(exact, "tensor([0.3061, 0.8210])").identical);
+    const auto off = attn::book::compare(exact, "tensor([0.3061, 0.8211])");
+    CHECK_FALSE(off.match);
+    REQUIRE(off.differences.size() == 1);
+
+    attn::book::Entry ulp;
+    ulp.check = "ulp:4";
+    ulp.text = " [[-0.07389025  0.07128991]]";
+    // Debian's torch prints 0.0712899 where the book has 0.07128991: 1 ulp apart.
+    const auto near = attn::book::compare(ulp, " [[-0.07389025  0.0712899 ]]");
+    CHECK(near.match);
+    CHECK_FALSE(near.identical);
+    CHECK(near.numbers_identical == 1);
+    CHECK(near.differences.size() == 1);
+    CHECK_FALSE(attn::book::compare(ulp, " [[-0.07389025  0.0713    ]]").match);
+    CHECK_FALSE(attn::book::compare(ulp, " [[-0.07389025]]").match);
+
+    attn::book::Entry rel;
+    rel.check = "relation:softmax_of_printed_logits";
+    rel.text = "tensor([1.])";
+    const auto r = attn::book::compare(rel, "tensor([1.])");
+    CHECK_FALSE(r.text_check);
+    CHECK_FALSE(r.match);
+}
+
+TEST_CASE("every block of data/book occurs verbatim in its notebook") {
+    const auto book = attn::book::Book::load(attn::book::data_dir());
+    const char* seeds = std::getenv("ATTN_SEEDS_DIR");
+    REQUIRE(seeds != nullptr);
+    if (!fs::exists(seeds)) {
+        WARN("../shared/seeds not found at " << seeds << ": verbatim check not run");
+        return;
+    }
+    for (const auto& e : book.entries()) {
+        std::ifstream in(fs::path(seeds) / e.notebook);
+        REQUIRE(in);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        INFO(e.id << " (" << e.file << ")");
+        CHECK(ss.str().find(e.text) != std::string::npos);
+    }
+}

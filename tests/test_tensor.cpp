@@ -1,2 +1,39 @@
+// Unit tests for attn/tensor.hpp: shape formatting and the shape errors every function uses.
 #include <catch2/catch.hpp>
-TEST_CASE("placeholder test_tensor") { CHECK(false); }
+
+#include "attn/tensor.hpp"
+
+TEST_CASE("shape_str writes shapes as the book does") {
+    CHECK(attn::shape_str({2, 6, 3}) == "[2, 6, 3]");
+    CHECK(attn::shape_str({}) == "[]");
+    CHECK(attn::shape_str({16}) == "[16]");
+}
+
+TEST_CASE("shape errors name the function, the expected and the actual shape") {
+    try {
+        attn::check_rank("Linear", {2, 6}, 3);
+        FAIL("no exception");
+    } catch (const std::invalid_argument& e) {
+        CHECK(std::string(e.what()) == "Linear: expected [*, *, *] (3-D), got [2, 6]");
+    }
+    CHECK_THROWS_WITH(attn::check_same_shape("stack", {6, 3}, {6, 2}),
+                      "stack: expected [6, 3], got [6, 2]");
+    CHECK_NOTHROW(attn::check_same_shape("stack", {6, 3}, {6, 3}));
+}
+
+TEST_CASE("wrap_dim resolves negative dimensions like PyTorch and rejects the rest") {
+    CHECK(attn::wrap_dim("f", -1, 3) == 2);
+    CHECK(attn::wrap_dim("f", 0, 3) == 0);
+    CHECK(attn::wrap_dim("f", -3, 3) == 0);
+    CHECK_THROWS_AS(attn::wrap_dim("f", 3, 3), std::invalid_argument);
+    CHECK_THROWS_AS(attn::wrap_dim("f", -4, 3), std::invalid_argument);
+}
+
+TEST_CASE("tensor() builds row-major float32 tensors and rejects ragged rows") {
+    const attn::Tensor t = attn::tensor({{0.43f, 0.15f, 0.89f}, {0.55f, 0.87f, 0.66f}});
+    REQUIRE(attn::shape_of(t) == attn::Shape{2, 3});
+    CHECK(t(1, 0) == 0.55f);
+    CHECK(t.data()[4] == 0.87f);  // row-major, as a contiguous PyTorch tensor
+    CHECK_THROWS_AS(attn::tensor({{1.0f, 2.0f}, {3.0f}}), std::invalid_argument);
+    CHECK(attn::shape_of(attn::scalar_tensor(1.5f)).empty());
+}

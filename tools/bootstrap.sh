@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The first Quick start command: installs what is missing from Debian's packages, configures,
+# builds, and runs every chapter of the book in order. Safe to run again: it installs nothing
+# that is already there and rebuilds only what changed.
+#
+#   ./tools/bootstrap.sh            # as root, or as a user who may sudo
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# Everything the project needs, all from Debian 12's own archive.
+packages=(
+  g++ meson ninja-build pkg-config            # compiler and build
+  libxtensor-dev libxtensor-blas-dev libopenblas-dev   # tensors and BLAS
+  libcxxopts-dev nlohmann-json3-dev           # command line, JSON (oracle files)
+  catch2 libbenchmark-dev                     # tests, benchmarks
+  doxygen libjs-mathjax                       # the generated book
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "Installing from Debian: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+[ -f build/build.ninja ] || meson setup build
+meson compile -C build
+for chapter in build/chapters/chapter_[0-9][0-9]_*; do
+  [ -x "$chapter" ] && [ -f "$chapter" ] || continue
+  "$chapter" "$@"
+  echo
+done
