@@ -1,10 +1,12 @@
 // Golden tests: run every chapter program, cut its output into blocks, and compare each
 // block that claims a book entry with the notebook's verbatim text (data/book/).
 //
+// The chapters run with their comparison lines on: the ">>> " footer ends each block.
 // The chapter programs come from $ATTN_CHAPTERS (colon-separated paths, in order); the book
 // from $ATTN_DATA_DIR. Every exact/ulp entry of a chapter that exists must be printed by it:
 // nothing is skipped silently.
 #include <array>
+#include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -88,7 +90,7 @@ TEST_CASE("every chapter reprints its notebook blocks as the book printed them",
     const auto book = attn::book::Book::load(attn::book::data_dir());
     std::map<int, std::vector<Block>> printed;
     for (const auto& program : chapter_programs())
-        printed[chapter_number(program)] = blocks_of(run("'" + program + "' --no-compare"));
+        printed[chapter_number(program)] = blocks_of(run("'" + program + "'"));
 
     std::size_t compared = 0, pending = 0;
     for (const auto& entry : book.entries()) {
@@ -126,4 +128,22 @@ TEST_CASE("every chapter reprints its notebook blocks as the book printed them",
     }
     INFO(compared << " entries compared, " << pending << " pending");
     CHECK(compared > 0);
+}
+
+TEST_CASE("a chapter given an unknown flag prints its usage and exits with status 2") {
+    for (const auto& program : chapter_programs()) {
+        const std::string command = "'" + program + "' --no-such-flag 2>&1";
+        std::string out;
+        FILE* pipe = popen(command.c_str(), "r");
+        REQUIRE(pipe != nullptr);
+        std::array<char, 4096> buf{};
+        std::size_t n;
+        while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+        const int status = pclose(pipe);
+        INFO(program << " printed:\n" << out);
+        CHECK(WIFEXITED(status));
+        CHECK(WEXITSTATUS(status) == 2);
+        CHECK(out.find("Usage:") != std::string::npos);
+        CHECK(out.find("--dropout-backend") != std::string::npos);
+    }
 }

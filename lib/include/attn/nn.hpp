@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "attn/generator.hpp"
 #include "attn/tensor.hpp"
@@ -49,27 +50,43 @@ public:
     std::optional<Tensor> bias;  ///< `[out_features]`, or none when built with `bias=false`
 };
 
+/// `repr(nn.Linear(...))` as PyTorch prints the module:
+/// `Linear(in_features=768, out_features=100, bias=True)` (notebook 001 In [18]).
+/// (Implemented in lib/src/embedding.cpp, next to the other module of chapter 10.)
+std::string repr(const Linear& layer);
+
 /// `torch.nn.Dropout(p)`: in training mode zeroes each element with probability `p` and
 /// scales the kept ones by `1 / (1 - p)`; in evaluation mode returns the input.
 ///
-/// The keep-mask is drawn from the generator exactly as PyTorch 1.13's CPU
-/// `bernoulli_(1 - p)` draws it (`_dropout_impl` in aten/src/ATen/native/Dropout.cpp), by
-/// the chosen backend:
-/// - `portable`: per element one 64-bit draw turned into a double `u`; kept when
-///   `u < 1 - p` (2 * numel 32-bit draws);
-/// - `mkl`: one 32-bit draw seeds an MCG31m1 stream (`x_{i+1} = 1132489760 x_i mod 2^31-1`);
-///   element `i` is kept when `x_i / (2^31 - 1) < 1 - p` (1 draw in all).
-/// `p == 0` and evaluation mode draw nothing; `p == 1` returns zeros and draws nothing.
+/// Mirrors PyTorch 1.13's CPU `_dropout_impl` (aten/src/ATen/native/Dropout.cpp):
+/// `noise.bernoulli_(1 - p); noise.div_(1 - p); return x * noise;`. The keep-mask is drawn
+/// from the generator exactly as `bernoulli_(1 - p)` draws it, by the chosen backend
+/// (`bernoulli_scalar_kernel*` in aten/src/ATen/native/cpu/DistributionKernels.cpp):
+/// - `portable`: per element, row-major, one 64-bit draw turned into a double `u`; kept when
+///   `u < 1 - p` (2 * numel 32-bit draws). Checked against Debian's python3-torch
+///   (data/oracle/dropout/) and notebook 004 In [51].
+/// - `mkl`: one 32-bit draw `s` seeds an MCG31m1 stream, `x_0 = s mod (2^31 - 1)` (1 if 0),
+///   `x_{i+1} = 1132489760 x_i mod (2^31 - 1)`; element `i` is kept when
+///   `x_i / (2^31 - 1) < 1 - p` (1 draw in all). PyTorch splits the tensor into chunks
+///   (grain 800) that each skip the stream ahead to their first element, so the result does
+///   not depend on the thread count. Checked against notebook 002 In [12] and In [13].
+/// Kept entries are multiplied by `1 / float32(1 - p)` computed in float32 (for p = 0.999:
+/// 999.99994, not 1000), dropped ones by 0 (so `-x` gives `-0`, `inf` gives NaN, as PyTorch).
+/// `p == 0`, evaluation mode and empty tensors return the input and draw nothing; `p == 1`
+/// returns `x * 0` and draws nothing.
 class Dropout {
 public:
     /// @throws std::invalid_argument when `p` is NaN or outside [0, 1].
     explicit Dropout(double p = 0.5, BernoulliBackend backend = BernoulliBackend::portable);
 
-    /// `forward(x)`: any shape, returns the same shape.
+    /// `forward(x)`: any shape `[...]` (float32), returns the same shape.
+    /// @throws std::invalid_argument when `p` (a public field) is NaN or outside [0, 1].
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
     /// The 0/1 keep-mask `forward` would draw for a tensor of this shape (float32 0 and 1),
-    /// advancing the generator the same way; a reader can print it.
+    /// advancing the generator the same way; a reader can print it. All ones in evaluation
+    /// mode or for `p == 0`, all zeros for `p == 1` (no draws in these cases).
+    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1].
     Tensor keep_mask(const Shape& shape, Generator& gen = default_generator()) const;
 
     double p;                  ///< drop probability
