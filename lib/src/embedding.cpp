@@ -1,1 +1,48 @@
-// Placeholder: see the issue that implements it.
+// nn::Embedding: the token lookup table of notebook 001 In [3] and In [6].
+#include <string>
+
+#include "attn/nn.hpp"
+
+namespace attn::nn {
+
+Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim, Generator& gen) {
+    if (num_embeddings == 0 || embedding_dim == 0)
+        throw std::invalid_argument("Embedding: expected num_embeddings > 0 and embedding_dim > 0, got " +
+                                    std::to_string(num_embeddings) + " and " +
+                                    std::to_string(embedding_dim));
+    // reset_parameters: init.normal_(self.weight) on the whole [num, dim] table at once, so
+    // a table of 16 or more elements takes normal_'s vectorised path (fill with uniforms,
+    // then Box-Muller in blocks of 16).
+    weight = xt::empty<float>(Shape{num_embeddings, embedding_dim});
+    normal_(weight, 0.0, 1.0, gen);
+}
+
+Tensor Embedding::operator()(const LongTensor& ids) const {
+    const std::size_t num = weight.shape()[0], dim = weight.shape()[1];
+    Shape out_shape = shape_of(ids);
+    out_shape.push_back(dim);
+    Tensor out = xt::empty<float>(out_shape);
+    // F.embedding is a row gather: row ids[i] of the table becomes output row i (row-major ids).
+    std::size_t i = 0;
+    for (const std::int64_t id : ids) {
+        if (id < 0 || static_cast<std::uint64_t>(id) >= num)
+            throw std::invalid_argument("Embedding: index " + std::to_string(id) +
+                                        " out of range [0, " + std::to_string(num) + ")");
+        std::copy_n(weight.data() + static_cast<std::size_t>(id) * dim, dim, out.data() + i * dim);
+        ++i;
+    }
+    return out;
+}
+
+}  // namespace attn::nn
+
+namespace attn::nn {
+
+std::string repr(const Linear& layer) {
+    // Module.__repr__ with Linear.extra_repr(); a module without children prints on one line.
+    return "Linear(in_features=" + std::to_string(layer.in_features()) +
+           ", out_features=" + std::to_string(layer.out_features()) +
+           ", bias=" + (layer.bias ? "True" : "False") + ")";
+}
+
+}  // namespace attn::nn

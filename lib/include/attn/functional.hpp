@@ -144,6 +144,13 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
 
 // ---------------------------------------------------------------- loss
 
+/// `torch.log_softmax(x, dim=-1)` over the last dimension, in the order of PyTorch's CPU
+/// kernel (`_vec_log_softmax_lastdim`): `(x - max) - log(sum(exp(x - max)))`, never
+/// `log(softmax(x))`, so large logits do not overflow. `-inf` entries give `-inf`; a row of
+/// all `-inf` gives NaN. Shape: `[..., n] -> [..., n]`. Implemented in lib/src/loss.cpp.
+/// @throws std::invalid_argument when `x` is 0-d or `dim` is not the last dimension.
+Tensor log_softmax(const Tensor& x, long dim = -1);
+
 /// `torch.nn.functional.cross_entropy(logits, targets, ignore_index)` with mean reduction:
 /// the mean over the targets that are not `ignore_index` of `-log_softmax(logits)[t]`.
 /// logits `[N, C]` float32, targets `[N]` int64 -> a 0-d tensor. All targets ignored gives
