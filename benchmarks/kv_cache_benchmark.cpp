@@ -1,0 +1,81 @@
+// Time per generated token with and without the KV cache (chapter 8), for contexts of 64 to
+// 1024 tokens. A Google Benchmark program: it measures, it asserts nothing, and `meson test`
+// does not run it. Run it with tools/run_kv_benchmark.sh, which records the JSON output under
+// data/benchmarks/ with the machine and the commit.
+//
+// One iteration = generating the token at position `context`:
+// - with the cache: BaseSelfAttention::forward on the new token [B, 1, E] with a KVCache of
+//   `context` tokens (projections of one token, one row of attention, plus the concatenation of
+//   the cache, which copies it, as torch.concat does in notebook 000);
+// - without: forward on the whole sequence [B, context + 1, E] (every projection and the full
+//   causal attention), of which generation uses the last row.
+#include <cstdint>
+#include <string>
+
+#include <benchmark/benchmark.h>
+
+#include "attn/functional.hpp"
+#include "attn/generator.hpp"
+#include "attn/kv_cache.hpp"
+
+namespace {
+
+constexpr std::size_t B = 1;
+
+void BM_token_with_cache(benchmark::State& state) {
+    const auto context = static_cast<std::size_t>(state.range(0));
+    const auto E = static_cast<std::size_t>(state.range(1));
+    attn::manual_seed(0);
+    const attn::BaseSelfAttention attention(E);
+    const attn::BaseOutput prompt = attention(attn::rand({B, context, E}));
+    const attn::KVCache cache(prompt.key, prompt.value);
+    const attn::Tensor token = attn::rand({B, 1, E});
+    for (auto _ : state) {
+        attn::BaseOutput out = attention(token, std::nullopt, &cache);
+        benchmark::DoNotOptimize(out.attention_output.data());
+        benchmark::ClobberMemory();
+    }
+    state.counters["context"] = static_cast<double>(context);
+    state.counters["embed_dim"] = static_cast<double>(E);
+    state.counters["cache_bytes"] = static_cast<double>(cache.bytes());
+    state.SetLabel("with_cache");
+}
+
+void BM_token_without_cache(benchmark::State& state) {
+    const auto context = static_cast<std::size_t>(state.range(0));
+    const auto E = static_cast<std::size_t>(state.range(1));
+    attn::manual_seed(0);
+    const attn::BaseSelfAttention attention(E);
+    const attn::Tensor sequence = attn::rand({B, context + 1, E});
+    for (auto _ : state) {
+        attn::BaseOutput out = attention(sequence);
+        attn::Tensor last = attn::slice(out.attention_output, 1, -1, static_cast<long>(context) + 1);
+        benchmark::DoNotOptimize(last.data());
+        benchmark::ClobberMemory();
+    }
+    state.counters["context"] = static_cast<double>(context);
+    state.counters["embed_dim"] = static_cast<double>(E);
+    state.SetLabel("without_cache");
+}
+
+// Contexts 64..1024 (powers of two); E = 16 (notebook 000) and E = 128 (a more realistic width).
+void contexts(benchmark::internal::Benchmark* b) {
+    for (const std::int64_t E : {16, 128})
+        for (std::int64_t context = 64; context <= 1024; context *= 2) b->Args({context, E});
+    b->ArgNames({"context", "E"})->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+
+}  // namespace
+
+BENCHMARK(BM_token_with_cache)->Apply(contexts);
+BENCHMARK(BM_token_without_cache)->Apply(contexts);
+
+int main(int argc, char** argv) {
+    benchmark::AddCustomContext("what", "time per generated token with and without the KV cache "
+                                        "(attn::BaseSelfAttention, one layer, one head, batch 1, float32)");
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
