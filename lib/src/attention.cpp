@@ -1,6 +1,8 @@
 #include "attn/attention.hpp"
 
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 
 #include "attn/functional.hpp"
 
@@ -45,6 +47,57 @@ Tensor SelfAttention_v2::operator()(const Tensor& x) const {
     const float d_k = static_cast<float>(keys.shape().back());
     const Tensor attn_weights = attn::softmax(Tensor(attn_scores / std::sqrt(d_k)));
     return attn::matmul(attn_weights, values);
+}
+
+BoolTensor causal_mask_for(const std::string& where, const Tensor& mask, std::size_t T) {
+    check_rank(where + " (mask)", shape_of(mask), 2);
+    const std::size_t context_length = mask.shape()[0];
+    if (T > context_length) {
+        throw std::invalid_argument(
+            where + ": got " + std::to_string(T) + " tokens, but context_length is " +
+            std::to_string(context_length) +
+            " (the causal mask has only that many rows; PyTorch fails here too)");
+    }
+    const long t = static_cast<long>(T);
+    return attn::to_bool(attn::slice(attn::slice(mask, 0, 0, t), 1, 0, t));
+}
+
+CausalAttention::CausalAttention(std::size_t d_in, std::size_t d_out,
+                                 std::size_t context_length, double dropout_p, bool qkv_bias,
+                                 nn::BernoulliBackend backend, Generator& gen)
+    : W_query(d_in, d_out, qkv_bias, gen),
+      W_key(d_in, d_out, qkv_bias, gen),
+      W_value(d_in, d_out, qkv_bias, gen),
+      dropout(dropout_p, backend) {
+    if (context_length == 0)
+        throw std::invalid_argument("CausalAttention: expected context_length > 0, got 0");
+    mask = attn::triu(attn::ones({context_length, context_length}), 1);
+}
+
+CausalAttention::Steps CausalAttention::forward_steps(const Tensor& x, Generator& gen) const {
+    const Shape s = shape_of(x);
+    if (s.size() != 3 || s[2] != d_in())
+        throw_shape_error("CausalAttention", "[b, T, " + std::to_string(d_in()) + "]", s);
+    // Checked before any work, so a bad input draws nothing from the generator.
+    const BoolTensor causal_mask = causal_mask_for("CausalAttention", mask, s[1]);
+    Steps st;
+    st.queries = W_query(x);
+    st.keys = W_key(x);
+    st.values = W_value(x);
+    // keys.transpose(1, 2): [b, T, d_out] -> [b, d_out, T], so the product is [b, T, T].
+    st.attn_scores = attn::masked_fill(attn::matmul(st.queries, attn::transpose(st.keys, 1, 2)),
+                                       causal_mask, -std::numeric_limits<float>::infinity());
+    // keys.shape[-1]**0.5 is a Python float; dividing a float32 tensor by it rounds it to
+    // float32 first, as std::sqrt of the float d_k does.
+    const float d_k = static_cast<float>(st.keys.shape().back());
+    st.attn_weights = attn::softmax(Tensor(st.attn_scores / std::sqrt(d_k)), -1);
+    st.dropped_weights = dropout(st.attn_weights, gen);
+    st.context_vec = attn::matmul(st.dropped_weights, st.values);
+    return st;
+}
+
+Tensor CausalAttention::operator()(const Tensor& x, Generator& gen) const {
+    return forward_steps(x, gen).context_vec;
 }
 
 }  // namespace attn

@@ -4,6 +4,8 @@
 /// Each class mirrors a notebook class of the same name; `forward` is `operator()`.
 #pragma once
 
+#include <string>
+
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"
 #include "attn/tensor.hpp"
@@ -45,5 +47,71 @@ public:
     nn::Linear W_key;    ///< `Linear(d_in, d_out)`
     nn::Linear W_value;  ///< `Linear(d_in, d_out)`
 };
+
+/// `CausalAttention` of notebook 002 In [16] and 004 In [52] (Raschka ch. 3.5.3): batched
+/// self-attention in which each token attends only to itself and the tokens before it, with
+/// dropout on the attention weights.
+///
+/// Three `nn.Linear(d_in, d_out, bias=qkv_bias)` layers built in the order query, key, value,
+/// then `nn.Dropout(dropout)` (which draws nothing when built), and the buffer
+/// `mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)`.
+class CausalAttention {
+public:
+    /// What `forward` computed, step by step, for a reader (shapes for `x: [b, T, d_in]`).
+    struct Steps {
+        Tensor queries;          ///< `W_query(x)`: `[b, T, d_out]`
+        Tensor keys;             ///< `W_key(x)`: `[b, T, d_out]`
+        Tensor values;           ///< `W_value(x)`: `[b, T, d_out]`
+        Tensor attn_scores;      ///< `queries @ keys.transpose(1, 2)`, `-inf` above the
+                                 ///< diagonal (after `masked_fill_`): `[b, T, T]`
+        Tensor attn_weights;     ///< `softmax(attn_scores / sqrt(d_out))`: `[b, T, T]`
+        Tensor dropped_weights;  ///< `dropout(attn_weights)`: `[b, T, T]`
+        Tensor context_vec;      ///< `dropped_weights @ values`: `[b, T, d_out]`
+    };
+
+    /// Builds the three layers from `gen` (`3 * d_in * d_out` 32-bit draws, plus `3 * d_out`
+    /// with `qkv_bias`). `backend` chooses how dropout masks are drawn (see `nn::Dropout`).
+    /// @throws std::invalid_argument when a size is 0 or `dropout` is outside [0, 1].
+    CausalAttention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
+                    double dropout, bool qkv_bias = false,
+                    nn::BernoulliBackend backend = nn::BernoulliBackend::portable,
+                    Generator& gen = default_generator());
+
+    /// `forward(x)`: `x: [b, T, d_in] -> context_vec: [b, T, d_out]`. In training mode with
+    /// `dropout > 0` the dropout mask of the `[b, T, T]` weights is drawn from `gen`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, or when
+    /// `T > context_length`: the mask has only `context_length` rows. (PyTorch fails there
+    /// too, but later and less clearly: `masked_fill_` cannot broadcast the cut
+    /// `[context_length, context_length]` mask over `[b, T, T]`.)
+    Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// `forward` keeping every intermediate tensor (same draws, same result).
+    /// @throws std::invalid_argument as `operator()`.
+    Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// `module.train(mode)`: dropout is active in training mode (the default).
+    void train(bool mode = true) { dropout.training = mode; }
+    /// `module.eval()`: dropout off.
+    void eval() { train(false); }
+
+    /// The input width `d_in`.
+    std::size_t d_in() const { return W_query.in_features(); }
+    /// The output width `d_out`.
+    std::size_t d_out() const { return W_query.out_features(); }
+    /// The most tokens `forward` accepts: the mask's size.
+    std::size_t context_length() const { return mask.shape()[0]; }
+
+    nn::Linear W_query;  ///< `Linear(d_in, d_out)`
+    nn::Linear W_key;    ///< `Linear(d_in, d_out)`
+    nn::Linear W_value;  ///< `Linear(d_in, d_out)`
+    nn::Dropout dropout; ///< on the attention weights
+    Tensor mask;         ///< `[context_length, context_length]`: 1 above the diagonal, else 0
+};
+
+/// `mask.bool()[:T, :T]`: the top-left `[T, T]` corner of a `[context_length, context_length]`
+/// 0/1 mask, as booleans (true = masked). Used by `CausalAttention` and `MultiHeadAttention`.
+/// @throws std::invalid_argument naming `where` when `T > context_length` (the book's
+/// modules cannot attend over more tokens than their mask has rows).
+BoolTensor causal_mask_for(const std::string& where, const Tensor& mask, std::size_t T);
 
 }  // namespace attn
