@@ -179,8 +179,11 @@ long long ulp_distance(float a, float b) {
 
 std::string Comparison::summary() const {
     std::ostringstream out;
-    if (!text_check) out << "not compared as text (the notebook's values are not reproducible; "
-                            "checked through the relation)";
+    if (!text_check && unreproducible_reason.empty())
+        out << "not compared as text (the notebook's values are not reproducible; "
+               "checked through the relation)";
+    else if (!text_check)
+        out << "not reproducible: " << unreproducible_reason;
     else if (identical) out << "identical to the notebook";
     else if (match)
         out << numbers_identical << " of " << numbers
@@ -200,6 +203,8 @@ Comparison compare(const Entry& entry, const std::string& ours) {
     const auto nm = numbers_in(mine, &skel_mine);
     c.numbers = nb.size();
     c.text_check = entry.check == "exact" || entry.check.rfind("ulp:", 0) == 0;
+    if (entry.check.rfind("unreproducible:", 0) == 0)
+        c.unreproducible_reason = entry.check.substr(std::string("unreproducible:").size());
     if (entry.check == "exact") {
         c.match = c.identical;
         if (!c.identical) {

@@ -8,6 +8,7 @@
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xtensor.hpp>
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
 #include <xtensor-blas/xblas.hpp>
 
@@ -61,19 +62,24 @@ std::size_t broadcast_offset(const Shape& s, const std::vector<std::size_t>& st,
     return o;
 }
 
-// C = A @ B for row-major [m, k] @ [k, n] through BLAS sgemm (xtensor-blas).
-void gemm(const float* A, const float* B, float* C, std::size_t m, std::size_t k,
-          std::size_t n) {
-    xt::xtensor<float, 2> a = xt::empty<float>({m, k});
-    xt::xtensor<float, 2> b = xt::empty<float>({k, n});
-    xt::xtensor<float, 2> c = xt::zeros<float>({m, n});
-    std::copy_n(A, m * k, a.data());
-    std::copy_n(B, k * n, b.data());
-    if (m && n && k) xt::blas::gemm(a, b, c);
-    std::copy(c.begin(), c.end(), C);
-}
-
 }  // namespace
+
+void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std::size_t k,
+                   std::size_t n, bool transpose_b) {
+    if (m == 0 || n == 0) return;
+    if (k == 0) {
+        std::fill_n(C, m * n, 0.0f);
+        return;
+    }
+    // Adapt the buffers without copying; sgemm reads B as [n, k] when transpose_b is set,
+    // which is how PyTorch's addmm(bias, x, W.t()) hands a Linear weight to BLAS.
+    using shape2 = std::array<std::size_t, 2>;
+    auto a = xt::adapt(const_cast<float*>(A), m * k, xt::no_ownership(), shape2{m, k});
+    auto b = xt::adapt(const_cast<float*>(B), k * n, xt::no_ownership(),
+                       transpose_b ? shape2{n, k} : shape2{k, n});
+    auto c = xt::adapt(C, m * n, xt::no_ownership(), shape2{m, n});
+    xt::blas::gemm(a, b, c, false, transpose_b);
+}
 
 Tensor ones(const Shape& size) { return xt::ones<float>(size); }
 
@@ -92,17 +98,20 @@ Tensor transpose(const Tensor& x, long dim0, long dim1) {
     const std::size_t d1 = wrap_dim("transpose", dim1, s.size());
     Shape out = s;
     std::swap(out[d0], out[d1]);
-    // Walk the output in row-major order, reading the input through swapped strides.
+    // Walk the output in row-major order, reading the input through swapped strides; the
+    // source offset is updated incrementally, like an odometer.
     auto in_strides = strides_of(s);
     std::swap(in_strides[d0], in_strides[d1]);
     Tensor y = xt::zeros<float>(out);
-    std::vector<std::size_t> index(out.size(), 0);
+    const std::size_t rank = out.size();
+    std::vector<std::size_t> index(rank, 0);
+    std::size_t src = 0;
     for (std::size_t i = 0; i < y.size(); ++i) {
-        std::size_t src = 0;
-        for (std::size_t j = 0; j < out.size(); ++j) src += index[j] * in_strides[j];
         y.data()[i] = x.data()[src];
-        for (std::size_t j = out.size(); j-- > 0;) {
+        for (std::size_t j = rank; j-- > 0;) {
+            src += in_strides[j];
             if (++index[j] < out[j]) break;
+            src -= index[j] * in_strides[j];
             index[j] = 0;
         }
     }
@@ -240,7 +249,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     for (std::size_t i = 0; i < nbatch; ++i) {
         const float* pa = a.data() + broadcast_offset(ba, sta, index) * m * k;
         const float* pb = b.data() + broadcast_offset(bb, stb, index) * k * n;
-        gemm(pa, pb, y.data() + i * m * n, m, k, n);
+        gemm_rowmajor(pa, pb, y.data() + i * m * n, m, k, n, false);
         for (std::size_t j = batch.size(); j-- > 0;) {
             if (++index[j] < batch[j]) break;
             index[j] = 0;

@@ -38,8 +38,14 @@ Tensor Linear::operator()(const Tensor& x) const {
     const Shape s = shape_of(x);
     if (s.empty() || s.back() != in_features())
         throw_shape_error("Linear", "[..., " + std::to_string(in_features()) + "]", s);
-    Tensor y = attn::matmul(x, attn::T(weight));
-    if (bias) y = y + *bias;
+    // Fold the leading dimensions into rows: [N, in] @ W^T -> [N, out], one sgemm.
+    Shape out = s;
+    out.back() = out_features();
+    Tensor y = xt::zeros<float>(out);
+    const std::size_t rows = x.size() / in_features();
+    attn::gemm_rowmajor(x.data(), weight.data(), y.data(), rows, in_features(), out_features(),
+                        /*transpose_b=*/true);
+    if (bias) y += *bias;
     return y;
 }
 

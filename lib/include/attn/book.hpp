@@ -81,6 +81,7 @@ long long ulp_distance(float a, float b);
 /// The outcome of comparing a chapter's printed block with the book's.
 struct Comparison {
     bool text_check = false;            ///< the entry's check compares text (`exact`, `ulp:N`)
+    std::string unreproducible_reason;  ///< for `unreproducible:<why>` entries, the why
     bool match = false;                 ///< the text check passed
     bool identical = false;             ///< byte for byte equal (after `strip_grad_fn`)
     std::size_t numbers = 0;            ///< numbers compared

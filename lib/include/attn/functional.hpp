@@ -69,6 +69,13 @@ Tensor slice(const Tensor& x, long dim, long start, long stop);
 /// @throws std::invalid_argument when the inner dimensions or the batch dimensions do not fit.
 Tensor matmul(const Tensor& a, const Tensor& b);
 
+/// The matrix product under `matmul` and `nn::Linear`: row-major `C[m, n] = A[m, k] @ B`,
+/// where `B` is `[k, n]`, or `[n, k]` read transposed when `transpose_b` is set (how PyTorch's
+/// `addmm(bias, x, W.t())` passes a Linear weight to BLAS sgemm). Pointers to contiguous
+/// float32 buffers; `C` is overwritten. No shape checks: callers check.
+void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std::size_t k,
+                   std::size_t n, bool transpose_b);
+
 /// `x.sum(dim, keepdim)`: float32 sum over one dimension, accumulated in order.
 /// @throws std::invalid_argument when `dim` is out of range.
 Tensor sum(const Tensor& x, long dim, bool keepdim = false);
