@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 # Everything the project needs, all from Debian 12's own archive.
 packages=(
   g++ meson ninja-build pkg-config            # compiler and build
-  libxtensor-dev libxtensor-blas-dev libopenblas-dev   # tensors and BLAS
+  libxtensor-dev libxtensor-blas-dev         # tensors and their BLAS bindings
+  libblas-dev libopenblas-dev libsleef-dev   # reference BLAS (default), OpenBLAS, PyTorch's exp
   libcxxopts-dev nlohmann-json3-dev           # command line, JSON (oracle files)
   catch2 libbenchmark-dev                     # tests, benchmarks
   doxygen libjs-mathjax                       # the generated book
@@ -34,3 +35,4 @@ for chapter in build/chapters/chapter_[0-9][0-9]_*; do
   "$chapter" "$@"
   echo
 done
+echo "The generated book (chapters with their output, formulas and pictures): build/docs/html/index.html"

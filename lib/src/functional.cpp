@@ -5,6 +5,12 @@
 #include <limits>
 #include <numeric>
 
+#include <sleef.h>
+
+// sleef.h declares the FMA variant only when this file is compiled with FMA enabled, but the
+// library always exports it; it is chosen at run time on CPUs that have FMA (see expf_torch).
+extern "C" float Sleef_expf1_u10purecfma(float);
+
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xtensor.hpp>
@@ -373,6 +379,44 @@ Tensor masked_fill(const Tensor& x, const BoolTensor& mask, float value) {
     return y;
 }
 
+namespace {
+
+// One row of PyTorch's CPU softmax over the last dimension (`_vec_softmax_lastdim` in
+// aten/src/ATen/native/cpu/SoftMaxKernel.cpp, AVX2 build): the row maximum; exp(x - max)
+// with SLEEF's expf_u10 (what `Vectorized<float>::exp` calls); their sum in PyTorch's
+// `vec::reduce_all` order (8 lanes accumulated vector by vector, then the lanes in order;
+// rows shorter than 8 are summed in order); then multiplication by 1 / sum.
+// exp as PyTorch's AVX2 kernels compute it (`Sleef_expf8_u10`, an FMA algorithm); on a CPU
+// without FMA the same algorithm without fused operations, which may differ in the last bit.
+float expf_torch(float x) {
+    static const bool has_fma = __builtin_cpu_supports("fma");
+    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
+}
+
+void softmax_row(float* row, std::size_t n) {
+    float mx = -std::numeric_limits<float>::infinity();
+    for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
+    for (std::size_t j = 0; j < n; ++j)
+        row[j] = expf_torch(row[j] - mx);  // all -inf: exp(NaN) = NaN, as PyTorch
+    constexpr std::size_t lanes = 8;
+    float total = 0.0f;
+    if (n < lanes) {
+        for (std::size_t j = 0; j < n; ++j) total += row[j];
+    } else {
+        std::array<float, lanes> acc{};
+        std::copy_n(row, lanes, acc.begin());
+        std::size_t d = lanes;
+        for (; d + lanes <= n; d += lanes)
+            for (std::size_t l = 0; l < lanes; ++l) acc[l] += row[d + l];
+        for (std::size_t l = 0; d + l < n; ++l) acc[l] += row[d + l];  // the ragged tail
+        for (std::size_t l = 0; l < lanes; ++l) total = l ? total + acc[l] : acc[0];
+    }
+    const float inv = 1.0f / total;
+    for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
+}
+
+}  // namespace
+
 Tensor softmax(const Tensor& x, long dim) {
     const Shape s = shape_of(x);
     if (s.empty()) throw_shape_error("softmax", "at least 1-D", s);
@@ -383,19 +427,7 @@ Tensor softmax(const Tensor& x, long dim) {
     Tensor y = x;
     const std::size_t n = s.back();
     const std::size_t rows = n ? y.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        float* row = y.data() + r * n;
-        // PyTorch's _vec_softmax_lastdim: max, exp(x - max) summed, times 1 / sum.
-        float mx = -std::numeric_limits<float>::infinity();
-        for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
-        float total = 0.0f;
-        for (std::size_t j = 0; j < n; ++j) {
-            row[j] = std::exp(row[j] - mx);  // all -inf: -inf - -inf = NaN, as in PyTorch
-            total += row[j];
-        }
-        const float inv = 1.0f / total;
-        for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
-    }
+    for (std::size_t r = 0; r < rows; ++r) softmax_row(y.data() + r * n, n);
     return y;
 }
 
