@@ -1,0 +1,152 @@
+#!/usr/bin/python3
+"""test_docs: checks the generated book (build/docs/html) against the chapters themselves.
+
+For every chapter of chapters/meson.build:
+- its page exists, with the sections every chapter page has (idea, formulas, code, output,
+  pictures, library functions) and at least one formula and one code fragment;
+- every block the chapter prints *now* (the test runs it again) is on the page, verbatim, so
+  the page cannot show stale output;
+- every block of the book (data/book/manifest.tsv) that belongs to the chapter is on the page,
+  the notebook's text beside the chapter's, with a verdict mark, and was printed by the chapter;
+- every picture make_figures lists for the chapter is on the page and is a well-formed SVG
+  (a figure that failed to draw fails the test; the KV-cache plot may be a visible
+  "no benchmark results recorded" note until results are recorded);
+- every `attn::` name the chapter's source uses is a link into the API reference.
+The main page lists every chapter and every book entry, and MathJax is served locally.
+
+Python 3 standard library only. Exit status 0 when everything holds, 1 otherwise.
+"""
+
+import argparse
+import html
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
+import bookpages  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def pre_blocks(page):
+    """The texts of the page's output blocks (<pre class="book-pre">), unescaped."""
+    return [html.unescape(m) for m in re.findall(r'<pre class="book-pre[^"]*">(.*?)</pre>', page, re.S)]
+
+
+def block_divs(page):
+    """entry id -> the HTML of its book-block div (up to the next block)."""
+    out = {}
+    for m in re.finditer(r'<div class="book-block ([^"]*)" data-entry="([^"]+)">', page):
+        end = page.find('<div class="book-block ', m.end())
+        out.setdefault(m.group(2), (m.group(1), page[m.start():end if end > 0 else len(page)]))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--html", required=True, type=Path)
+    ap.add_argument("--figures", required=True, type=Path)
+    ap.add_argument("--data", required=True, type=Path)
+    ap.add_argument("--chapter", action="append", default=[])
+    args = ap.parse_args()
+
+    html_dir = args.html
+    book = bookpages.Book.load(args.data / "book")
+    figures = bookpages.read_figure_index(args.figures / "index.tsv")
+    source_root = Path(__file__).resolve().parent.parent
+
+    check((html_dir / "mathjax" / "MathJax.js").is_file(),
+          "html/mathjax/MathJax.js is missing: MathJax must be served from a local path")
+    index = (html_dir / "index.html").read_text(encoding="utf-8") if check(
+        (html_dir / "index.html").is_file(), "html/index.html is missing") else ""
+    check("cdn" not in index.lower() and "mathjax/MathJax.js" in index,
+          "index.html does not load MathJax from the local mathjax/ directory")
+    for e in book.entries:
+        check(f'data-entry="{e.id}"' in index, f"main page: book entry {e.id} is not in the tensor table")
+
+    for spec in args.chapter:
+        name, _, exe = spec.partition("=")
+        label = bookpages.chapter_label(name)
+        where = f"chapter {name}"
+        page_path = html_dir / f"{label}.html"
+        if not check(page_path.is_file(), f"{where}: {page_path} is missing"):
+            continue
+        page = page_path.read_text(encoding="utf-8")
+        check(f'href="{label}.html"' in index, f"main page: no link to {label}.html")
+
+        # The same shape every time.
+        for section in ("The idea", "The formulas", "The code"):
+            check(f">{section}<" in page, f"{where}: section '{section}' is missing")
+        for anchor in ("output", "pictures", "api"):
+            check(f'id="{label}_{anchor}"' in page, f"{where}: section #{label}_{anchor} is missing")
+        check(re.search(r"\\\(|\\\[", page) is not None, f"{where}: no formula (MathJax \\( or \\[) on the page")
+        check('mathjax/MathJax.js' in page, f"{where}: the page does not load the local MathJax")
+        check('<div class="fragment">' in page, f"{where}: no code fragment (\\snippet) on the page")
+
+        # The output on the page is what the program prints now.
+        proc = subprocess.run([exe], capture_output=True, env=dict(os.environ, ATTN_DATA_DIR=str(args.data)))
+        check(proc.returncode == 0, f"{where}: the program exited with status {proc.returncode}: "
+              f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
+        output = bookpages.parse_output(proc.stdout.decode("utf-8", errors="replace"))
+        check(len(output.blocks) > 0, f"{where}: the program prints no blocks (not written yet?)")
+        shown = pre_blocks(page)
+        for b in output.blocks:
+            check(b.body in shown, f"{where}: the block '{b.header}' the program prints now is not on the page")
+        shown_blocks = len(re.findall(r'<div class="book-block (?![^"]*book-missing)', page))
+        check(shown_blocks == len(output.blocks),
+              f"{where}: the page shows {shown_blocks} blocks, the program prints {len(output.blocks)}")
+
+        # The book's blocks of this chapter, each beside the chapter's, with a verdict.
+        divs = block_divs(page)
+        for e in (e for e in book.entries if e.chapter == bookpages.ChapterRun(name, "", "", 0).number):
+            if not check(e.id in divs, f"{where}: book entry {e.id} is not on the page"):
+                continue
+            classes, div = divs[e.id]
+            if check("book-missing" not in classes, f"{where}: book entry {e.id} is not printed by the chapter"):
+                check("book-differs" not in classes, f"{where}: book entry {e.id} differs from the notebook")
+            check(e.text in [html.unescape(t) for t in re.findall(r'<pre class="book-pre[^"]*">(.*?)</pre>', div, re.S)],
+                  f"{where}: the notebook's text of {e.id} is not beside the chapter's block")
+            check('class="book-mark"' in div, f"{where}: the block of {e.id} has no verdict mark")
+
+        # Pictures.
+        for f in (f for f in figures if f.chapter == bookpages.ChapterRun(name, "", "", 0).number):
+            check(f.status in ("ok", "absent"), f"{where}: figure {f.file} could not be drawn (status {f.status})")
+            svg = html_dir / f.file
+            if check(svg.is_file(), f"{where}: figure {f.file} is not in the HTML output"):
+                try:
+                    root = ET.parse(svg).getroot()
+                    check(root.tag == "{http://www.w3.org/2000/svg}svg", f"{where}: {f.file} is not an SVG")
+                    check(root.get("viewBox") is not None, f"{where}: {f.file} has no viewBox")
+                except ET.ParseError as err:
+                    check(False, f"{where}: {f.file} is not well-formed XML: {err}")
+            check(re.search(r'(src|data)="' + re.escape(f.file) + '"', page) is not None,
+                  f"{where}: figure {f.file} is not shown on the page")
+
+        # Every library name the chapter uses links to its reference.
+        source = (source_root / "chapters" / f"{name}.cpp").read_text(encoding="utf-8")
+        for n in bookpages.library_names(source):
+            check(re.search(r'<a class="el" href="[^"]+">' + re.escape(n) + "</a>", page) is not None,
+                  f"{where}: '{n}' is not linked to the API reference")
+
+        # Local links resolve.
+        for href in set(re.findall(r'href="([^"#:]+\.html)(?:#[^"]*)?"', page)):
+            check((html_dir / href).is_file(), f"{where}: broken link {href}")
+
+    for f in failures:
+        print("FAIL:", f)
+    print(f"test_docs: {len(args.chapter)} chapters checked, {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""Builds the generated book: runs every chapter, draws the figures, writes the Doxygen
+pages, runs Doxygen, and links MathJax into the HTML output.
+
+Called by the `docs` target of docs/meson.build; Python 3 standard library only.
+
+    build_docs.py --source-root S --out-dir O --doxyfile O/Doxyfile --doxygen doxygen
+                  --mathjax /usr/share/javascript/mathjax --figures-exe make_figures
+                  --chapter 01_name=/path/to/chapter_01_name ... --stamp O/docs.stamp
+                  --depfile O/docs.d
+
+Everything it writes goes under the output directory (never the source tree):
+    O/output/<name>.txt   what each chapter printed (stdout), and .err (stderr)
+    O/figures/            the SVGs and index.tsv, written by make_figures
+    O/pages/              the Doxygen pages (Markdown): mainpage.md and one per chapter
+    O/html/               Doxygen's HTML, with html/mathjax -> the system's MathJax
+
+Doxygen warnings are errors: any warning, or a non-zero exit, fails the build.
+"""
+
+import argparse
+import html
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bookpages  # noqa: E402  (the page-writing half, shared with the test)
+
+
+def run_chapter(exe, data_dir, out_dir, name):
+    """Runs one chapter program; returns (stdout, stderr, returncode)."""
+    env = dict(os.environ, ATTN_DATA_DIR=str(data_dir))
+    try:
+        proc = subprocess.run([str(exe)], capture_output=True, env=env, timeout=300)
+        stdout = proc.stdout.decode("utf-8", errors="replace")
+        stderr = proc.stderr.decode("utf-8", errors="replace")
+        rc = proc.returncode
+    except (OSError, subprocess.TimeoutExpired) as e:
+        stdout, stderr, rc = "", f"could not run {exe}: {e}", -1
+    (out_dir / f"{name}.txt").write_text(stdout, encoding="utf-8")
+    (out_dir / f"{name}.err").write_text(stderr, encoding="utf-8")
+    return stdout, stderr, rc
+
+
+def write_depfile(path, target, deps):
+    def esc(p):
+        return str(p).replace(" ", "\\ ")
+    lines = [esc(target) + ":"]
+    lines += ["  " + esc(d) for d in sorted(set(map(str, deps)))]
+    path.write_text(" \\\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--source-root", required=True, type=Path)
+    ap.add_argument("--out-dir", required=True, type=Path)
+    ap.add_argument("--doxyfile", required=True, type=Path)
+    ap.add_argument("--doxygen", required=True)
+    ap.add_argument("--mathjax", required=True, type=Path)
+    ap.add_argument("--figures-exe", required=True, type=Path)
+    ap.add_argument("--chapter", action="append", default=[], help="NN_name=/path/to/exe")
+    ap.add_argument("--stamp", required=True, type=Path)
+    ap.add_argument("--depfile", type=Path)
+    args = ap.parse_args()
+
+    src = args.source_root.resolve()
+    out = args.out_dir.resolve()
+    data_dir = src / "data"
+    deps = [Path(__file__).resolve(), Path(bookpages.__file__).resolve(), args.doxyfile]
+
+    # 1. Run the chapters.
+    output_dir = out / "output"
+    output_dir.mkdir(parents=True, exist_ok=True)
+    chapters = []
+    for spec in args.chapter:
+        name, _, exe = spec.partition("=")
+        stdout, stderr, rc = run_chapter(exe, data_dir, output_dir, name)
+        chapters.append(bookpages.ChapterRun(name=name, stdout=stdout, stderr=stderr, returncode=rc))
+        print(f"build_docs: ran chapter_{name}: exit {rc}, "
+              f"{len(bookpages.parse_output(stdout).blocks)} blocks")
+
+    # 2. The figures, drawn by the project's own code.
+    fig_dir = out / "figures"
+    if fig_dir.exists():
+        shutil.rmtree(fig_dir)
+    fig_dir.mkdir(parents=True)
+    env = dict(os.environ, ATTN_DATA_DIR=str(data_dir))
+    proc = subprocess.run([str(args.figures_exe), str(fig_dir)], env=env,
+                          capture_output=True, text=True)
+    sys.stdout.write(proc.stdout)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stderr)
+        sys.exit(f"build_docs: {args.figures_exe} failed with status {proc.returncode}")
+    figures = bookpages.read_figure_index(fig_dir / "index.tsv")
+    bench_dir = data_dir / "benchmarks"
+    deps.append(bench_dir if bench_dir.is_dir() else data_dir)
+    if bench_dir.is_dir():
+        deps += [p for p in bench_dir.iterdir() if p.is_file()]
+
+    # 3. The pages.
+    pages_dir = out / "pages"
+    if pages_dir.exists():
+        shutil.rmtree(pages_dir)
+    pages_dir.mkdir(parents=True)
+    book = bookpages.Book.load(data_dir / "book")
+    deps += [data_dir / "book", data_dir / "book" / "manifest.tsv", data_dir / "book" / "README.md"]
+    deps += [data_dir / "book" / e.file for e in book.entries]
+    prose_dir = src / "docs" / "chapters"
+    deps += [prose_dir, src / "docs" / "mainpage.md", src / "docs" / "book.css",
+             src / "docs" / "Doxyfile.in", src / "docs" / "namespaces.dox", src / "chapters"]
+    pages = []
+    for i, run in enumerate(chapters):
+        prose = prose_dir / f"{run.name}.md"
+        source = src / "chapters" / f"{run.name}.cpp"
+        deps += [prose, source]
+        neighbours = (chapters[i - 1].name if i > 0 else None,
+                      chapters[i + 1].name if i + 1 < len(chapters) else None)
+        page = bookpages.chapter_page(run, prose, source, book, figures, neighbours,
+                                      [c.name for c in chapters])
+        (pages_dir / f"chapter_{run.name}.md").write_text(page.text, encoding="utf-8")
+        pages.append(page)
+    mainpage = bookpages.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures)
+    (pages_dir / "mainpage.md").write_text(mainpage, encoding="utf-8")
+    headers = src / "lib" / "include" / "attn"
+    deps += [headers] + sorted(headers.glob("*.hpp"))
+
+    # 4. Doxygen. Warnings are errors: the Doxyfile says FAIL_ON_WARNINGS, and any line
+    # Doxygen writes to stderr fails the build here as well.
+    html_dir = out / "html"
+    if html_dir.exists() or html_dir.is_symlink():
+        shutil.rmtree(html_dir)
+    proc = subprocess.run([args.doxygen, str(args.doxyfile.resolve())], cwd=out,
+                          capture_output=True, text=True)
+    # MathJax from the system (Debian's libjs-mathjax), linked so the pages work from disk.
+    if not (args.mathjax / "MathJax.js").is_file():
+        sys.exit(f"build_docs: no MathJax.js under {args.mathjax} (apt-get install libjs-mathjax)")
+    if html_dir.is_dir():
+        os.symlink(args.mathjax.resolve(), html_dir / "mathjax")
+    warnings = [l for l in proc.stderr.splitlines() if l.strip()]
+    if proc.returncode != 0 or warnings:
+        sys.stderr.write(proc.stderr)
+        sys.exit(f"build_docs: doxygen reported {len(warnings)} warning(s) "
+                 f"(exit {proc.returncode}); warnings are errors")
+
+    # Every figure Doxygen was asked to show must be in the output.
+    for fig in figures:
+        if not (html_dir / fig.file).is_file():
+            sys.exit(f"build_docs: figure {fig.file} is missing from {html_dir}")
+
+    args.stamp.write_text("built\n", encoding="utf-8")
+    if args.depfile:
+        write_depfile(args.depfile, args.stamp, deps)
+    print(f"build_docs: the book is at {html_dir / 'index.html'}")
+
+
+if __name__ == "__main__":
+    main()
