@@ -35,14 +35,3 @@ Tensor Embedding::operator()(const LongTensor& ids) const {
 }
 
 }  // namespace attn::nn
-
-namespace attn::nn {
-
-std::string repr(const Linear& layer) {
-    // Module.__repr__ with Linear.extra_repr(); a module without children prints on one line.
-    return "Linear(in_features=" + std::to_string(layer.in_features()) +
-           ", out_features=" + std::to_string(layer.out_features()) +
-           ", bias=" + (layer.bias ? "True" : "False") + ")";
-}
-
-}  // namespace attn::nn

@@ -36,52 +36,6 @@ void check_heads(const std::string& where, std::size_t d_out, std::size_t num_he
     }
 }
 
-// Python's repr of a float: the shortest digits that round-trip, in fixed notation when the
-// decimal exponent is in [-4, 16), else scientific with a two-digit exponent ("1e-05").
-std::string python_float_repr(double v) {
-    if (std::isnan(v)) return "nan";
-    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-    std::string sci(buf, res.ptr);  // e.g. "-2.5e-01"
-    std::string sign;
-    if (sci[0] == '-') {
-        sign = "-";
-        sci.erase(0, 1);
-    }
-    const auto e = sci.find('e');
-    std::string digits = sci.substr(0, e);
-    digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
-    const int exp10 = std::atoi(sci.c_str() + e + 1);
-    if (exp10 >= -4 && exp10 < 16) {
-        std::string out;
-        if (exp10 < 0) {
-            out = "0." + std::string(static_cast<std::size_t>(-exp10 - 1), '0') + digits;
-        } else {
-            const auto int_len = static_cast<std::size_t>(exp10) + 1;
-            if (digits.size() <= int_len) {
-                out = digits + std::string(int_len - digits.size(), '0') + ".0";
-            } else {
-                out = digits.substr(0, int_len) + "." + digits.substr(int_len);
-            }
-        }
-        return sign + out;
-    }
-    std::string mant = digits.substr(0, 1);
-    if (digits.size() > 1) mant += "." + digits.substr(1);
-    const int a = std::abs(exp10);
-    return sign + mant + "e" + (exp10 < 0 ? "-" : "+") + (a < 10 ? "0" : "") + std::to_string(a);
-}
-
-std::string linear_repr(const nn::Linear& l) {
-    return "Linear(in_features=" + std::to_string(l.in_features()) +
-           ", out_features=" + std::to_string(l.out_features()) +
-           ", bias=" + (l.bias ? "True" : "False") + ")";
-}
-
-std::string dropout_repr(const nn::Dropout& d) {
-    return "Dropout(p=" + python_float_repr(d.p) + ", inplace=False)";
-}
 
 // Rows [begin, end) of a Linear's weight (and bias): the layer that computes those outputs.
 nn::Linear linear_rows(const nn::Linear& l, std::size_t begin, std::size_t end) {
@@ -293,20 +247,20 @@ Tensor GPT2Attention::operator()(const Tensor& x, Generator& gen) const {
 
 std::string repr(const GPT2Attention& layer) {
     return "GPT2Attention(\n"
-           "  (c_attn): " + linear_repr(layer.c_attn) + "\n"
-           "  (c_proj): " + linear_repr(layer.c_proj) + "\n"
-           "  (attn_dropout): " + dropout_repr(layer.attn_dropout) + "\n"
-           "  (resid_dropout): " + dropout_repr(layer.resid_dropout) + "\n"
+           "  (c_attn): " + nn::repr(layer.c_attn) + "\n"
+           "  (c_proj): " + nn::repr(layer.c_proj) + "\n"
+           "  (attn_dropout): " + nn::repr(layer.attn_dropout) + "\n"
+           "  (resid_dropout): " + nn::repr(layer.resid_dropout) + "\n"
            ")";
 }
 
 std::string repr(const MultiHeadAttention& m) {
     return "MultiHeadAttention(\n"
-           "  (W_query): " + linear_repr(m.W_query) + "\n"
-           "  (W_key): " + linear_repr(m.W_key) + "\n"
-           "  (W_value): " + linear_repr(m.W_value) + "\n"
-           "  (out_proj): " + linear_repr(m.out_proj) + "\n"
-           "  (dropout): " + dropout_repr(m.dropout) + "\n"
+           "  (W_query): " + nn::repr(m.W_query) + "\n"
+           "  (W_key): " + nn::repr(m.W_key) + "\n"
+           "  (W_value): " + nn::repr(m.W_value) + "\n"
+           "  (out_proj): " + nn::repr(m.out_proj) + "\n"
+           "  (dropout): " + nn::repr(m.dropout) + "\n"
            ")";
 }
 

@@ -7,6 +7,8 @@
 /// output can be traced to one rule; the comments name the Python function being ported.
 #include "attn/print.hpp"
 
+#include <charconv>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -971,6 +973,43 @@ std::string numpy_str(const Tensor& t) {
     const NumpyFloatFormat format(data);
     const NumpyLayout layout{shape, strides_of(shape), flat, format, summarize};
     return layout.recurse(0, 0, " ", kNpLinewidth);
+}
+
+// Python's float.__repr__: the shortest digits that round-trip, positional for exponents
+// in [-4, 16), scientific otherwise (e.g. 0.2, 1e-06, 2.0).
+std::string repr_float(double v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+    char buf[64];
+    auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    std::string sci(buf, res.ptr);  // e.g. "-2.5e-01"
+    std::string sign;
+    if (sci[0] == '-') {
+        sign = "-";
+        sci.erase(0, 1);
+    }
+    const auto e = sci.find('e');
+    std::string digits = sci.substr(0, e);
+    digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+    const int exp10 = std::atoi(sci.c_str() + e + 1);
+    if (exp10 >= -4 && exp10 < 16) {
+        std::string out;
+        if (exp10 < 0) {
+            out = "0." + std::string(static_cast<std::size_t>(-exp10 - 1), '0') + digits;
+        } else {
+            const auto int_len = static_cast<std::size_t>(exp10) + 1;
+            if (digits.size() <= int_len) {
+                out = digits + std::string(int_len - digits.size(), '0') + ".0";
+            } else {
+                out = digits.substr(0, int_len) + "." + digits.substr(int_len);
+            }
+        }
+        return sign + out;
+    }
+    std::string mant = digits.substr(0, 1);
+    if (digits.size() > 1) mant += "." + digits.substr(1);
+    const int a = std::abs(exp10);
+    return sign + mant + "e" + (exp10 < 0 ? "-" : "+") + (a < 10 ? "0" : "") + std::to_string(a);
 }
 
 }  // namespace attn

@@ -43,8 +43,8 @@ public:
     /// @throws std::invalid_argument when the last dimension of `x` is not `in_features`.
     Tensor operator()(const Tensor& x) const;
 
-    std::size_t in_features() const { return weight.shape()[1]; }
-    std::size_t out_features() const { return weight.shape()[0]; }
+    std::size_t in_features() const { return weight.shape()[1]; }   ///< `in_features`
+    std::size_t out_features() const { return weight.shape()[0]; }  ///< `out_features`
 
     Tensor weight;              ///< `[out_features, in_features]`
     std::optional<Tensor> bias;  ///< `[out_features]`, or none when built with `bias=false`
@@ -52,7 +52,6 @@ public:
 
 /// `repr(nn.Linear(...))` as PyTorch prints the module:
 /// `Linear(in_features=768, out_features=100, bias=True)` (notebook 001 In [18]).
-/// (Implemented in lib/src/embedding.cpp, next to the other module of chapter 10.)
 std::string repr(const Linear& layer);
 
 /// `torch.nn.Dropout(p)`: in training mode zeroes each element with probability `p` and
@@ -109,6 +108,10 @@ public:
 
     Tensor weight;  ///< `[num_embeddings, embedding_dim]`
 };
+
+/// `repr(nn.Dropout(p))` as PyTorch prints the module: `Dropout(p=0.2, inplace=False)`
+/// (notebook 003 In [2]).
+std::string repr(const Dropout& layer);
 
 /// `torch.nn.Parameter(torch.rand(d_in, d_out))`: a `[d_in, d_out]` matrix of uniforms in
 /// [0, 1), used as `x @ W` (note: the transpose of `Linear`'s layout). Notebook 004 In [16]

@@ -56,6 +56,10 @@ std::string repr(const LongTensor& t, const PrintOptions& opts = printoptions())
 /// `repr(torch.Size(shape))`: `torch.Size([2, 6, 3])`.
 std::string repr(const Shape& shape);
 
+/// `repr(float)` as Python writes a double: the shortest digits that round-trip, e.g.
+/// `0.2`, `2.0`, `1e-06` (module reprs such as `Dropout(p=0.2, inplace=False)` use it).
+std::string repr_float(double value);
+
 /// `repr(bool)` as Python writes it: `True` / `False` (e.g. `torch.allclose(...)`).
 std::string repr_bool(bool value);
 
