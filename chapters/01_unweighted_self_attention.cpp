@@ -21,12 +21,7 @@ int main(int argc, char** argv) {
         "to it. Here the weights come straight from dot products; nothing is trained yet.");
 
     //! [inputs]
-    const attn::Tensor inputs = attn::tensor({{0.43f, 0.15f, 0.89f},   // Your     (x^1)
-                                              {0.55f, 0.87f, 0.66f},   // journey  (x^2)
-                                              {0.57f, 0.85f, 0.64f},   // starts   (x^3)
-                                              {0.22f, 0.58f, 0.33f},   // with     (x^4)
-                                              {0.77f, 0.25f, 0.10f},   // one      (x^5)
-                                              {0.05f, 0.80f, 0.55f}}); // step     (x^6)
+    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
     //! [inputs]
     book.fresh("inputs, the six embeddings [6, 3]", attn::repr(inputs));
 

@@ -16,12 +16,7 @@ int main(int argc, char** argv) {
         "Chapter 2: self-attention with trainable weight matrices");
     attn::chapter::Printer book(options, "Chapter 2 · Trainable weights: queries, keys, values");
 
-    const attn::Tensor inputs = attn::tensor({{0.43f, 0.15f, 0.89f},
-                                              {0.55f, 0.87f, 0.66f},
-                                              {0.57f, 0.85f, 0.64f},
-                                              {0.22f, 0.58f, 0.33f},
-                                              {0.77f, 0.25f, 0.10f},
-                                              {0.05f, 0.80f, 0.55f}});
+    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
 
     book.prose(
         "Three trainable matrices project each input into a query, a key and a value "

@@ -57,12 +57,7 @@ int main(int argc, char** argv) {
         "Chapter 5: dropout, with both of PyTorch's CPU Bernoulli backends");
     attn::chapter::Printer book(options, "Chapter 5 · Dropout, and why two machines print different masks");
 
-    const attn::Tensor inputs = attn::tensor({{0.43f, 0.15f, 0.89f},
-                                              {0.55f, 0.87f, 0.66f},
-                                              {0.57f, 0.85f, 0.64f},
-                                              {0.22f, 0.58f, 0.33f},
-                                              {0.77f, 0.25f, 0.10f},
-                                              {0.05f, 0.80f, 0.55f}});
+    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
     // Chapter 4's causal attention weights: SelfAttention_v2 after seed 789, -inf mask, softmax.
     attn::manual_seed(789);
     const attn::SelfAttention_v2 sa_v2(3, 2);

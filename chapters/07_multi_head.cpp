@@ -57,12 +57,7 @@ int main(int argc, char** argv) {
     attn::chapter::Printer book(options, "Chapter 7 · Multi-head attention, in three layouts");
     const std::string backend = backend_name(options.backend);
 
-    const attn::Tensor inputs = attn::tensor({{0.43f, 0.15f, 0.89f},
-                                              {0.55f, 0.87f, 0.66f},
-                                              {0.57f, 0.85f, 0.64f},
-                                              {0.22f, 0.58f, 0.33f},
-                                              {0.77f, 0.25f, 0.10f},
-                                              {0.05f, 0.80f, 0.55f}});
+    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
     const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6
 
     // ------------------------------------------------------------------ (a) the wrapper

@@ -140,12 +140,7 @@ std::vector<double> book_numbers(const std::string& id, std::size_t n) {
 
 // Chapter 4's -inf-masked softmax weights (SelfAttention_v2 after manual_seed(789)).
 attn::Tensor causal_attn_weights() {
-    const attn::Tensor inputs = attn::tensor({{0.43f, 0.15f, 0.89f},
-                                              {0.55f, 0.87f, 0.66f},
-                                              {0.57f, 0.85f, 0.64f},
-                                              {0.22f, 0.58f, 0.33f},
-                                              {0.77f, 0.25f, 0.10f},
-                                              {0.05f, 0.80f, 0.55f}});
+    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
     attn::Generator gen(789);
     const attn::SelfAttention_v2 sa_v2(3, 2, false, gen);
     const attn::Tensor queries = sa_v2.W_query(inputs);

@@ -41,18 +41,9 @@ namespace {
 // The six tokens of notebooks 002 and 004, "Your journey starts with one step".
 const std::vector<std::string> kTokens = {"Your", "journey", "starts", "with", "one", "step"};
 
-attn::Tensor journey_inputs() {
-    return attn::tensor({{0.43f, 0.15f, 0.89f},
-                         {0.55f, 0.87f, 0.66f},
-                         {0.57f, 0.85f, 0.64f},
-                         {0.22f, 0.58f, 0.33f},
-                         {0.77f, 0.25f, 0.10f},
-                         {0.05f, 0.80f, 0.55f}});
-}
-
 // The attention scores of chapters 2-4: SelfAttention_v2(3, 2) after manual_seed(789).
 attn::Tensor v2_scores() {
-    const attn::Tensor inputs = journey_inputs();
+    const attn::Tensor inputs = attn::book::inputs();
     attn::manual_seed(789);
     const attn::SelfAttention_v2 sa_v2(3, 2);
     return attn::matmul(sa_v2.W_query(inputs), attn::T(sa_v2.W_key(inputs)));
@@ -205,7 +196,7 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                  "Chapter 1: attn_weights = softmax(inputs @ inputs.T, dim=-1). Row i is how much "
                  "token i attends to each token; every row sums to 1.",
                  [] {
-                     const attn::Tensor inputs = journey_inputs();
+                     const attn::Tensor inputs = attn::book::inputs();
                      const attn::Tensor w = attn::softmax(attn::matmul(inputs, attn::T(inputs)), -1);
                      return attn::svg::heatmap(w, token_style("Unweighted attention weights"));
                  }});
@@ -271,7 +262,7 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                  "dropout=0.5) after torch.manual_seed(123): the same weights, but each sequence "
                  "of the batch gets its own dropout mask.",
                  [] {
-                     const attn::Tensor inputs = journey_inputs();
+                     const attn::Tensor inputs = attn::book::inputs();
                      const attn::Tensor batch = attn::stack({inputs, inputs}, 0);
                      attn::manual_seed(123);
                      const attn::CausalAttention ca(3, 2, 6, 0.5);

@@ -114,6 +114,15 @@ const Entry& Book::at(const std::string& id) const {
     throw std::out_of_range("book: no entry with id '" + id + "' in data/book/manifest.tsv");
 }
 
+attn::Tensor inputs() {
+    return attn::tensor({{0.43f, 0.15f, 0.89f},   // Your     (x^1)
+                         {0.55f, 0.87f, 0.66f},   // journey  (x^2)
+                         {0.57f, 0.85f, 0.64f},   // starts   (x^3)
+                         {0.22f, 0.58f, 0.33f},   // with     (x^4)
+                         {0.77f, 0.25f, 0.10f},   // one      (x^5)
+                         {0.05f, 0.80f, 0.55f}});  // step     (x^6)
+}
+
 std::filesystem::path data_dir() {
     if (const char* env = std::getenv("ATTN_DATA_DIR"); env && *env) return env;
 #ifdef ATTN_DATA_DIR

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "attn/tensor.hpp"
+
 namespace attn::book {
 
 /// One printed output of a notebook.
@@ -54,6 +56,10 @@ public:
 private:
     std::vector<Entry> entries_;
 };
+
+/// The book's input: the six 3-d embeddings of "Your journey starts with one step",
+/// `[6, 3]` float32, one row per token (notebook 002 In [1], notebook 004 In [2]).
+attn::Tensor inputs();
 
 /// The data directory: `$ATTN_DATA_DIR` if set, else the `data/` of the source tree the
 /// program was built from.
