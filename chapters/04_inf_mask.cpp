@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     const attn::Tensor row_weights = attn::softmax(attn::Tensor(attn_scores / std::sqrt(d_k)), -1);
     const attn::Tensor masked_simple = row_weights * attn::tril(attn::ones({context_length, context_length}));
     const attn::Tensor renormalised = masked_simple / attn::sum(masked_simple, -1, true);
-    const float max_diff = xt::amax(xt::abs(renormalised - attn_weights))();
+    const float max_diff = attn::max_abs_diff(renormalised, attn_weights);
     book.fresh("max |renormalised - softmax(-inf masked)|, and allclose(atol=1e-7)",
                attn::repr(attn::scalar_tensor(max_diff)) + "\n" +
                    attn::repr_bool(attn::allclose(renormalised, attn_weights, 0.0, 1e-7)));

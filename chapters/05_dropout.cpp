@@ -19,12 +19,8 @@ namespace {
 
 using attn::nn::BernoulliBackend;
 
-std::string backend_name(BernoulliBackend backend) {
-    return backend == BernoulliBackend::mkl ? "MKL" : "portable";
-}
-
 std::string other_name(BernoulliBackend backend) {
-    return backend_name(backend == BernoulliBackend::mkl ? BernoulliBackend::portable
+    return attn::nn::backend_name(backend == BernoulliBackend::mkl ? BernoulliBackend::portable
                                                          : BernoulliBackend::mkl);
 }
 
@@ -181,7 +177,7 @@ int main(int argc, char** argv) {
     dropout_eval.training = false;  // dropout.eval()
     const attn::Tensor weights_eval = dropout_eval(attn_weights);
     //! [eval]
-    book.fresh("[" + backend_name(options.backend) + " backend, --dropout-backend] dropout.eval(); "
+    book.fresh("[" + attn::nn::backend_name(options.backend) + " backend, --dropout-backend] dropout.eval(); "
                    "dropout(attn_weights), torch.equal(_, attn_weights), draws made",
                attn::repr(weights_eval) + "\n" +
                    attn::repr_bool(xt::all(xt::equal(weights_eval, attn_weights))) + "\n" +
@@ -234,7 +230,7 @@ int main(int argc, char** argv) {
             const attn::Tensor mask = attn::nn::Dropout(p, backend).keep_mask({1000000});
             char line[128];
             std::snprintf(line, sizeof line, "p = %.1f  %-8s  kept %.6f  (1 - p = %.1f)\n", p,
-                          backend_name(backend).c_str(),
+                          attn::nn::backend_name(backend).c_str(),
                           static_cast<double>(xt::sum(mask)()) / 1e6, 1.0 - p);
             fractions += line;
         }
@@ -255,6 +251,6 @@ int main(int argc, char** argv) {
         "32-bit draw per call for MKL, two per element for portable. Chapters 6 and 7 use "
         "the backend given by --dropout-backend=portable|mkl (default portable, as "
         "notebook 004); this chapter always shows both. This run's choice: " +
-        backend_name(options.backend) + " (the other one: " + other_name(options.backend) + ").");
+        attn::nn::backend_name(options.backend) + " (the other one: " + other_name(options.backend) + ").");
     return 0;
 }

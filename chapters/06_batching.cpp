@@ -15,10 +15,6 @@ namespace {
 
 using attn::nn::BernoulliBackend;
 
-std::string backend_name(BernoulliBackend backend) {
-    return backend == BernoulliBackend::mkl ? "MKL" : "portable";
-}
-
 std::string draws_now() {
     return std::to_string(attn::default_generator().draws_since_seed());
 }
@@ -29,7 +25,7 @@ int main(int argc, char** argv) {
     const auto options = attn::chapter::parse_args(
         argc, argv, "chapter_06_batching", "Chapter 6: batches and the CausalAttention class");
     attn::chapter::Printer book(options, "Chapter 6 · Batches and the CausalAttention class");
-    const std::string backend = backend_name(options.backend);
+    const std::string backend = attn::nn::backend_name(options.backend);
 
     const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
 

@@ -23,10 +23,6 @@ namespace {
 
 using attn::nn::BernoulliBackend;
 
-std::string backend_name(BernoulliBackend backend) {
-    return backend == BernoulliBackend::mkl ? "MKL" : "portable";
-}
-
 std::string draws_now() {
     return std::to_string(attn::default_generator().draws_since_seed());
 }
@@ -55,7 +51,7 @@ int main(int argc, char** argv) {
     const auto options = attn::chapter::parse_args(
         argc, argv, "chapter_07_multi_head", "Chapter 7: multi-head attention in three layouts");
     attn::chapter::Printer book(options, "Chapter 7 · Multi-head attention, in three layouts");
-    const std::string backend = backend_name(options.backend);
+    const std::string backend = attn::nn::backend_name(options.backend);
 
     const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
     const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6

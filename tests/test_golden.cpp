@@ -13,6 +13,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -27,14 +28,19 @@ struct Block {
     std::string footer;
 };
 
-std::string run(const std::string& command) {
+// Runs a shell command; returns what it printed and its wait status.
+std::pair<std::string, int> capture(const std::string& command) {
     std::string out;
     FILE* pipe = popen(command.c_str(), "r");
     REQUIRE(pipe != nullptr);
     std::array<char, 4096> buf{};
     std::size_t n;
     while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-    const int status = pclose(pipe);
+    return {out, pclose(pipe)};
+}
+
+std::string run(const std::string& command) {
+    auto [out, status] = capture(command);
     INFO(command << " exited with status " << status);
     REQUIRE(status == 0);
     return out;
@@ -136,14 +142,7 @@ TEST_CASE("every chapter reprints its notebook blocks as the book printed them",
 
 TEST_CASE("a chapter given an unknown flag prints its usage and exits with status 2") {
     for (const auto& program : chapter_programs()) {
-        const std::string command = "'" + program + "' --no-such-flag 2>&1";
-        std::string out;
-        FILE* pipe = popen(command.c_str(), "r");
-        REQUIRE(pipe != nullptr);
-        std::array<char, 4096> buf{};
-        std::size_t n;
-        while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-        const int status = pclose(pipe);
+        const auto [out, status] = capture("'" + program + "' --no-such-flag 2>&1");
         INFO(program << " printed:\n" << out);
         CHECK(WIFEXITED(status));
         CHECK(WEXITSTATUS(status) == 2);

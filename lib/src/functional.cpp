@@ -324,6 +324,17 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol) {
     return true;
 }
 
+float max_abs_diff(const Tensor& a, const Tensor& b) {
+    check_same_shape("max_abs_diff", shape_of(a), shape_of(b));
+    float m = 0.0f;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const float d = std::abs(a.data()[i] - b.data()[i]);
+        if (std::isnan(d)) return d;
+        m = std::max(m, d);
+    }
+    return m;
+}
+
 Tensor exp(const Tensor& x) {
     Tensor y = x;
     for (auto& v : y) v = std::exp(v);

@@ -50,6 +50,10 @@ Tensor Linear::operator()(const Tensor& x) const {
     return y;
 }
 
+std::string backend_name(BernoulliBackend backend) {
+    return backend == BernoulliBackend::mkl ? "MKL" : "portable";
+}
+
 std::string repr(const Linear& layer) {
     // Module.__repr__ with Linear.extra_repr(); a module without children prints on one line.
     return "Linear(in_features=" + std::to_string(layer.in_features()) +

@@ -92,6 +92,11 @@ LongTensor argmax(const Tensor& x, long dim = -1);
 /// @throws std::invalid_argument when the shapes differ.
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
 
+/// `(a - b).abs().max().item()`: the largest elementwise difference, NaN when any
+/// difference is NaN (so a NaN never passes a tolerance check); 0 for empty tensors.
+/// @throws std::invalid_argument when the shapes differ.
+float max_abs_diff(const Tensor& a, const Tensor& b);
+
 /// `torch.exp(x)` elementwise.
 Tensor exp(const Tensor& x);
 

@@ -20,6 +20,9 @@ enum class BernoulliBackend {
     mkl,       ///< MKL VSL MCG31m1 stream seeded by one 32-bit draw (Intel x86 wheels)
 };
 
+/// The backend's name as the chapters print it: `"MKL"` or `"portable"`.
+std::string backend_name(BernoulliBackend backend);
+
 /// `torch.nn.Linear(in_features, out_features, bias)`: `y = x W^T + b`.
 ///
 /// Initialisation (`reset_parameters`): the weight `[out_features, in_features]` is filled
