@@ -12,7 +12,10 @@ mkdir -p "$out"
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 if ! git -C "$root" diff --quiet HEAD -- lib benchmarks 2>/dev/null; then commit="$commit+uncommitted"; fi
 compiler="$(c++ --version 2>/dev/null | head -n1 || echo unknown)"
-blas="$(dpkg-query -W -f='${Package} ${Version}' libopenblas0-pthread 2>/dev/null || echo unknown)"
+# The BLAS the program really loads (reference by default, OpenBLAS with -Dblas=openblas).
+blas_lib="$(ldd "$exe" 2>/dev/null | grep -oE '/[^ ]*lib(open)?blas[^ ]*' | head -n1 || true)"
+blas_pkg="$( [ -n "$blas_lib" ] && dpkg-query -S "$(readlink -f "$blas_lib")" 2>/dev/null | cut -d: -f1 | head -n1 || true)"
+blas="${blas_lib:-unknown} (${blas_pkg:-unknown package})"
 # One BLAS thread: per-token latency of small products, stable on a shared machine.
 export OPENBLAS_NUM_THREADS="${OPENBLAS_NUM_THREADS:-1}"
 load="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
