@@ -32,7 +32,7 @@ def main(src: str, dst: str) -> None:
     header = [
         f"# Median time per generated token (microseconds), from {src.split('/')[-1]}",
         f"# date {ctx.get('date')}, host {ctx.get('host_name')}, {ctx.get('num_cpus')} CPUs at "
-        f"{ctx.get('mhz_per_cpu')} MHz, build {ctx.get('library_build_type')}, commit {ctx.get('commit')}",
+        f"{ctx.get('mhz_per_cpu')} MHz, Google Benchmark library built as {ctx.get('library_build_type')} (this project: release), commit {ctx.get('commit')}",
         "# columns: E, context, with_cache_us, without_cache_us, speedup (without / with)",
     ]
     with open(dst, "w", encoding="utf-8") as f:
