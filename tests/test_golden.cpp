@@ -6,6 +6,8 @@
 // from $ATTN_DATA_DIR. Every exact/ulp entry of a chapter that exists must be printed by it:
 // nothing is skipped silently.
 #include <array>
+#include <filesystem>
+#include <fstream>
 #include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
@@ -148,5 +150,30 @@ TEST_CASE("a chapter given an unknown flag prints its usage and exits with statu
         CHECK(WEXITSTATUS(status) == 2);
         CHECK(out.find("Usage:") != std::string::npos);
         CHECK(out.find("--dropout-backend") != std::string::npos);
+    }
+}
+
+TEST_CASE("every relation of the book has a test named after it; unreproducible entries say why") {
+    const auto book = attn::book::Book::load(attn::book::data_dir());
+    const char* tests_dir = std::getenv("ATTN_TESTS_DIR");
+    REQUIRE(tests_dir != nullptr);
+    std::string sources;
+    for (const auto& f : std::filesystem::directory_iterator(tests_dir)) {
+        if (f.path().extension() != ".cpp") continue;
+        std::ifstream in(f.path());
+        std::stringstream ss;
+        ss << in.rdbuf();
+        sources += ss.str();
+    }
+    for (const auto& entry : book.entries()) {
+        INFO(entry.id << " (" << entry.what << "): " << entry.check);
+        if (entry.check.rfind("relation:", 0) == 0) {
+            CHECK(sources.find("TEST_CASE(\"" + entry.check) != std::string::npos);
+        } else if (entry.check.rfind("unreproducible:", 0) == 0) {
+            // Visible in every test run, with its reason.
+            WARN("not reproducible: " << entry.id << " (" << entry.what << "): "
+                                      << entry.check.substr(15));
+            CHECK(entry.check.size() > 15);
+        }
     }
 }
