@@ -12,22 +12,6 @@
 #include "attn/nn.hpp"
 #include "attn/print.hpp"
 
-namespace {
-
-// The first rows * cols numbers the notebook printed in a block, as a [rows, cols] tensor
-// (`-inf` included): lets the chapter run the notebook's own printed scores through softmax.
-attn::Tensor printed_matrix(const attn::book::Entry& entry, std::size_t rows, std::size_t cols) {
-    const auto numbers = attn::book::numbers_in(attn::book::strip_grad_fn(entry.text));
-    if (numbers.size() < rows * cols)
-        throw std::runtime_error("book entry " + entry.id + " has fewer than " +
-                                 std::to_string(rows * cols) + " numbers");
-    attn::Tensor m = xt::empty<float>(attn::Shape{rows, cols});
-    for (std::size_t i = 0; i < rows * cols; ++i) m.data()[i] = static_cast<float>(numbers[i].value);
-    return m;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     const auto options = attn::chapter::parse_args(
         argc, argv, "chapter_10_loss", "Chapter 10: from context vectors to the next-token loss");
@@ -109,7 +93,7 @@ int main(int argc, char** argv) {
         "The notebook's own numbers obey the same step: the softmax of the scores it "
         "printed in In [10] gives the weights it printed in In [11], up to the rounding "
         "of two printed decimals.");
-    const attn::Tensor printed_scores = printed_matrix(book.data().at("001-In10"), T, T);
+    const attn::Tensor printed_scores = attn::book::printed_matrix(book.data().at("001-In10"), T, T);
     book.fresh("softmax of the notebook's printed In [10] (compare with its In [11] above)",
                attn::repr(attn::softmax(printed_scores, -1)));
 

@@ -121,11 +121,7 @@ std::vector<double> printed_numbers(const std::string& id) {
 
 // The first rows * cols printed numbers of a block as a [rows, cols] tensor.
 attn::Tensor printed_matrix(const std::string& id, std::size_t rows, std::size_t cols) {
-    const auto v = printed_numbers(id);
-    REQUIRE(v.size() >= rows * cols);
-    attn::Tensor m = xt::empty<float>(attn::Shape{rows, cols});
-    for (std::size_t i = 0; i < rows * cols; ++i) m.data()[i] = static_cast<float>(v[i]);
-    return m;
+    return attn::book::printed_matrix(the_book().at(id), rows, cols);
 }
 
 double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {

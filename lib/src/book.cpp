@@ -172,6 +172,17 @@ std::vector<Number> numbers_in(const std::string& text, std::string* skeleton) {
     return out;
 }
 
+attn::Tensor printed_matrix(const Entry& entry, std::size_t rows, std::size_t cols) {
+    const auto numbers = numbers_in(strip_grad_fn(entry.text));
+    if (numbers.size() < rows * cols)
+        throw std::invalid_argument("book entry " + entry.id + ": expected at least " +
+                                    std::to_string(rows * cols) + " printed numbers, got " +
+                                    std::to_string(numbers.size()));
+    attn::Tensor m = xt::zeros<float>(attn::Shape{rows, cols});
+    for (std::size_t i = 0; i < rows * cols; ++i) m.data()[i] = static_cast<float>(numbers[i].value);
+    return m;
+}
+
 long long ulp_distance(float a, float b) {
     if (std::isnan(a) || std::isnan(b))
         return (std::isnan(a) && std::isnan(b)) ? 0 : std::numeric_limits<long long>::max();

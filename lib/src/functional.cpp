@@ -42,20 +42,29 @@ bool broadcastable(const Shape& from, const Shape& to) {
     return true;
 }
 
-// The shape two shapes broadcast to, or throws naming both.
-Shape broadcast_shapes(const std::string& where, const Shape& a, const Shape& b) {
+// The shape two shapes broadcast to (numpy rules, right-aligned); when they do not, none,
+// and `mismatch` (if given) gets the first disagreeing dimension of the result.
+std::optional<Shape> try_broadcast(const Shape& a, const Shape& b,
+                                   std::size_t* mismatch = nullptr) {
     const std::size_t n = std::max(a.size(), b.size());
     Shape out(n);
     for (std::size_t i = 0; i < n; ++i) {
         const std::size_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
         const std::size_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
         if (da != db && da != 1 && db != 1) {
-            throw std::invalid_argument(where + ": shapes " + shape_str(a) + " and " +
-                                        shape_str(b) + " do not broadcast");
+            if (mismatch) *mismatch = i;
+            return std::nullopt;
         }
         out[i] = std::max(da, db);
     }
     return out;
+}
+
+// The shape two shapes broadcast to, or throws naming both.
+Shape broadcast_shapes(const std::string& where, const Shape& a, const Shape& b) {
+    if (auto out = try_broadcast(a, b)) return *out;
+    throw std::invalid_argument(where + ": shapes " + shape_str(a) + " and " + shape_str(b) +
+                                " do not broadcast");
 }
 
 // Offset of the element of a (broadcast) tensor of shape `s` for a multi-index over `to`.
@@ -388,6 +397,30 @@ Tensor masked_fill(const Tensor& x, const BoolTensor& mask, float value) {
         }
     }
     return y;
+}
+
+Tensor& masked_fill_(Tensor& x, const BoolTensor& mask, float value) {
+    const Shape a = shape_of(x), b = shape_of(mask);
+    std::size_t i = 0;
+    const auto out = try_broadcast(a, b, &i);
+    if (!out) {
+        // PyTorch's infer_size wording (aten/src/ATen/ExpandUtils.cpp), dimension i of the
+        // right-aligned result.
+        const std::size_t n = std::max(a.size(), b.size());
+        const std::size_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+        const std::size_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+        throw std::invalid_argument("The size of tensor a (" + std::to_string(da) +
+                                    ") must match the size of tensor b (" + std::to_string(db) +
+                                    ") at non-singleton dimension " + std::to_string(i));
+    }
+    if (*out != a) {
+        // An in-place result keeps x's storage, so it cannot take the broadcast shape
+        // (TensorIterator's check, aten/src/ATen/TensorIterator.cpp, PyTorch's wording).
+        throw std::invalid_argument("output with shape " + shape_str(a) +
+                                    " doesn't match the broadcast shape " + shape_str(*out));
+    }
+    x = attn::masked_fill(x, mask, value);
+    return x;
 }
 
 namespace {

@@ -56,31 +56,6 @@ Tensor causal_mask(std::size_t Sq, std::size_t Sk) {
     return mask;
 }
 
-Tensor& masked_fill_(Tensor& x, const BoolTensor& mask, float value) {
-    const Shape a = shape_of(x), b = shape_of(mask);
-    const std::size_t n = std::max(a.size(), b.size());
-    Shape out(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::size_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-        const std::size_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-        if (da != db && da != 1 && db != 1) {
-            // PyTorch's infer_size wording (aten/src/ATen/ExpandUtils.cpp).
-            throw std::invalid_argument("The size of tensor a (" + std::to_string(da) +
-                                        ") must match the size of tensor b (" + std::to_string(db) +
-                                        ") at non-singleton dimension " + std::to_string(i));
-        }
-        out[i] = std::max(da, db);
-    }
-    if (out != a) {
-        // An in-place result keeps x's storage, so it cannot take the broadcast shape
-        // (TensorIterator's check, aten/src/ATen/TensorIterator.cpp, PyTorch's wording).
-        throw std::invalid_argument("output with shape " + shape_str(a) +
-                                    " doesn't match the broadcast shape " + shape_str(out));
-    }
-    x = attn::masked_fill(x, mask, value);
-    return x;
-}
-
 BaseSelfAttention::BaseSelfAttention(std::size_t embed_dim_, Generator& gen)
     : embed_dim(embed_dim_ ? embed_dim_
                            : throw std::invalid_argument("BaseSelfAttention: expected embed_dim > 0, got 0")),

@@ -80,6 +80,12 @@ struct Number {
 /// Integers inside `torch.Size([...])` or `tensor(` labels count as numbers too.
 std::vector<Number> numbers_in(const std::string& text, std::string* skeleton = nullptr);
 
+/// The first `rows * cols` numbers a block printed (`-inf` included), as a `[rows, cols]`
+/// float32 tensor: lets a chapter or test feed the notebook's own printed values (e.g. 001
+/// In [10]'s masked scores) into the library.
+/// @throws std::invalid_argument naming the entry when it printed fewer numbers.
+attn::Tensor printed_matrix(const Entry& entry, std::size_t rows, std::size_t cols);
+
 /// Distance in float32 units in the last place between two values (rounded to float32
 /// first); 0 for equal values, including two NaNs; a huge number when only one is NaN.
 long long ulp_distance(float a, float b);

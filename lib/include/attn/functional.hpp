@@ -128,6 +128,15 @@ Tensor to_float(const BoolTensor& x);
 /// @throws std::invalid_argument when `mask` does not broadcast to `x`'s shape.
 Tensor masked_fill(const Tensor& x, const BoolTensor& mask, float value);
 
+/// `x.masked_fill_(mask, value)`, in place, with PyTorch's rule for in-place operations: the
+/// mask may broadcast, but not grow `x`. The notebook's In [36] bug is this rule firing.
+/// @throws std::invalid_argument with PyTorch's message `output with shape [2, 1, 5] doesn't
+/// match the broadcast shape [2, 5, 5]` when `x` and `mask` broadcast to a shape other than
+/// `x`'s, and `The size of tensor a (4) must match the size of tensor b (5) at non-singleton
+/// dimension 2` when they do not broadcast at all (both as PyTorch words them; PyTorch raises
+/// `RuntimeError`).
+Tensor& masked_fill_(Tensor& x, const BoolTensor& mask, float value);
+
 // ---------------------------------------------------------------- softmax and attention
 
 /// `torch.softmax(x, dim=-1)` over the last dimension, as PyTorch's CPU kernel computes it:

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"
 #include "attn/tensor.hpp"
@@ -56,15 +57,6 @@ enum class FullyMaskedRows {
 /// usual square mask; `Sq == 1` is all ones (the newest token sees everything).
 /// @throws std::invalid_argument when `Sq > Sk` (more new tokens than keys).
 Tensor causal_mask(std::size_t Sq, std::size_t Sk);
-
-/// `x.masked_fill_(mask, value)`, in place, with PyTorch's rule for in-place operations: the
-/// mask may broadcast, but not grow `x`. The notebook's In [36] bug is this rule firing.
-/// @throws std::invalid_argument with PyTorch's message `output with shape [2, 1, 5] doesn't
-/// match the broadcast shape [2, 5, 5]` when `x` and `mask` broadcast to a shape other than
-/// `x`'s, and `The size of tensor a (4) must match the size of tensor b (5) at non-singleton
-/// dimension 2` when they do not broadcast at all (both as PyTorch words them; PyTorch raises
-/// `RuntimeError`).
-Tensor& masked_fill_(Tensor& x, const BoolTensor& mask, float value);
 
 /// `BaseSelfAttention(embed_dim)` of 000 In [41] (In [26] without the cache): single-head causal
 /// self-attention with four biased projections `Linear(E, E)`, an optional `attention_mask`
