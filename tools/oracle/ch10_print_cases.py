@@ -41,6 +41,7 @@ import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
+from oracle_common import cpu_capability  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT_DIR = os.path.join(ROOT, "data", "oracle", "ch10")
@@ -87,13 +88,6 @@ def printed(t):
         reset_print()
     assert "grad_fn" not in s
     return s
-
-
-def cpu_capability():
-    for line in torch.__config__.show().splitlines():
-        if "CPU capability usage" in line:
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def debian_package():

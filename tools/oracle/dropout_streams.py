@@ -41,9 +41,9 @@ import sys
 import numpy as np
 import torch
 import torch.nn.functional as F
+from oracle_common import MT_BYTES, debian_version, mt_part  # noqa: E402
 
 SCRIPT = "tools/oracle/dropout_streams.py"
-MT_BYTES = 8 + 4 + 4 + 8 + 624 * 8   # the MT19937 part of torch.get_rng_state() (x86-64)
 
 
 def numel(shape):
@@ -60,10 +60,6 @@ def pattern(shape):
         if k < n:
             x[k] = np.float32(v)
     return torch.from_numpy(x.reshape(shape))
-
-
-def mt_part(state):
-    return state.numpy().tobytes()[:MT_BYTES]
 
 
 def dropout(p, shape, train=True, values=False):
@@ -191,14 +187,6 @@ def record(stream, out_dir):
     if stream["note"]:
         entry["note"] = stream["note"]
     return entry
-
-
-def debian_version():
-    try:
-        return subprocess.run(["dpkg-query", "-W", "-f=${Version}", "python3-torch"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def main():

@@ -36,6 +36,7 @@ import sys
 
 import numpy as np
 import torch
+from oracle_common import MT_BYTES, MT_N, cpu_capability, debian_version, mt_part  # noqa: E402
 
 SCRIPT = "tools/oracle/generator_streams.py"
 
@@ -43,17 +44,8 @@ SCRIPT = "tools/oracle/generator_streams.py"
 # uint64 the_initial_seed, int left, int seeded, uint64 next, uint64 state[624],
 # double normal_x, double normal_y, double normal_rho, int normal_is_valid, (pad),
 # float next_float_normal_sample, bool is_next_float_normal_sample_valid, (pad).
-MT_N = 624
-MT_BYTES = 8 + 4 + 4 + 8 + MT_N * 8       # everything that describes MT19937 itself
 NORMAL_OFFSET = MT_BYTES                   # normal_x, normal_y, normal_rho, normal_is_valid
 STATE_BYTES = 5056
-
-
-def mt_part(state):
-    """The MT19937 part of a CPU RNG state (seed, left, seeded, next, the 624 words)."""
-    b = state.numpy().tobytes()
-    assert len(b) == STATE_BYTES, f"unexpected CPU RNG state size {len(b)}"
-    return b[:MT_BYTES]
 
 
 def cached_normal(state):
@@ -331,21 +323,6 @@ def record(stream, out_dir):
     if stream["note"]:
         entry["note"] = stream["note"]
     return entry
-
-
-def debian_version():
-    try:
-        return subprocess.run(["dpkg-query", "-W", "-f=${Version}", "python3-torch"],
-                              capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-def cpu_capability():
-    for line in torch.__config__.show().splitlines():
-        if "CPU capability usage" in line:
-            return line.split(":", 1)[1].strip()
-    return "unknown"
 
 
 def main():

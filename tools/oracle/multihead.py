@@ -48,13 +48,13 @@ import sys
 
 import numpy as np
 import torch
+from oracle_common import MT_BYTES, mt_part  # noqa: E402
 
 SCRIPT = "tools/oracle/multihead.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # Layout of torch.get_rng_state() for the CPU generator: the MT19937 part comes first
 # (uint64 seed, int left, int seeded, uint64 next, uint64 state[624]).
-MT_BYTES = 8 + 4 + 4 + 8 + 624 * 8
 
 
 class CausalAttention(torch.nn.Module):
@@ -153,10 +153,6 @@ INPUTS = torch.tensor([[0.43, 0.15, 0.89],
                        [0.77, 0.25, 0.10],
                        [0.05, 0.80, 0.55]])
 BATCH = torch.stack((INPUTS, INPUTS), dim=0)
-
-
-def mt_part(state):
-    return state.numpy().tobytes()[:MT_BYTES]
 
 
 def draws_since(seed, state):
