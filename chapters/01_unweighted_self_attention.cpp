@@ -4,7 +4,7 @@
 // prints each step so the later, weighted chapters have something to stand on.
 #include <iostream>
 
-#include "attn/chapter.hpp"
+#include "textbook/chapter.hpp"
 #include "attn/functional.hpp"
 #include "attn/print.hpp"
 

@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "attn/attention.hpp"
-#include "attn/chapter.hpp"
+#include "textbook/chapter.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/print.hpp"

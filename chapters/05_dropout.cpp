@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "attn/attention.hpp"
-#include "attn/book.hpp"
-#include "attn/chapter.hpp"
+#include "textbook/book.hpp"
+#include "textbook/chapter.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"

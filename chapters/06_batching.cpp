@@ -5,7 +5,7 @@
 #include <string>
 
 #include "attn/attention.hpp"
-#include "attn/chapter.hpp"
+#include "textbook/chapter.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"

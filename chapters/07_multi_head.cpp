@@ -12,7 +12,7 @@
 #include <xtensor/xmath.hpp>
 
 #include "attn/attention.hpp"
-#include "attn/chapter.hpp"
+#include "textbook/chapter.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/multihead.hpp"

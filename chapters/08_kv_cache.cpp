@@ -6,7 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "attn/chapter.hpp"
+#include "textbook/chapter.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/kv_cache.hpp"

@@ -8,8 +8,8 @@
 
 #include <xtensor/xview.hpp>
 
-#include "attn/book.hpp"
-#include "attn/chapter.hpp"
+#include "textbook/book.hpp"
+#include "textbook/chapter.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/kv_cache.hpp"

@@ -5,8 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "attn/book.hpp"
-#include "attn/chapter.hpp"
+#include "textbook/book.hpp"
+#include "textbook/chapter.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"

@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "attn/functional.hpp"
-#include "attn/svg.hpp"
+#include "textbook/svg.hpp"
 
 namespace {
 

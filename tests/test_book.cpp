@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 
 namespace fs = std::filesystem;
 

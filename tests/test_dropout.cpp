@@ -1,4 +1,4 @@
-// Tests for nn::Dropout (lib/src/dropout.cpp), both Bernoulli backends.
+// Tests for nn::Dropout (lib/attn/src/dropout.cpp), both Bernoulli backends.
 //
 // Expected values come from
 // - the book: notebook 002 In [12], In [13] (MKL backend) and 004 In [51] (portable backend),
@@ -23,7 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/attention.hpp"
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"

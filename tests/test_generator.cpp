@@ -32,7 +32,7 @@
 #include <xtensor/xnpy.hpp>
 #include <xtensor/xoperation.hpp>
 
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"
 
@@ -78,7 +78,7 @@ std::int64_t ulp_distance(float a, float b) {
 
 /// How Linear layers in a stream are rebuilt.
 enum class LinearVia {
-    module,   ///< attn::nn::Linear (lib/src/nn.cpp)
+    module,   ///< attn::nn::Linear (lib/attn/src/nn.cpp)
     uniform,  ///< uniform_ with the bounds torch/nn/modules/linear.py computes, in double
 };
 

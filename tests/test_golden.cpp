@@ -20,7 +20,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <catch2/catch.hpp>
 #include <xtensor/xview.hpp>
 
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/kv_cache.hpp"

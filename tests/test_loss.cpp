@@ -1,5 +1,5 @@
-// Tests for chapter 10 (notebook 001): nn::Embedding (lib/src/embedding.cpp), log_softmax and
-// cross_entropy (lib/src/loss.cpp), the precision-2 printer on 001's shapes, and the
+// Tests for chapter 10 (notebook 001): nn::Embedding (lib/attn/src/embedding.cpp), log_softmax and
+// cross_entropy (lib/attn/src/loss.cpp), the precision-2 printer on 001's shapes, and the
 // relations between notebook 001's printed blocks.
 //
 // Expected values come from
@@ -25,7 +25,7 @@
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"

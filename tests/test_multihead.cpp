@@ -21,7 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/attention.hpp"
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/multihead.hpp"

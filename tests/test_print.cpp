@@ -18,7 +18,7 @@
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xoperation.hpp>
 
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 #include "attn/print.hpp"
 #include "attn/tensor.hpp"
 

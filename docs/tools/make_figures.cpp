@@ -24,14 +24,14 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/attention.hpp"
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/multihead.hpp"
 #include "attn/nn.hpp"
 #include "attn/padding.hpp"
-#include "attn/svg.hpp"
+#include "textbook/svg.hpp"
 #include "attn/tensor.hpp"
 
 namespace fs = std::filesystem;

@@ -16,7 +16,7 @@
 #include <optional>
 #include <string>
 
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 #include "attn/nn.hpp"
 
 namespace attn::chapter {

@@ -1,4 +1,4 @@
-#include "attn/book.hpp"
+#include "textbook/book.hpp"
 
 #include <cmath>
 #include <cstdlib>

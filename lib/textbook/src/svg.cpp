@@ -1,4 +1,4 @@
-#include "attn/svg.hpp"
+#include "textbook/svg.hpp"
 
 #include <algorithm>
 #include <array>

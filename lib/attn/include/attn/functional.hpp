@@ -168,7 +168,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
 /// `torch.log_softmax(x, dim=-1)` over the last dimension, in the order of PyTorch's CPU
 /// kernel (`_vec_log_softmax_lastdim`): `(x - max) - log(sum(exp(x - max)))`, never
 /// `log(softmax(x))`, so large logits do not overflow. `-inf` entries give `-inf`; a row of
-/// all `-inf` gives NaN. Shape: `[..., n] -> [..., n]`. Implemented in lib/src/loss.cpp.
+/// all `-inf` gives NaN. Shape: `[..., n] -> [..., n]`. Implemented in lib/attn/src/loss.cpp.
 /// @throws std::invalid_argument when `x` is 0-d or `dim` is not the last dimension.
 Tensor log_softmax(const Tensor& x, long dim = -1);
 

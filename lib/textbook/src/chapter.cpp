@@ -1,4 +1,4 @@
-#include "attn/chapter.hpp"
+#include "textbook/chapter.hpp"
 
 #include <cstdlib>
 #include <iostream>
