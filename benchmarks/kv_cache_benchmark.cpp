@@ -26,7 +26,7 @@ void BM_token_with_cache(benchmark::State& state) {
     const auto context = static_cast<std::size_t>(state.range(0));
     const auto E = static_cast<std::size_t>(state.range(1));
     attn::manual_seed(0);
-    const attn::BaseSelfAttention attention(E);
+    const attn::BaseSelfAttention attention({.embed_dim = E});
     const attn::BaseOutput prompt = attention(attn::rand({B, context, E}));
     const attn::KVCache cache(prompt.key, prompt.value);
     const attn::Tensor token = attn::rand({B, 1, E});
@@ -45,7 +45,7 @@ void BM_token_without_cache(benchmark::State& state) {
     const auto context = static_cast<std::size_t>(state.range(0));
     const auto E = static_cast<std::size_t>(state.range(1));
     attn::manual_seed(0);
-    const attn::BaseSelfAttention attention(E);
+    const attn::BaseSelfAttention attention({.embed_dim = E});
     const attn::Tensor sequence = attn::rand({B, context + 1, E});
     for (auto _ : state) {
         attn::BaseOutput out = attention(sequence);

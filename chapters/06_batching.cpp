@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
     //! [causal]
     attn::manual_seed(123);
     const std::size_t context_length = batch.shape()[1];  // batch.shape[1]
-    const attn::CausalAttention ca(d_in, d_out, context_length, 0.0, false, options.backend);
+    const attn::CausalAttention ca({.d_in = d_in, .d_out = d_out, .context_length = context_length, .dropout = 0.0, .qkv_bias = false, .backend = options.backend});
     const attn::Tensor context_vecs = ca(batch);
     //! [causal]
     book.book("002-In19", "context_vecs = ca(batch), seed 123, dropout 0",
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
              : "."));
     //! [dropout]
     attn::manual_seed(123);
-    const attn::CausalAttention ca_dropout(3, 2, context_length, 0.5, false, options.backend);
+    const attn::CausalAttention ca_dropout({.d_in = 3, .d_out = 2, .context_length = context_length, .dropout = 0.5, .qkv_bias = false, .backend = options.backend});
     const auto dropped = ca_dropout.forward_steps(batch);
     //! [dropout]
     book.book("004-In62",

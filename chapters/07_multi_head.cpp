@@ -68,8 +68,7 @@ int main(int argc, char** argv) {
         "torch.manual_seed(123), d_in = 3, d_out = 2, two heads, dropout 0.");
     //! [wrapper]
     attn::manual_seed(123);
-    const attn::MultiHeadAttentionWrapper wrapper(3, 2, batch.shape()[1], 0.0, /*num_heads=*/2,
-                                                  false, options.backend);
+    const attn::MultiHeadAttentionWrapper wrapper({.d_in = 3, .d_out = 2, .context_length = batch.shape()[1], .dropout = 0.0, .num_heads = 2, .qkv_bias = false, .backend = options.backend});
     const auto wrapped = wrapper.forward_steps(batch);
     //! [wrapper]
     book.fresh("(a) shapes: each head's output, and torch.cat(..., dim=-1)",
@@ -88,7 +87,7 @@ int main(int argc, char** argv) {
                    wrapped.head_outputs[0],
                    [&] {
                        attn::manual_seed(123);
-                       return attn::CausalAttention(3, 2, 6, 0.0, false, options.backend)(batch);
+                       return attn::CausalAttention({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .qkv_bias = false, .backend = options.backend})(batch);
                    }()))));
 
     // ------------------------------------------------------------------ (b) weight split
@@ -108,8 +107,7 @@ int main(int argc, char** argv) {
         "(head_dim 1), dropout 0, out_proj with bias.");
     //! [mha]
     attn::manual_seed(123);
-    const attn::MultiHeadAttention mha(3, 2, batch.shape()[1], 0.0, /*num_heads=*/2,
-                                       /*qkv_bias=*/false, /*out_bias=*/true, options.backend);
+    const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = batch.shape()[1], .dropout = 0.0, .num_heads = 2, .qkv_bias = false, .out_bias = true, .backend = options.backend});
     const auto split_steps = mha.forward_steps(batch);
     //! [mha]
     book.fresh("(b) shapes, step by step (b = 2, T = 6, num_heads = 2, head_dim = 1)",
@@ -132,7 +130,7 @@ int main(int argc, char** argv) {
     std::string error;
     try {
         //! [divisible]
-        const attn::MultiHeadAttention bad(3, 3, 6, 0.0, /*num_heads=*/2);
+        const attn::MultiHeadAttention bad({.d_in = 3, .d_out = 3, .context_length = 6, .dropout = 0.0, .num_heads = 2});
         //! [divisible]
     } catch (const std::invalid_argument& e) {
         error = std::string("std::invalid_argument: ") + e.what();
@@ -158,15 +156,13 @@ int main(int argc, char** argv) {
              : "."));
     //! [history]
     attn::manual_seed(123);
-    const attn::CausalAttention ca(3, 2, 6, 0.5, false, options.backend);
+    const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5, .qkv_bias = false, .backend = options.backend});
     (void)ca(batch);  // In [62]
     const std::string after_62 = draws_now();
     std::vector<attn::Tensor> runs;
     std::vector<std::string> after_run;
     for (int run = 0; run < 2; ++run) {  // In [64], twice
-        const attn::MultiHeadAttention multi(3, 2, /*context_length=*/6, /*dropout=*/0.2,
-                                             /*num_heads=*/2, /*qkv_bias=*/false,
-                                             /*out_bias=*/false, options.backend);
+        const attn::MultiHeadAttention multi({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.2, .num_heads = 2, .qkv_bias = false, .out_bias = false, .backend = options.backend});
         runs.push_back(multi(batch));
         after_run.push_back(draws_now());
     }

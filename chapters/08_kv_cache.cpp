@@ -10,6 +10,7 @@
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/kv_cache.hpp"
+#include "textbook/decoding.hpp"
 #include "attn/padding.hpp"
 #include "attn/print.hpp"
 
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
     const attn::Tensor z = attn::rand({B, 1, E});  // the new token
     const attn::Tensor z_new = attn::cat({z_old, z}, 1);
 
-    const attn::BaseSelfAttention self_atten(E);
+    const attn::BaseSelfAttention self_atten({.embed_dim = E});
     const attn::BaseOutput output_old = self_atten(z_old);
     const attn::BaseOutput output_new = self_atten(z_new);
     //! [setup]
@@ -131,7 +132,7 @@ int main(int argc, char** argv) {
     //! [merged]
     attn::manual_seed(43);
     const attn::Tensor z2 = attn::rand({B, S, E});
-    const attn::BaseSelfAttention merged(E);
+    const attn::BaseSelfAttention merged({.embed_dim = E});
     const attn::BaseOutput output = merged(z2);
     const attn::KVCache kv_cache(output.key, output.value);  // construct kv cache
     const attn::Tensor _z = attn::rand({B, 1, E});             // new token
@@ -163,10 +164,10 @@ int main(int argc, char** argv) {
         "the inputs and weights).");
     //! [decode]
     attn::manual_seed(32);
-    const attn::BaseSelfAttention decoder(E);
+    const attn::BaseSelfAttention decoder({.embed_dim = E});
     const attn::Tensor prompt = attn::rand({B, S, E});
     const attn::Tensor tokens = attn::rand({B, 32, E});
-    const attn::DecodeComparison steps = attn::compare_decoding(decoder, prompt, tokens, /*chunk=*/1);
+    const textbook::DecodeComparison steps = textbook::compare_decoding(decoder, prompt, tokens, /*chunk=*/1);
     //! [decode]
     {
         attn::Tensor per_step = attn::zeros({steps.max_abs_diff.size()});
@@ -188,7 +189,7 @@ int main(int argc, char** argv) {
         "[Sq, Sk] mask lets each new token see the cache and the new tokens before it. The "
         "same 32 tokens in chunks of 5 (the last chunk has 2):");
     //! [chunks]
-    const attn::DecodeComparison chunks = attn::compare_decoding(decoder, prompt, tokens, /*chunk=*/5);
+    const textbook::DecodeComparison chunks = textbook::compare_decoding(decoder, prompt, tokens, /*chunk=*/5);
     //! [chunks]
     book.fresh("allclose(cached in chunks of 5, recomputed, rtol=0, atol=1e-5); outputs equal to one-at-a-time",
                attn::repr_bool(attn::allclose(chunks.cached, chunks.recomputed, 0.0, 1e-5)) + "\n" +

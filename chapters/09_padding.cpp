@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     //! [base]
     attn::manual_seed(27);
     const attn::Tensor z3 = attn::rand({B, S, E});
-    attn::BaseSelfAttention self_atten(E);
+    attn::BaseSelfAttention self_atten({.embed_dim = E});
     const auto qkv = self_atten.construct_query_key_value(z3);
     const attn::Tensor combined = self_atten.apply_attention_mask(
         attention_mask, self_atten.apply_causal_mask(self_atten.calculate_unmasked_attention_logits(qkv.query, qkv.key)));
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
         "gives a pad key the weight 0, and 0 x NaN = NaN. After two layers every output "
         "of the padded texts is NaN:");
     //! [two_layers]
-    const attn::BaseSelfAttention second_layer(E);
+    const attn::BaseSelfAttention second_layer({.embed_dim = E});
     const attn::BaseOutput layer2 = second_layer(output.attention_output, attention_mask);
     //! [two_layers]
     book.fresh("NaN count: layer 1 output, layer 2 output (of 3 x 9 x 16 = 432 numbers)",

@@ -18,6 +18,7 @@
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/kv_cache.hpp"
+#include "textbook/decoding.hpp"
 #include "attn/padding.hpp"
 
 namespace {
@@ -111,7 +112,7 @@ double ulp_at(double y) {
 
 TEST_CASE("BaseSelfAttention builds query, key, value, output projections in PyTorch's order") {
     attn::manual_seed(3);
-    const attn::BaseSelfAttention m(16);
+    const attn::BaseSelfAttention m({.embed_dim = 16});
     attn::manual_seed(3);
     const attn::nn::Linear q(16, 16), k(16, 16), v(16, 16), o(16, 16);
     CHECK(m.query_proj.weight == q.weight);
@@ -119,12 +120,12 @@ TEST_CASE("BaseSelfAttention builds query, key, value, output projections in PyT
     CHECK(m.value_proj.weight == v.weight);
     CHECK(*m.output_proj.bias == *o.bias);
     CHECK(m.embed_dim == 16);
-    CHECK_THROWS_AS(attn::BaseSelfAttention(0), std::invalid_argument);
+    CHECK_THROWS_AS(attn::BaseSelfAttention({.embed_dim = 0}), std::invalid_argument);
 }
 
 TEST_CASE("forward equals the written-out causal attention, with and without an attention mask") {
     attn::manual_seed(11);
-    const attn::BaseSelfAttention m(16);
+    const attn::BaseSelfAttention m({.embed_dim = 16});
     const attn::Tensor x = attn::rand({2, 6, 16});
     const attn::BaseOutput out = m(x);
     REQUIRE(attn::shape_of(out.attention_output) == attn::Shape{2, 6, 16});
@@ -165,7 +166,7 @@ TEST_CASE("causal_mask(Sq, Sk) is the bottom-right [Sq, Sk] cut of the [Sk, Sk] 
 
 TEST_CASE("the square causal mask of In [26] fails with a cache, with PyTorch's In [36] message") {
     attn::manual_seed(36);
-    const attn::BaseSelfAttention m(16);
+    const attn::BaseSelfAttention m({.embed_dim = 16});
     const attn::Tensor query = attn::rand({2, 1, 16});
     const attn::Tensor key = attn::rand({2, 5, 16});
     attn::Tensor logits = m.calculate_unmasked_attention_logits(query, key);
@@ -202,10 +203,10 @@ TEST_CASE("masked_fill_ refuses to grow its tensor and names the shapes as PyTor
 
 TEST_CASE("cached == uncached at every one of 32 decoded steps") {
     attn::manual_seed(32);
-    const attn::BaseSelfAttention m(16);
+    const attn::BaseSelfAttention m({.embed_dim = 16});
     const attn::Tensor prompt = attn::rand({2, 4, 16});
     const attn::Tensor tokens = attn::rand({2, 32, 16});
-    const attn::DecodeComparison c = attn::compare_decoding(m, prompt, tokens, 1);
+    const textbook::DecodeComparison c = textbook::compare_decoding(m, prompt, tokens, 1);
     REQUIRE(c.max_abs_diff.size() == 32);
     CHECK(c.cache_length == 36);
     for (std::size_t n = 0; n < 32; ++n) {
@@ -221,13 +222,13 @@ TEST_CASE("cached == uncached at every one of 32 decoded steps") {
 
 TEST_CASE("feeding chunks of Sq > 1 new tokens with the cache equals recomputation") {
     attn::manual_seed(5);
-    const attn::BaseSelfAttention m(8);
+    const attn::BaseSelfAttention m({.embed_dim = 8});
     const attn::Tensor prompt = attn::rand({3, 2, 8});
     const attn::Tensor tokens = attn::rand({3, 11, 8});
     const attn::Tensor expected = attn::slice(reference_forward(m, attn::cat({prompt, tokens}, 1)), 1, 2, 13);
     for (std::size_t chunk : {1u, 2u, 3u, 5u, 11u, 20u}) {
         INFO("chunk " << chunk);
-        const attn::DecodeComparison c = attn::compare_decoding(m, prompt, tokens, chunk);
+        const textbook::DecodeComparison c = textbook::compare_decoding(m, prompt, tokens, chunk);
         CHECK(attn::allclose(c.cached, c.recomputed, 0.0, 1e-5));
         CHECK(attn::max_abs_diff(c.cached, expected) < 1e-5f);
     }
@@ -245,7 +246,7 @@ TEST_CASE("feeding chunks of Sq > 1 new tokens with the cache equals recomputati
 
 TEST_CASE("the cache works with an attention mask covering cached and new tokens") {
     attn::manual_seed(9);
-    attn::BaseSelfAttention m(8);
+    attn::BaseSelfAttention m({.embed_dim = 8});
     m.fully_masked_rows = attn::FullyMaskedRows::zero;  // the prompt is left padded
     const attn::Tensor x = attn::rand({2, 6, 8});
     const attn::LongTensor mask = {{0, 0, 1, 1, 1, 1}, {1, 1, 1, 1, 1, 1}};
@@ -259,7 +260,7 @@ TEST_CASE("the cache works with an attention mask covering cached and new tokens
 
 TEST_CASE("bad shapes throw std::invalid_argument naming expected and actual shapes") {
     attn::manual_seed(1);
-    const attn::BaseSelfAttention m(16);
+    const attn::BaseSelfAttention m({.embed_dim = 16});
     const attn::Tensor x = attn::rand({2, 1, 16});
     const attn::KVCache cache(attn::rand({2, 4, 16}), attn::rand({2, 4, 16}));
     // x of the wrong width
@@ -314,7 +315,7 @@ TEST_CASE("relation:cached_equals_uncached") {
     // The library on In [43]'s procedure: cached and uncached agree to float32 rounding.
     attn::manual_seed(43);
     const attn::Tensor z = attn::rand({2, 4, 16});
-    const attn::BaseSelfAttention m(16);
+    const attn::BaseSelfAttention m({.embed_dim = 16});
     const attn::BaseOutput out = m(z);
     const attn::KVCache cache(out.key, out.value);
     const attn::Tensor new_token = attn::rand({2, 1, 16});
@@ -358,7 +359,7 @@ TEST_CASE("relation:rounding_level_difference") {
     // The library's own difference on In [43]'s procedure obeys the same bound.
     attn::manual_seed(43);
     const attn::Tensor z = attn::rand({2, 4, 16});
-    const attn::BaseSelfAttention m(16);
+    const attn::BaseSelfAttention m({.embed_dim = 16});
     const attn::BaseOutput out = m(z);
     const attn::KVCache cache(out.key, out.value);
     const attn::Tensor new_token = attn::rand({2, 1, 16});

@@ -138,7 +138,7 @@ TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batc
           "[causal][book]") {
     attn::manual_seed(123);
     const attn::Tensor x = batch();
-    const attn::CausalAttention ca(3, 2, x.shape()[1], 0.0);
+    const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = x.shape()[1], .dropout = 0.0});
     // Three bias-free Linear(3, 2) layers, 6 draws each; dropout 0 draws nothing.
     CHECK(attn::default_generator().draws_since_seed() == 18);
     const attn::Tensor context_vecs = ca(x);
@@ -171,7 +171,7 @@ TEST_CASE("CausalAttention reproduces 004 In [62]: seed 123, dropout 0.5, portab
           "[causal][book][dropout]") {
     attn::manual_seed(123);
     const attn::Tensor x = batch();
-    const attn::CausalAttention ca(3, 2, x.shape()[1], 0.5, false, attn::nn::BernoulliBackend::portable);
+    const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = x.shape()[1], .dropout = 0.5, .qkv_bias = false, .backend = attn::nn::BernoulliBackend::portable});
     const attn::Tensor context_vecs = ca(x);
     const auto& ref_case = oracle_case("nb004_history");
     // 18 draws for the layers, 2 per element for the [2, 6, 6] weights' keep-mask.
@@ -199,13 +199,13 @@ TEST_CASE("004 In [64] is the second run of MultiHeadAtt after In [62]", "[mha][
     const auto& ref = oracle_case("nb004_history");
     attn::manual_seed(123);
     const attn::Tensor x = batch();
-    const attn::CausalAttention ca(3, 2, 6, 0.5);
+    const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5});
     (void)ca(x);  // In [62]
     std::vector<attn::Tensor> runs;
     std::vector<std::uint64_t> draws;
     for (int run = 0; run < 2; ++run) {
         // MultiHeadAtt(d_in=3, d_out=2, dropout=0.2, conlen=6, num_heads=2): out bias off.
-        const attn::MultiHeadAttention multi(3, 2, 6, 0.2, 2, false, /*out_bias=*/false);
+        const attn::MultiHeadAttention multi({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.2, .num_heads = 2, .qkv_bias = false, .out_bias = false});
         runs.push_back(multi(x));
         draws.push_back(attn::default_generator().draws_since_seed());
     }
@@ -237,7 +237,7 @@ TEST_CASE("CausalAttention with qkv_bias and dropout in training mode matches Py
           "[causal][oracle][dropout]") {
     const auto& c = oracle_case("causal_train_s5");
     attn::manual_seed(5);
-    const attn::CausalAttention ca(4, 3, 7, 0.3, /*qkv_bias=*/true);
+    const attn::CausalAttention ca({.d_in = 4, .d_out = 3, .context_length = 7, .dropout = 0.3, .qkv_bias = true});
     const attn::Tensor x = attn::rand({3, 5, 4});
     CHECK(max_ulp(x, oracle_tensor(c["outputs"]["x"])) == 0);
     CHECK(max_ulp(ca(x), oracle_tensor(c["outputs"]["context_vec"])) <= 4);
@@ -245,7 +245,7 @@ TEST_CASE("CausalAttention with qkv_bias and dropout in training mode matches Py
 
 TEST_CASE("CausalAttention on the MKL backend: one draw for the whole dropout mask", "[causal][dropout]") {
     attn::manual_seed(123);
-    const attn::CausalAttention ca(3, 2, 6, 0.5, false, attn::nn::BernoulliBackend::mkl);
+    const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5, .qkv_bias = false, .backend = attn::nn::BernoulliBackend::mkl});
     const attn::Tensor out = ca(batch());
     CHECK(attn::default_generator().draws_since_seed() == 18 + 1);
     // A different mask from the portable one: the book's In [62] is not reproduced.
@@ -256,7 +256,7 @@ TEST_CASE("CausalAttention on the MKL backend: one draw for the whole dropout ma
 
 TEST_CASE("CausalAttention in evaluation mode draws nothing and skips dropout", "[causal]") {
     attn::Generator gen(7);
-    attn::CausalAttention ca(3, 4, 6, 0.5, false, attn::nn::BernoulliBackend::portable, gen);
+    attn::CausalAttention ca({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.5, .qkv_bias = false, .backend = attn::nn::BernoulliBackend::portable}, gen);
     const attn::Tensor x = signed_rand({2, 5, 3}, gen);
     ca.eval();
     const auto before = gen.draws_since_seed();
@@ -281,7 +281,7 @@ TEST_CASE("CausalAttention in evaluation mode draws nothing and skips dropout", 
 TEST_CASE("CausalAttention rejects more tokens than context_length, and bad shapes",
           "[causal][errors]") {
     attn::manual_seed(123);
-    const attn::CausalAttention ca(3, 2, 6, 0.5);
+    const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5});
     const auto draws = attn::default_generator().draws_since_seed();
     attn::Generator g(1);
     const attn::Tensor seven = attn::rand({2, 7, 3}, g);
@@ -291,8 +291,8 @@ TEST_CASE("CausalAttention rejects more tokens than context_length, and bad shap
     CHECK_THROWS_AS(ca(attn::rand({6, 3}, g)), std::invalid_argument);
     // A rejected input draws nothing.
     CHECK(attn::default_generator().draws_since_seed() == draws);
-    CHECK_THROWS_AS(attn::CausalAttention(3, 2, 0, 0.0), std::invalid_argument);
-    CHECK_THROWS_AS(attn::CausalAttention(3, 2, 6, 1.5), std::invalid_argument);
+    CHECK_THROWS_AS(attn::CausalAttention({.d_in = 3, .d_out = 2, .context_length = 0, .dropout = 0.0}), std::invalid_argument);
+    CHECK_THROWS_AS(attn::CausalAttention({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 1.5}), std::invalid_argument);
     // Exactly context_length tokens is fine.
     CHECK_NOTHROW(ca(attn::rand({1, 6, 3}, g)));
 }
@@ -303,7 +303,7 @@ TEST_CASE("MultiHeadAttentionWrapper: the book's configuration (seed 123, 2 head
           "[wrapper][oracle]") {
     const auto& c = oracle_case("book_wrapper_s123");
     attn::manual_seed(123);
-    const attn::MultiHeadAttentionWrapper mha(3, 2, 6, 0.0, 2);
+    const attn::MultiHeadAttentionWrapper mha({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
     const auto st = mha.forward_steps(batch());
     REQUIRE(st.head_outputs.size() == 2);
     CHECK(attn::shape_of(st.head_outputs[0]) == attn::Shape{2, 6, 2});
@@ -321,7 +321,7 @@ TEST_CASE("MultiHeadAttentionWrapper with biases and dropout matches PyTorch (dr
           "[wrapper][oracle][dropout]") {
     const auto& c = oracle_case("wrapper_train_s11");
     attn::manual_seed(11);
-    const attn::MultiHeadAttentionWrapper mha(5, 2, 4, 0.25, 3, /*qkv_bias=*/true);
+    const attn::MultiHeadAttentionWrapper mha({.d_in = 5, .d_out = 2, .context_length = 4, .dropout = 0.25, .num_heads = 3, .qkv_bias = true});
     const attn::Tensor x = attn::rand({2, 4, 5});
     CHECK(max_ulp(x, oracle_tensor(c["outputs"]["x"])) == 0);
     CHECK(max_ulp(mha(x), oracle_tensor(c["outputs"]["context_vec"])) <= 4);
@@ -333,7 +333,7 @@ TEST_CASE("MultiHeadAttention: the book's configuration (seed 123, out_proj with
           "[mha][oracle]") {
     const auto& c = oracle_case("book_mha_s123");
     attn::manual_seed(123);
-    const attn::MultiHeadAttention mha(3, 2, 6, 0.0, 2);
+    const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
     CHECK(mha.out_proj.bias.has_value());
     CHECK(mha.head_dim == 1);
     CHECK(attn::default_generator().draws_since_seed() == 3 * 6 + 4 + 2);
@@ -353,7 +353,7 @@ TEST_CASE("MultiHeadAttention: the book's configuration (seed 123, out_proj with
 TEST_CASE("MultiHeadAttention with biases and dropout matches PyTorch", "[mha][oracle][dropout]") {
     const auto& c = oracle_case("mha_train_s7");
     attn::manual_seed(7);
-    const attn::MultiHeadAttention mha(4, 6, 8, 0.3, 3, true, true);
+    const attn::MultiHeadAttention mha({.d_in = 4, .d_out = 6, .context_length = 8, .dropout = 0.3, .num_heads = 3, .qkv_bias = true, .out_bias = true});
     const attn::Tensor x = attn::rand({3, 5, 4});
     CHECK(max_ulp(x, oracle_tensor(c["outputs"]["x"])) == 0);
     CHECK(max_ulp(mha(x), oracle_tensor(c["outputs"]["context_vec"])) <= 4);
@@ -361,13 +361,13 @@ TEST_CASE("MultiHeadAttention with biases and dropout matches PyTorch", "[mha][o
 
 TEST_CASE("MultiHeadAttention: d_out not divisible by num_heads, and other bad input",
           "[mha][errors]") {
-    CHECK_THROWS_AS(attn::MultiHeadAttention(3, 3, 6, 0.0, 2), std::invalid_argument);
-    CHECK_THROWS_WITH(attn::MultiHeadAttention(3, 3, 6, 0.0, 2),
+    CHECK_THROWS_AS(attn::MultiHeadAttention({.d_in = 3, .d_out = 3, .context_length = 6, .dropout = 0.0, .num_heads = 2}), std::invalid_argument);
+    CHECK_THROWS_WITH(attn::MultiHeadAttention({.d_in = 3, .d_out = 3, .context_length = 6, .dropout = 0.0, .num_heads = 2}),
                       Contains("d_out must be divisible by num_heads") && Contains("d_out = 3") &&
                           Contains("num_heads = 2"));
-    CHECK_THROWS_AS(attn::MultiHeadAttention(3, 4, 6, 0.0, 0), std::invalid_argument);
+    CHECK_THROWS_AS(attn::MultiHeadAttention({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.0, .num_heads = 0}), std::invalid_argument);
     attn::Generator g(3);
-    const attn::MultiHeadAttention mha(3, 4, 6, 0.0, 2, false, true, attn::nn::BernoulliBackend::portable, g);
+    const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.0, .num_heads = 2, .qkv_bias = false, .out_bias = true, .backend = attn::nn::BernoulliBackend::portable}, g);
     CHECK_THROWS_WITH(mha(attn::rand({2, 7, 3}, g)), Contains("7 tokens") && Contains("context_length is 6"));
     CHECK_THROWS_WITH(mha(attn::rand({2, 5, 2}, g)), Contains("[b, T, 3]") && Contains("[2, 5, 2]"));
     // Assembling from layers checks their shapes.
@@ -530,9 +530,7 @@ TEST_CASE("layouts (a) and (b): the wrapper equals MultiHeadAttention with stack
         INFO("B=" << s.B << " T=" << s.T << " d_in=" << s.d_in << " head_dim=" << s.head_dim
                   << " num_heads=" << s.num_heads << " qkv_bias=" << s.qkv_bias);
         attn::Generator gen(1000 + s.B * 31 + s.T);
-        const attn::MultiHeadAttentionWrapper wrapper(s.d_in, s.head_dim, s.context_length, 0.0,
-                                                      s.num_heads, s.qkv_bias,
-                                                      attn::nn::BernoulliBackend::portable, gen);
+        const attn::MultiHeadAttentionWrapper wrapper({.d_in = s.d_in, .d_out = s.head_dim, .context_length = s.context_length, .dropout = 0.0, .num_heads = s.num_heads, .qkv_bias = s.qkv_bias, .backend = attn::nn::BernoulliBackend::portable}, gen);
         const attn::MultiHeadAttention mha = attn::stack_heads(wrapper);
         CHECK(mha.num_heads == s.num_heads);
         CHECK(mha.head_dim == s.head_dim);
@@ -589,7 +587,7 @@ TEST_CASE("layouts (c) and (b): GPT2Attention equals MultiHeadAttention with c_a
 
 TEST_CASE("layouts agree in notebook 003's sizes and the book's", "[equivalence]") {
     attn::manual_seed(123);
-    const attn::MultiHeadAttentionWrapper wrapper(3, 2, 6, 0.0, 2);
+    const attn::MultiHeadAttentionWrapper wrapper({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
     CHECK(attn::allclose(wrapper(batch()), attn::stack_heads(wrapper)(batch()), 0.0, 1e-6));
     attn::GPT2Config cfg;
     cfg.block_size = 5;

@@ -193,7 +193,7 @@ TEST_CASE("left padding with the causal mask: NaN from torch.softmax, none after
     const attn::BatchEncoding enc = attn::pad_batch(tok.sequences(), tok.eos_token_id, attn::PaddingSide::left);
     attn::manual_seed(27);
     const attn::Tensor z = attn::rand({3, 9, 16});
-    attn::BaseSelfAttention layer1(16), layer2(16);
+    attn::BaseSelfAttention layer1({.embed_dim = 16}), layer2({.embed_dim = 16});
     REQUIRE(layer1.fully_masked_rows == attn::FullyMaskedRows::nan);  // the notebook's torch.softmax
 
     const attn::BaseOutput out = layer1(z, enc.attention_mask);
@@ -224,7 +224,7 @@ TEST_CASE("left padding with the causal mask: NaN from torch.softmax, none after
 TEST_CASE("padded == unpadded: every text's real tokens equal the text run alone, left and right padding") {
     const auto& tok = tokenizer();
     attn::manual_seed(99);
-    attn::BaseSelfAttention layer1(16), layer2(16);
+    attn::BaseSelfAttention layer1({.embed_dim = 16}), layer2({.embed_dim = 16});
     layer1.fully_masked_rows = layer2.fully_masked_rows = attn::FullyMaskedRows::zero;
     std::vector<attn::Tensor> inputs;
     for (const auto& t : tok.texts) inputs.push_back(attn::rand({t.input_ids.size(), 16}));
@@ -276,7 +276,7 @@ TEST_CASE("relation:causal_neg_inf_above_diagonal") {
         }
     // The library's mask has the same pattern.
     attn::manual_seed(14);
-    const attn::BaseSelfAttention layer(16);
+    const attn::BaseSelfAttention layer({.embed_dim = 16});
     const attn::Tensor logits = layer.apply_causal_mask(attn::rand({1, 8, 8}));
     for (std::size_t i = 0; i < 8; ++i)
         for (std::size_t j = 0; j < 8; ++j) CHECK((logits(0, i, j) == -inf) == (j > i));

@@ -265,7 +265,7 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                      const attn::Tensor inputs = attn::book::inputs();
                      const attn::Tensor batch = attn::stack({inputs, inputs}, 0);
                      attn::manual_seed(123);
-                     const attn::CausalAttention ca(3, 2, 6, 0.5);
+                     const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5});
                      const auto steps = ca.forward_steps(batch);
                      auto style = token_style("CausalAttention weights after dropout, per sequence");
                      style.vmax = 2.0;

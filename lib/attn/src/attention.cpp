@@ -62,17 +62,31 @@ BoolTensor causal_mask_for(const std::string& where, const Tensor& mask, std::si
     return attn::to_bool(attn::slice(attn::slice(mask, 0, 0, t), 1, 0, t));
 }
 
-CausalAttention::CausalAttention(std::size_t d_in, std::size_t d_out,
-                                 std::size_t context_length, double dropout_p, bool qkv_bias,
-                                 nn::BernoulliBackend backend, Generator& gen)
-    : W_query(d_in, d_out, qkv_bias, gen),
-      W_key(d_in, d_out, qkv_bias, gen),
-      W_value(d_in, d_out, qkv_bias, gen),
-      dropout(dropout_p, backend) {
-    if (context_length == 0)
-        throw std::invalid_argument("CausalAttention: expected context_length > 0, got 0");
-    mask = attn::triu(attn::ones({context_length, context_length}), 1);
+void require_positive(const std::string& where, const char* field, std::size_t value) {
+    if (value == 0)
+        throw std::invalid_argument(where + ": expected " + field + " > 0, got 0");
 }
+
+void require_probability(const std::string& where, const char* field, double p) {
+    if (!(p >= 0.0 && p <= 1.0))
+        throw std::invalid_argument(where + ": expected " + field +
+                                    " in [0, 1], got " + std::to_string(p));
+}
+
+void CausalAttentionConfig::validate() const {
+    const std::string where = "CausalAttention";
+    require_positive(where, "d_in", d_in);
+    require_positive(where, "d_out", d_out);
+    require_positive(where, "context_length", context_length);
+    require_probability(where, "dropout", dropout);
+}
+
+CausalAttention::CausalAttention(const CausalAttentionConfig& config, Generator& gen)
+    : W_query((config.validate(), config.d_in), config.d_out, config.qkv_bias, gen),
+      W_key(config.d_in, config.d_out, config.qkv_bias, gen),
+      W_value(config.d_in, config.d_out, config.qkv_bias, gen),
+      dropout(config.dropout, config.backend),
+      mask(attn::triu(attn::ones({config.context_length, config.context_length}), 1)) {}
 
 CausalAttention::Steps CausalAttention::forward_steps(const Tensor& x, Generator& gen) const {
     const Shape s = shape_of(x);

@@ -36,12 +36,6 @@ std::uint64_t mcg31_pow(std::uint64_t e) {
     return result;
 }
 
-std::size_t numel(const Shape& shape) {
-    std::size_t n = 1;
-    for (auto s : shape) n *= s;
-    return n;
-}
-
 // `bernoulli_scalar_kernel` with MKL on an Intel CPU: one 32-bit draw `seed`, then
 // `vslNewStream(MCG31, seed)` per chunk, skipped ahead to the chunk's first element, and
 // `viRngBernoulli(ICDF, ..., q)`: element i is 1 when u_i < q. Every chunk restarts from the

@@ -22,10 +22,6 @@ namespace attn {
 
 namespace {
 
-std::size_t numel(const Shape& s) {
-    return std::accumulate(s.begin(), s.end(), std::size_t{1}, std::multiplies<>());
-}
-
 // Row-major strides of a shape, in elements.
 std::vector<std::size_t> strides_of(const Shape& s) {
     std::vector<std::size_t> st(s.size(), 1);

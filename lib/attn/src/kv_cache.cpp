@@ -6,8 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <cblas.h>
-
+#include "attn/attention.hpp"
 #include "attn/functional.hpp"
 #include "attn/padding.hpp"
 
@@ -56,13 +55,17 @@ Tensor causal_mask(std::size_t Sq, std::size_t Sk) {
     return mask;
 }
 
-BaseSelfAttention::BaseSelfAttention(std::size_t embed_dim_, Generator& gen)
-    : embed_dim(embed_dim_ ? embed_dim_
-                           : throw std::invalid_argument("BaseSelfAttention: expected embed_dim > 0, got 0")),
+void BaseSelfAttentionConfig::validate() const {
+    require_positive("BaseSelfAttention", "embed_dim", embed_dim);
+}
+
+BaseSelfAttention::BaseSelfAttention(const BaseSelfAttentionConfig& config, Generator& gen)
+    : embed_dim((config.validate(), config.embed_dim)),
       query_proj(embed_dim, embed_dim, true, gen),
       key_proj(embed_dim, embed_dim, true, gen),
       value_proj(embed_dim, embed_dim, true, gen),
-      output_proj(embed_dim, embed_dim, true, gen) {}
+      output_proj(embed_dim, embed_dim, true, gen),
+      fully_masked_rows(config.fully_masked_rows) {}
 
 BaseSelfAttention::QueryKeyValue BaseSelfAttention::construct_query_key_value(
     const Tensor& x, const KVCache* kv_cache) const {
@@ -96,10 +99,8 @@ Tensor BaseSelfAttention::calculate_unmasked_attention_logits(const Tensor& quer
     Tensor logits = xt::zeros<float>(Shape{B, Sq, Sk});
     if (Sq && Sk) {
         for (std::size_t b = 0; b < B; ++b)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(Sq), static_cast<int>(Sk),
-                        static_cast<int>(E), 1.0f, query.data() + b * Sq * E, static_cast<int>(E),
-                        key.data() + b * Sk * E, static_cast<int>(E), 0.0f, logits.data() + b * Sq * Sk,
-                        static_cast<int>(Sk));
+            attn::gemm_rowmajor(query.data() + b * Sq * E, key.data() + b * Sk * E,
+                                logits.data() + b * Sq * Sk, Sq, E, Sk, /*transpose_b=*/true);
     }
     // Then divided by the Python float math.sqrt(E), which PyTorch's kernel casts to float32.
     const float scale = static_cast<float>(std::sqrt(static_cast<double>(embed_dim)));
@@ -226,24 +227,6 @@ Tensor decode_without_cache(const BaseSelfAttention& attention, const Tensor& pr
     return attn::cat(outputs, 1);
 }
 
-DecodeComparison compare_decoding(const BaseSelfAttention& attention, const Tensor& prompt,
-                                  const Tensor& tokens, std::size_t chunk) {
-    DecodeComparison c;
-    c.cached = decode_with_cache(attention, prompt, tokens, chunk);
-    c.recomputed = decode_without_cache(attention, prompt, tokens, chunk);
-    const std::size_t B = tokens.shape()[0], N = tokens.shape()[1], E = tokens.shape()[2];
-    c.max_abs_diff.assign(N, 0.0f);
-    for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t n = 0; n < N; ++n)
-            for (std::size_t e = 0; e < E; ++e) {
-                const float d = std::fabs(c.cached(b, n, e) - c.recomputed(b, n, e));
-                // NaN must not hide behind max(): it is the largest difference there is.
-                c.max_abs_diff[n] = std::isnan(d) ? d : std::max(c.max_abs_diff[n], d);
-                if (std::isnan(c.max_abs_diff[n])) break;
-            }
-    c.cache_length = prompt.shape()[1] + N;
-    return c;
-}
 
 std::size_t kv_cache_bytes_per_token(std::size_t num_layers, std::size_t num_heads,
                                      std::size_t head_dim, std::size_t bytes_per_element) {

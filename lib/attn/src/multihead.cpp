@@ -80,16 +80,27 @@ std::vector<Tensor> split(const Tensor& x, std::size_t split_size, long dim) {
 
 // ------------------------------------------------------------------------- wrapper
 
-MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(std::size_t d_in, std::size_t d_out,
-                                                     std::size_t context_length, double dropout,
-                                                     std::size_t num_heads, bool qkv_bias,
-                                                     nn::BernoulliBackend backend,
+void MultiHeadAttentionWrapperConfig::validate() const {
+    const std::string where = "MultiHeadAttentionWrapper";
+    require_positive(where, "num_heads", num_heads);
+    require_positive(where, "d_in", d_in);
+    require_positive(where, "d_out", d_out);
+    require_positive(where, "context_length", context_length);
+    require_probability(where, "dropout", dropout);
+}
+
+MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(const MultiHeadAttentionWrapperConfig& config,
                                                      Generator& gen) {
-    if (num_heads == 0)
-        throw std::invalid_argument("MultiHeadAttentionWrapper: expected num_heads > 0, got 0");
-    heads.reserve(num_heads);
-    for (std::size_t h = 0; h < num_heads; ++h)
-        heads.emplace_back(d_in, d_out, context_length, dropout, qkv_bias, backend, gen);
+    config.validate();
+    heads.reserve(config.num_heads);
+    for (std::size_t h = 0; h < config.num_heads; ++h)
+        heads.emplace_back(CausalAttentionConfig{.d_in = config.d_in,
+                                                 .d_out = config.d_out,
+                                                 .context_length = config.context_length,
+                                                 .dropout = config.dropout,
+                                                 .qkv_bias = config.qkv_bias,
+                                                 .backend = config.backend},
+                           gen);
 }
 
 MultiHeadAttentionWrapper::Steps MultiHeadAttentionWrapper::forward_steps(const Tensor& x,
@@ -110,21 +121,24 @@ void MultiHeadAttentionWrapper::train(bool mode) {
 
 // ------------------------------------------------------------------------- weight split
 
-MultiHeadAttention::MultiHeadAttention(std::size_t d_in, std::size_t d_out,
-                                       std::size_t context_length, double dropout_p,
-                                       std::size_t num_heads_, bool qkv_bias, bool out_bias,
-                                       nn::BernoulliBackend backend, Generator& gen)
-    : num_heads((check_heads("MultiHeadAttention", d_out, num_heads_), num_heads_)),
-      head_dim(d_out / num_heads_),
-      W_query(d_in, d_out, qkv_bias, gen),
-      W_key(d_in, d_out, qkv_bias, gen),
-      W_value(d_in, d_out, qkv_bias, gen),
-      out_proj(d_out, d_out, out_bias, gen),
-      dropout(dropout_p, backend) {
-    if (context_length == 0)
-        throw std::invalid_argument("MultiHeadAttention: expected context_length > 0, got 0");
-    mask = attn::triu(attn::ones({context_length, context_length}), 1);
+void MultiHeadAttentionConfig::validate() const {
+    const std::string where = "MultiHeadAttention";
+    require_positive(where, "d_in", d_in);
+    require_positive(where, "d_out", d_out);
+    check_heads(where, d_out, num_heads);
+    require_positive(where, "context_length", context_length);
+    require_probability(where, "dropout", dropout);
 }
+
+MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, Generator& gen)
+    : num_heads((config.validate(), config.num_heads)),
+      head_dim(config.d_out / config.num_heads),
+      W_query(config.d_in, config.d_out, config.qkv_bias, gen),
+      W_key(config.d_in, config.d_out, config.qkv_bias, gen),
+      W_value(config.d_in, config.d_out, config.qkv_bias, gen),
+      out_proj(config.d_out, config.d_out, config.out_bias, gen),
+      dropout(config.dropout, config.backend),
+      mask(attn::triu(attn::ones({config.context_length, config.context_length}), 1)) {}
 
 MultiHeadAttention::MultiHeadAttention(nn::Linear Wq, nn::Linear Wk, nn::Linear Wv,
                                        nn::Linear out, std::size_t context_length,
@@ -241,27 +255,6 @@ GPT2Attention::Steps GPT2Attention::forward_steps(const Tensor& x, Generator& ge
 
 Tensor GPT2Attention::operator()(const Tensor& x, Generator& gen) const {
     return forward_steps(x, gen).output;
-}
-
-// ------------------------------------------------------------------------- reprs
-
-std::string repr(const GPT2Attention& layer) {
-    return "GPT2Attention(\n"
-           "  (c_attn): " + nn::repr(layer.c_attn) + "\n"
-           "  (c_proj): " + nn::repr(layer.c_proj) + "\n"
-           "  (attn_dropout): " + nn::repr(layer.attn_dropout) + "\n"
-           "  (resid_dropout): " + nn::repr(layer.resid_dropout) + "\n"
-           ")";
-}
-
-std::string repr(const MultiHeadAttention& m) {
-    return "MultiHeadAttention(\n"
-           "  (W_query): " + nn::repr(m.W_query) + "\n"
-           "  (W_key): " + nn::repr(m.W_key) + "\n"
-           "  (W_value): " + nn::repr(m.W_value) + "\n"
-           "  (out_proj): " + nn::repr(m.out_proj) + "\n"
-           "  (dropout): " + nn::repr(m.dropout) + "\n"
-           ")";
 }
 
 // ------------------------------------------------------------------------- layout maps

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "attn/functional.hpp"
-#include "attn/print.hpp"
 
 namespace attn::nn {
 
@@ -52,17 +51,6 @@ Tensor Linear::operator()(const Tensor& x) const {
 
 std::string backend_name(BernoulliBackend backend) {
     return backend == BernoulliBackend::mkl ? "MKL" : "portable";
-}
-
-std::string repr(const Linear& layer) {
-    // Module.__repr__ with Linear.extra_repr(); a module without children prints on one line.
-    return "Linear(in_features=" + std::to_string(layer.in_features()) +
-           ", out_features=" + std::to_string(layer.out_features()) +
-           ", bias=" + (layer.bias ? "True" : "False") + ")";
-}
-
-std::string repr(const Dropout& layer) {
-    return "Dropout(p=" + attn::repr_float(layer.p) + ", inplace=False)";
 }
 
 Tensor rand_parameter(std::size_t d_in, std::size_t d_out, Generator& gen) {

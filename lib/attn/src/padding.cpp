@@ -213,22 +213,5 @@ std::size_t count_nan(const Tensor& x) {
     return count;
 }
 
-std::string repr_str(const std::string& text) {
-    // CPython's unicode_repr: prefer single quotes unless the text has ' and no ".
-    const bool has_single = text.find('\'') != std::string::npos;
-    const bool has_double = text.find('"') != std::string::npos;
-    const char quote = has_single && !has_double ? '"' : '\'';
-    std::string out(1, quote);
-    static const char* hex = "0123456789abcdef";
-    for (unsigned char c : text) {
-        if (c == quote || c == '\\') { out += '\\'; out += static_cast<char>(c); }
-        else if (c == '\n') out += "\\n";
-        else if (c == '\t') out += "\\t";
-        else if (c == '\r') out += "\\r";
-        else if (c < 0x20 || c == 0x7f) { out += "\\x"; out += hex[c >> 4]; out += hex[c & 15]; }
-        else out += static_cast<char>(c);
-    }
-    return out + quote;
-}
 
 }  // namespace attn

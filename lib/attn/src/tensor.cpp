@@ -4,6 +4,12 @@
 
 namespace attn {
 
+std::size_t numel(const Shape& shape) {
+    std::size_t n = 1;
+    for (auto d : shape) n *= d;
+    return n;
+}
+
 std::string shape_str(const Shape& shape) {
     std::ostringstream out;
     out << '[';

@@ -48,6 +48,23 @@ public:
     nn::Linear W_value;  ///< `Linear(d_in, d_out)`
 };
 
+/// The keyword arguments of `CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)`
+/// (notebook 002 In [16], Raschka ch. 3.5.3), plus how dropout draws its masks. Written with
+/// designated initialisers, a call reads like the Python one:
+/// `CausalAttention({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5})`.
+struct CausalAttentionConfig {
+    std::size_t d_in = 0;            ///< input features per token
+    std::size_t d_out = 0;           ///< output features per token
+    std::size_t context_length = 0;  ///< the most tokens `forward` accepts (the mask's size)
+    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
+    bool qkv_bias = false;           ///< biases in `W_query`, `W_key`, `W_value`
+    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
+
+    /// @throws std::invalid_argument naming the field and its value when a size is 0 or
+    /// `dropout` is NaN or outside [0, 1].
+    void validate() const;
+};
+
 /// `CausalAttention` of notebook 002 In [16] and 004 In [52] (Raschka ch. 3.5.3): batched
 /// self-attention in which each token attends only to itself and the tokens before it, with
 /// dropout on the attention weights.
@@ -70,12 +87,10 @@ public:
     };
 
     /// Builds the three layers from `gen` (`3 * d_in * d_out` 32-bit draws, plus `3 * d_out`
-    /// with `qkv_bias`). `backend` chooses how dropout masks are drawn (see `nn::Dropout`).
-    /// @throws std::invalid_argument when a size is 0 or `dropout` is outside [0, 1].
-    CausalAttention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
-                    double dropout, bool qkv_bias = false,
-                    nn::BernoulliBackend backend = nn::BernoulliBackend::portable,
-                    Generator& gen = default_generator());
+    /// with `qkv_bias`). `config.backend` chooses how dropout masks are drawn (`nn::Dropout`).
+    /// @throws std::invalid_argument as `CausalAttentionConfig::validate`.
+    explicit CausalAttention(const CausalAttentionConfig& config,
+                             Generator& gen = default_generator());
 
     /// `forward(x)`: `x: [b, T, d_in] -> context_vec: [b, T, d_out]`. In training mode with
     /// `dropout > 0` the dropout mask of the `[b, T, T]` weights is drawn from `gen`.
@@ -107,6 +122,14 @@ public:
     nn::Dropout dropout; ///< on the attention weights
     Tensor mask;         ///< `[context_length, context_length]`: 1 above the diagonal, else 0
 };
+
+/// Throws `std::invalid_argument("<where>: expected <field> > 0, got 0")` when `value` is 0:
+/// the one check of a config's sizes, shared by every module config.
+void require_positive(const std::string& where, const char* field, std::size_t value);
+
+/// Throws `std::invalid_argument` naming `where`, `field` and the value when `p` is NaN or
+/// outside [0, 1] (a dropout probability).
+void require_probability(const std::string& where, const char* field, double p);
 
 /// `mask.bool()[:T, :T]`: the top-left `[T, T]` corner of a `[context_length, context_length]`
 /// 0/1 mask, as booleans (true = masked). Used by `CausalAttention` and `MultiHeadAttention`.

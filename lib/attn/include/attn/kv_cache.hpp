@@ -58,6 +58,18 @@ enum class FullyMaskedRows {
 /// @throws std::invalid_argument when `Sq > Sk` (more new tokens than keys).
 Tensor causal_mask(std::size_t Sq, std::size_t Sk);
 
+/// The arguments of `BaseSelfAttention(embed_dim)` (000 In [41]), plus what a fully masked
+/// query row becomes: `BaseSelfAttention({.embed_dim = 16})`.
+struct BaseSelfAttentionConfig {
+    std::size_t embed_dim = 0;  ///< `E`: the width of tokens, queries, keys and values
+    /// `nan` (default) is the notebook's `torch.softmax`; `zero` the masked softmax that left
+    /// padding needs (chapter 9).
+    FullyMaskedRows fully_masked_rows = FullyMaskedRows::nan;
+
+    /// @throws std::invalid_argument naming the field when `embed_dim` is 0.
+    void validate() const;
+};
+
 /// `BaseSelfAttention(embed_dim)` of 000 In [41] (In [26] without the cache): single-head causal
 /// self-attention with four biased projections `Linear(E, E)`, an optional `attention_mask`
 /// `[B, Sk]` and an optional `KVCache`. The steps are public so a chapter can run them one by
@@ -66,8 +78,9 @@ class BaseSelfAttention {
 public:
     /// Builds `query_proj`, `key_proj`, `value_proj`, `output_proj` in that order from `gen`
     /// (each weight then bias: 4 * (E * E + E) 32-bit draws, as PyTorch).
-    /// @throws std::invalid_argument when `embed_dim` is 0.
-    explicit BaseSelfAttention(std::size_t embed_dim, Generator& gen = default_generator());
+    /// @throws std::invalid_argument as `BaseSelfAttentionConfig::validate`.
+    explicit BaseSelfAttention(const BaseSelfAttentionConfig& config,
+                               Generator& gen = default_generator());
 
     /// Query, key and value; the keys and values of the cache come first.
     struct QueryKeyValue {
@@ -144,14 +157,6 @@ public:
 
 // ---------------------------------------------------------------- decoding token by token
 
-/// The outputs of the new tokens computed two ways, and how far apart they are.
-struct DecodeComparison {
-    Tensor cached;       ///< `[B, N, E]`: fed `chunk` tokens at a time with the KV cache
-    Tensor recomputed;   ///< `[B, N, E]`: each chunk's rows from a full forward over the prefix
-    std::vector<float> max_abs_diff;  ///< per new token `n`: `max |cached - recomputed|` over `B, E`
-    std::size_t cache_length = 0;     ///< `S0 + N`: tokens in the cache at the end
-};
-
 /// Runs `prompt [B, S0, E]` (S0 >= 1) to fill the cache, then feeds `tokens [B, N, E]` in
 /// chunks of `chunk` tokens (the last chunk may be shorter), each with the cache of everything
 /// before it: the outputs of generation with a KV cache. Returns `[B, N, E]`.
@@ -165,11 +170,6 @@ Tensor decode_with_cache(const BaseSelfAttention& attention, const Tensor& promp
 /// @throws std::invalid_argument as `decode_with_cache`.
 Tensor decode_without_cache(const BaseSelfAttention& attention, const Tensor& prompt,
                             const Tensor& tokens, std::size_t chunk = 1);
-
-/// Both of the above and their per-token maximum difference.
-/// @throws std::invalid_argument as `decode_with_cache`.
-DecodeComparison compare_decoding(const BaseSelfAttention& attention, const Tensor& prompt,
-                                  const Tensor& tokens, std::size_t chunk = 1);
 
 // ---------------------------------------------------------------- what the cache costs
 

@@ -31,6 +31,23 @@ namespace attn {
 /// @throws std::invalid_argument when `split_size` is 0, `x` is 0-d or `dim` is out of range.
 std::vector<Tensor> split(const Tensor& x, std::size_t split_size, long dim);
 
+/// The keyword arguments of Raschka's `MultiHeadAttentionWrapper(d_in, d_out, context_length,
+/// dropout, num_heads, qkv_bias)`: here `d_out` is each head's width, so the output has
+/// `num_heads * d_out` features.
+struct MultiHeadAttentionWrapperConfig {
+    std::size_t d_in = 0;            ///< input features per token
+    std::size_t d_out = 0;           ///< each head's output features
+    std::size_t context_length = 0;  ///< the most tokens `forward` accepts
+    double dropout = 0.0;            ///< drop probability on each head's weights, in [0, 1]
+    std::size_t num_heads = 0;       ///< heads (a `torch.cat` of none fails in PyTorch)
+    bool qkv_bias = false;           ///< biases in each head's projections
+    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
+
+    /// @throws std::invalid_argument naming the field and its value when a size or
+    /// `num_heads` is 0, or `dropout` is NaN or outside [0, 1].
+    void validate() const;
+};
+
 /// Raschka's `MultiHeadAttentionWrapper`: `num_heads` `CausalAttention(d_in, d_out, ...)`
 /// heads, built one after the other, run one after the other, outputs concatenated:
 /// `x: [b, T, d_in] -> [b, T, num_heads * d_out]`. Here `d_out` is each head's width.
@@ -44,12 +61,9 @@ public:
     };
 
     /// Builds the heads in order from `gen` (each draws as `CausalAttention` does).
-    /// @throws std::invalid_argument when `num_heads` is 0 (`torch.cat` of an empty list
-    /// fails in PyTorch) or a head's arguments are invalid.
-    MultiHeadAttentionWrapper(std::size_t d_in, std::size_t d_out, std::size_t context_length,
-                              double dropout, std::size_t num_heads, bool qkv_bias = false,
-                              nn::BernoulliBackend backend = nn::BernoulliBackend::portable,
-                              Generator& gen = default_generator());
+    /// @throws std::invalid_argument as `MultiHeadAttentionWrapperConfig::validate`.
+    explicit MultiHeadAttentionWrapper(const MultiHeadAttentionWrapperConfig& config,
+                                       Generator& gen = default_generator());
 
     /// `forward(x)`: `[b, T, d_in] -> [b, T, num_heads * d_out]`; heads draw their dropout
     /// masks in order.
@@ -68,6 +82,26 @@ public:
     std::size_t num_heads() const { return heads.size(); }
 
     std::vector<CausalAttention> heads;  ///< `nn.ModuleList` of the heads
+};
+
+/// The keyword arguments of Raschka's `MultiHeadAttention(d_in, d_out, context_length,
+/// dropout, num_heads, qkv_bias)`, plus `out_bias` (Raschka's `out_proj` has a bias; notebook
+/// 004's `MultiHeadAtt` passes `qkv_bias`, False) and the dropout backend:
+/// `MultiHeadAttention({.d_in = 3, .d_out = 2, .context_length = 6, .num_heads = 2})`.
+struct MultiHeadAttentionConfig {
+    std::size_t d_in = 0;            ///< input features per token
+    std::size_t d_out = 0;           ///< output features per token, all heads together
+    std::size_t context_length = 0;  ///< the most tokens `forward` accepts (the mask's size)
+    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
+    std::size_t num_heads = 0;       ///< heads; must divide `d_out`
+    bool qkv_bias = false;           ///< biases in `W_query`, `W_key`, `W_value`
+    bool out_bias = true;            ///< bias in `out_proj`
+    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
+
+    /// @throws std::invalid_argument naming the field and its value when a size is 0,
+    /// `num_heads` is 0 or does not divide `d_out` (the book asserts "d_out must be divisible
+    /// by num_heads"), or `dropout` is NaN or outside [0, 1].
+    void validate() const;
 };
 
 /// Raschka's `MultiHeadAttention` (and notebook 004's `MultiHeadAtt`, which is the same with
@@ -99,15 +133,11 @@ public:
     };
 
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out` 32-bit draws, plus
-    /// `3 * d_out` with `qkv_bias` and `d_out` with `out_bias`.
-    /// @throws std::invalid_argument when `num_heads` is 0 or does not divide `d_out`
-    /// (the book asserts "d_out must be divisible by num_heads"), a size is 0, or `dropout`
-    /// is outside [0, 1].
-    MultiHeadAttention(std::size_t d_in, std::size_t d_out, std::size_t context_length,
-                       double dropout, std::size_t num_heads, bool qkv_bias = false,
-                       bool out_bias = true,
-                       nn::BernoulliBackend backend = nn::BernoulliBackend::portable,
-                       Generator& gen = default_generator());
+    /// `3 * d_out` with `qkv_bias` and `d_out` with `out_bias`. Nothing is drawn when the
+    /// config is invalid.
+    /// @throws std::invalid_argument as `MultiHeadAttentionConfig::validate`.
+    explicit MultiHeadAttention(const MultiHeadAttentionConfig& config,
+                                Generator& gen = default_generator());
 
     /// Assembles the module from given layers (no draws), e.g. weights taken from another
     /// layout. `W_query`, `W_key`, `W_value`: `[d_out, d_in]` weights; `out_proj`:

@@ -119,9 +119,4 @@ std::size_t count_fully_masked_rows(const Tensor& x);
 /// How many elements of `x` are NaN.
 std::size_t count_nan(const Tensor& x);
 
-/// Python's `repr(str)` for the texts and strings the notebook displays: single quotes
-/// (double quotes when the text holds a `'` and no `"`), with `\\`, `\n`, `\t`, `\r` and the
-/// quote escaped, e.g. <tt>'\\nWith KV caching:\\n'</tt> (000 In [28]). ASCII input only.
-std::string repr_str(const std::string& text);
-
 }  // namespace attn

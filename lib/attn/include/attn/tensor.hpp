@@ -29,6 +29,10 @@ using Shape = std::vector<std::size_t>;
 /// Formats a shape as the book writes it: `[2, 6, 3]` (`[]` for a 0-d tensor).
 std::string shape_str(const Shape& shape);
 
+/// The number of elements of a tensor of this shape (`Tensor.numel()`): the product of the
+/// dimensions, 1 for `[]`.
+std::size_t numel(const Shape& shape);
+
 /// The shape of any of the three tensor types, as a `Shape`.
 template <class E>
 Shape shape_of(const E& t) {
