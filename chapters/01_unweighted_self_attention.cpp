@@ -9,10 +9,10 @@
 #include "attn/print.hpp"
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(
+    const auto options = textbook::parse_args(
         argc, argv, "chapter_01_unweighted_self_attention",
         "Chapter 1: self-attention without trainable weights");
-    attn::chapter::Printer book(options, "Chapter 1 · Self-attention without trainable weights");
+    textbook::Printer book(options, "Chapter 1 · Self-attention without trainable weights");
 
     book.prose(
         "Six tokens, \"Your journey starts with one step\", each embedded as a 3-d vector "
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
         "to it. Here the weights come straight from dot products; nothing is trained yet.");
 
     //! [inputs]
-    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
+    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
     //! [inputs]
     book.fresh("inputs, the six embeddings [6, 3]", attn::repr(inputs));
 

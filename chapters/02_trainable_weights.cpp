@@ -11,12 +11,12 @@
 #include "attn/print.hpp"
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(
+    const auto options = textbook::parse_args(
         argc, argv, "chapter_02_trainable_weights",
         "Chapter 2: self-attention with trainable weight matrices");
-    attn::chapter::Printer book(options, "Chapter 2 · Trainable weights: queries, keys, values");
+    textbook::Printer book(options, "Chapter 2 · Trainable weights: queries, keys, values");
 
-    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
+    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
 
     book.prose(
         "Three trainable matrices project each input into a query, a key and a value "

@@ -11,11 +11,11 @@
 #include "attn/print.hpp"
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(
+    const auto options = textbook::parse_args(
         argc, argv, "chapter_04_inf_mask", "Chapter 4: the -inf causal mask");
-    attn::chapter::Printer book(options, "Chapter 4 · The -inf mask");
+    textbook::Printer book(options, "Chapter 4 · The -inf mask");
 
-    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
+    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
     attn::manual_seed(789);
     const attn::SelfAttention_v2 sa_v2(3, 2);
     const attn::Tensor queries = sa_v2.W_query(inputs);

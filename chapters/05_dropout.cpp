@@ -29,7 +29,7 @@ std::string other_name(BernoulliBackend backend) {
 // zero input prints 0 whether it was kept or not).
 std::string agreement(const std::string& book_text, const attn::Tensor& mask,
                       const attn::Tensor& where) {
-    const auto numbers = attn::book::numbers_in(attn::book::strip_grad_fn(book_text));
+    const auto numbers = textbook::numbers_in(textbook::strip_grad_fn(book_text));
     const std::size_t skip = numbers.size() - mask.size();  // labels such as "-inf" come first
     std::size_t agree = 0, counted = 0;
     for (std::size_t i = 0; i < mask.size(); ++i) {
@@ -48,12 +48,12 @@ std::string count(const char* label, std::uint64_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(
+    const auto options = textbook::parse_args(
         argc, argv, "chapter_05_dropout",
         "Chapter 5: dropout, with both of PyTorch's CPU Bernoulli backends");
-    attn::chapter::Printer book(options, "Chapter 5 · Dropout, and why two machines print different masks");
+    textbook::Printer book(options, "Chapter 5 · Dropout, and why two machines print different masks");
 
-    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
+    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
     // Chapter 4's causal attention weights: SelfAttention_v2 after seed 789, -inf mask, softmax.
     attn::manual_seed(789);
     const attn::SelfAttention_v2 sa_v2(3, 2);

@@ -22,12 +22,12 @@ std::string draws_now() {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(
+    const auto options = textbook::parse_args(
         argc, argv, "chapter_06_batching", "Chapter 6: batches and the CausalAttention class");
-    attn::chapter::Printer book(options, "Chapter 6 · Batches and the CausalAttention class");
+    textbook::Printer book(options, "Chapter 6 · Batches and the CausalAttention class");
     const std::string backend = attn::nn::backend_name(options.backend);
 
-    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
+    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
 
     book.prose(
         "So far one sequence of six tokens, a [6, 3] tensor, went through attention at a "

@@ -48,12 +48,12 @@ std::string max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(
+    const auto options = textbook::parse_args(
         argc, argv, "chapter_07_multi_head", "Chapter 7: multi-head attention in three layouts");
-    attn::chapter::Printer book(options, "Chapter 7 · Multi-head attention, in three layouts");
+    textbook::Printer book(options, "Chapter 7 · Multi-head attention, in three layouts");
     const std::string backend = attn::nn::backend_name(options.backend);
 
-    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
+    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
     const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6
 
     // ------------------------------------------------------------------ (a) the wrapper

@@ -15,9 +15,9 @@
 #include "attn/print.hpp"
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(argc, argv, "chapter_08_kv_cache",
+    const auto options = textbook::parse_args(argc, argv, "chapter_08_kv_cache",
                                                    "Chapter 8: the KV cache");
-    attn::chapter::Printer book(options, "Chapter 8 · The KV cache");
+    textbook::Printer book(options, "Chapter 8 · The KV cache");
 
     book.prose(
         "A decoder generates one token at a time, and each new token runs the whole "

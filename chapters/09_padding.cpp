@@ -18,9 +18,9 @@
 #include "attn/print.hpp"
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(argc, argv, "chapter_09_padding",
+    const auto options = textbook::parse_args(argc, argv, "chapter_09_padding",
                                                    "Chapter 9: padding and the attention mask");
-    attn::chapter::Printer book(options, "Chapter 9 · Padding and the attention mask");
+    textbook::Printer book(options, "Chapter 9 · Padding and the attention mask");
     const float inf = std::numeric_limits<float>::infinity();
 
     book.prose(
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
         "data/tokenizer/mistral-7b-v0.1_000.tsv (tools/tokenize/ regenerates them with the "
         "npm package mistral-tokenizer-js); the padding is the library's collator.");
     const auto tokenizer =
-        attn::TokenizerData::load(attn::book::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
+        attn::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
     {
         std::string ids;
         for (const auto& t : tokenizer.texts) {

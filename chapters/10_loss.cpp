@@ -13,9 +13,9 @@
 #include "attn/print.hpp"
 
 int main(int argc, char** argv) {
-    const auto options = attn::chapter::parse_args(
+    const auto options = textbook::parse_args(
         argc, argv, "chapter_10_loss", "Chapter 10: from context vectors to the next-token loss");
-    attn::chapter::Printer book(options, "Chapter 10 · From context vectors to the next-token loss");
+    textbook::Printer book(options, "Chapter 10 · From context vectors to the next-token loss");
     const float inf = std::numeric_limits<float>::infinity();
 
     book.prose(
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
         "The notebook's own numbers obey the same step: the softmax of the scores it "
         "printed in In [10] gives the weights it printed in In [11], up to the rounding "
         "of two printed decimals.");
-    const attn::Tensor printed_scores = attn::book::printed_matrix(book.data().at("001-In10"), T, T);
+    const attn::Tensor printed_scores = textbook::printed_matrix(book.data().at("001-In10"), T, T);
     book.fresh("softmax of the notebook's printed In [10] (compare with its In [11] above)",
                attn::repr(attn::softmax(printed_scores, -1)));
 

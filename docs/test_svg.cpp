@@ -36,11 +36,11 @@ void require_standalone_svg(const std::string& svg) {
 
 TEST_CASE("a heatmap draws one labelled cell per entry with its value") {
     const attn::Tensor m = attn::tensor({{0.25f, 0.75f, 0.0f}, {1.0f, 0.5f, 0.125f}});
-    attn::svg::HeatmapStyle style;
+    textbook::svg::HeatmapStyle style;
     style.title = "weights";
     style.row_labels = {"q0", "q1"};
     style.col_labels = {"k0", "k1", "k2"};
-    const std::string svg = attn::svg::heatmap(m, style);
+    const std::string svg = textbook::svg::heatmap(m, style);
     require_standalone_svg(svg);
     // Each cell is a rect with a tooltip naming query, key and value.
     CHECK(count(svg, "</title></rect>") == 6);
@@ -56,7 +56,7 @@ TEST_CASE("a heatmap draws one labelled cell per entry with its value") {
 TEST_CASE("masked -inf scores are hatched and labelled, values outside the scale are clamped") {
     const float inf = std::numeric_limits<float>::infinity();
     const attn::Tensor m = attn::tensor({{0.5f, -inf}, {3.0f, -2.0f}});
-    const std::string svg = attn::svg::heatmap(m, {});
+    const std::string svg = textbook::svg::heatmap(m, {});
     require_standalone_svg(svg);
     CHECK(count(svg, "fill=\"url(#masked)\"") == 1);
     CHECK(svg.find(">\u2212\u221e<") != std::string::npos);
@@ -67,23 +67,23 @@ TEST_CASE("masked -inf scores are hatched and labelled, values outside the scale
 }
 
 TEST_CASE("labels are escaped for XML") {
-    attn::svg::HeatmapStyle style;
+    textbook::svg::HeatmapStyle style;
     style.title = "a < b & \"c\"";
     style.row_labels = {"<s>"};
     style.col_labels = {"</s>"};
-    const std::string svg = attn::svg::heatmap(attn::ones({1, 1}), style);
+    const std::string svg = textbook::svg::heatmap(attn::ones({1, 1}), style);
     CHECK(svg.find("a &lt; b &amp; &quot;c&quot;") != std::string::npos);
     CHECK(svg.find("&lt;s&gt;") != std::string::npos);
     CHECK(svg.find("<s>") == std::string::npos);
-    CHECK(attn::svg::escape("it's <&>") == "it&#39;s &lt;&amp;&gt;");
+    CHECK(textbook::svg::escape("it's <&>") == "it&#39;s &lt;&amp;&gt;");
 }
 
 TEST_CASE("heatmaps draws one panel per matrix with a shared colour bar") {
     const attn::Tensor a = attn::tensor({{1.0f, 0.0f}, {0.5f, 0.5f}});
     const attn::Tensor b = attn::tensor({{2.0f, 0.0f}, {0.0f, 2.0f}});
-    attn::svg::HeatmapStyle style;
+    textbook::svg::HeatmapStyle style;
     style.vmax = 2.0;
-    const std::string svg = attn::svg::heatmaps({a, b}, {"portable", "mkl"}, style);
+    const std::string svg = textbook::svg::heatmaps({a, b}, {"portable", "mkl"}, style);
     require_standalone_svg(svg);
     CHECK(count(svg, "</title></rect>") == 8);
     CHECK(svg.find(">portable<") != std::string::npos);
@@ -94,35 +94,35 @@ TEST_CASE("heatmaps draws one panel per matrix with a shared colour bar") {
 
 TEST_CASE("heatmap inputs that cannot be drawn throw std::invalid_argument") {
     const attn::Tensor m = attn::tensor({{1.0f, 0.0f}, {0.5f, 0.5f}});
-    CHECK_THROWS_WITH(attn::svg::heatmap(attn::tensor({1.0f, 2.0f}), {}),
+    CHECK_THROWS_WITH(textbook::svg::heatmap(attn::tensor({1.0f, 2.0f}), {}),
                       Catch::Contains("svg::heatmap: expected [*, *]") && Catch::Contains("got [2]"));
-    attn::svg::HeatmapStyle labels;
+    textbook::svg::HeatmapStyle labels;
     labels.row_labels = {"only one"};
-    CHECK_THROWS_WITH(attn::svg::heatmap(m, labels), Catch::Contains("expected 0 or 2 row labels, got 1"));
-    attn::svg::HeatmapStyle scale;
+    CHECK_THROWS_WITH(textbook::svg::heatmap(m, labels), Catch::Contains("expected 0 or 2 row labels, got 1"));
+    textbook::svg::HeatmapStyle scale;
     scale.vmin = scale.vmax = 1.0;
-    CHECK_THROWS_AS(attn::svg::heatmap(m, scale), std::invalid_argument);
-    CHECK_THROWS_WITH(attn::svg::heatmaps({m, attn::ones({1, 1})}, {"a", "b"}, {}),
+    CHECK_THROWS_AS(textbook::svg::heatmap(m, scale), std::invalid_argument);
+    CHECK_THROWS_WITH(textbook::svg::heatmaps({m, attn::ones({1, 1})}, {"a", "b"}, {}),
                       Catch::Contains("expected [2, 2], got [1, 1]"));
-    CHECK_THROWS_WITH(attn::svg::heatmaps({m}, {"a", "b"}, {}), Catch::Contains("expected 1 panel titles, got 2"));
-    CHECK_THROWS_AS(attn::svg::heatmaps({}, {}, {}), std::invalid_argument);
+    CHECK_THROWS_WITH(textbook::svg::heatmaps({m}, {"a", "b"}, {}), Catch::Contains("expected 1 panel titles, got 2"));
+    CHECK_THROWS_AS(textbook::svg::heatmaps({}, {}, {}), std::invalid_argument);
 }
 
 TEST_CASE("a line plot draws each series in x order with a legend") {
-    attn::svg::Series cached;
+    textbook::svg::Series cached;
     cached.name = "with cache";
     cached.x = {256, 64, 1024};
     cached.y = {20, 10, 40};
-    attn::svg::Series uncached;
+    textbook::svg::Series uncached;
     uncached.name = "without cache";
     uncached.x = {64, 256, 1024};
     uncached.y = {100, 1000, 20000};
     uncached.dashed = true;
-    attn::svg::PlotStyle style;
+    textbook::svg::PlotStyle style;
     style.title = "time per token";
     style.subtitle = "from data/benchmarks/kv_cache.json";
     style.log_x = style.log_y = true;
-    const std::string svg = attn::svg::line_plot({cached, uncached}, style);
+    const std::string svg = textbook::svg::line_plot({cached, uncached}, style);
     require_standalone_svg(svg);
     CHECK(count(svg, "<polyline") == 2);
     CHECK(count(svg, "<circle") == 6);
@@ -143,36 +143,36 @@ TEST_CASE("a line plot draws each series in x order with a legend") {
 }
 
 TEST_CASE("line plots reject data they cannot draw") {
-    attn::svg::Series s;
+    textbook::svg::Series s;
     s.name = "s";
-    CHECK_THROWS_WITH(attn::svg::line_plot({s}, {}), Catch::Contains("has no points"));
+    CHECK_THROWS_WITH(textbook::svg::line_plot({s}, {}), Catch::Contains("has no points"));
     s.x = {1, 2};
     s.y = {1};
-    CHECK_THROWS_WITH(attn::svg::line_plot({s}, {}), Catch::Contains("has 2 x values and 1 y values"));
+    CHECK_THROWS_WITH(textbook::svg::line_plot({s}, {}), Catch::Contains("has 2 x values and 1 y values"));
     s.y = {1, std::nan("")};
-    CHECK_THROWS_WITH(attn::svg::line_plot({s}, {}), Catch::Contains("non-finite"));
+    CHECK_THROWS_WITH(textbook::svg::line_plot({s}, {}), Catch::Contains("non-finite"));
     s.y = {0, 1};
-    attn::svg::PlotStyle log_y;
+    textbook::svg::PlotStyle log_y;
     log_y.log_y = true;
-    CHECK_THROWS_WITH(attn::svg::line_plot({s}, log_y), Catch::Contains("logarithmic"));
-    CHECK_NOTHROW(attn::svg::line_plot({s}, {}));  // 0 is fine on a linear axis
-    CHECK_THROWS_AS(attn::svg::line_plot({}, {}), std::invalid_argument);
+    CHECK_THROWS_WITH(textbook::svg::line_plot({s}, log_y), Catch::Contains("logarithmic"));
+    CHECK_NOTHROW(textbook::svg::line_plot({s}, {}));  // 0 is fine on a linear axis
+    CHECK_THROWS_AS(textbook::svg::line_plot({}, {}), std::invalid_argument);
 }
 
 TEST_CASE("a note wraps its text and write_file writes it") {
     const std::string text =
         "No benchmark results recorded: data/benchmarks/ holds no Google Benchmark JSON yet, so "
         "there is nothing to plot; record them with tools/run_kv_benchmark.sh.";
-    const std::string svg = attn::svg::note("Not drawn yet", text);
+    const std::string svg = textbook::svg::note("Not drawn yet", text);
     require_standalone_svg(svg);
     CHECK(svg.find(">Not drawn yet<") != std::string::npos);
     CHECK(count(svg, "<text") == 4);  // the title and three wrapped lines of at most 70 characters
     const auto path = std::filesystem::temp_directory_path() / "attn_test_svg" / "note.svg";
-    attn::svg::write_file(path, svg);
+    textbook::svg::write_file(path, svg);
     std::ifstream in(path);
     std::stringstream back;
     back << in.rdbuf();
     CHECK(back.str() == svg);
     std::filesystem::remove_all(path.parent_path());
-    CHECK_THROWS_AS(attn::svg::write_file("/proc/attn_no_such_dir/x.svg", svg), std::exception);
+    CHECK_THROWS_AS(textbook::svg::write_file("/proc/attn_no_such_dir/x.svg", svg), std::exception);
 }

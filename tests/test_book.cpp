@@ -28,7 +28,7 @@ const char* good = "002-In01\t002_x.txt\tIn [1]\t2\ttorch\t4\texact\t002/a.txt\t
 }  // namespace
 
 TEST_CASE("the book loads a well-formed manifest") {
-    const auto book = attn::book::Book::load(make_data(good));
+    const auto book = textbook::Book::load(make_data(good));
     REQUIRE(book.entries().size() == 1);
     const auto& e = book.at("002-In01");
     CHECK(e.cell == "In [1]");
@@ -52,7 +52,7 @@ TEST_CASE("a malformed manifest is an error naming the file and the line") {
     for (const auto& [body, why] : cases) {
         const fs::path dir = make_data(body);
         try {
-            attn::book::Book::load(dir);
+            textbook::Book::load(dir);
             FAIL("no error for: " << why);
         } catch (const std::runtime_error& e) {
             const std::string what = e.what();
@@ -64,64 +64,64 @@ TEST_CASE("a malformed manifest is an error naming the file and the line") {
 }
 
 TEST_CASE("strip_grad_fn removes PyTorch's autograd suffix wherever it stands") {
-    CHECK(attn::book::strip_grad_fn("tensor([0.3061, 0.8210], grad_fn=<MmBackward0>)") ==
+    CHECK(textbook::strip_grad_fn("tensor([0.3061, 0.8210], grad_fn=<MmBackward0>)") ==
           "tensor([0.3061, 0.8210])");
-    CHECK(attn::book::strip_grad_fn("tensor([[0.1921],\n        [0.1510]],\n       grad_fn=<SoftmaxBackward0>)") ==
+    CHECK(textbook::strip_grad_fn("tensor([[0.1921],\n        [0.1510]],\n       grad_fn=<SoftmaxBackward0>)") ==
           "tensor([[0.1921],\n        [0.1510]])");
-    CHECK(attn::book::strip_grad_fn("tensor(4.54)") == "tensor(4.54)");
+    CHECK(textbook::strip_grad_fn("tensor(4.54)") == "tensor(4.54)");
 }
 
 TEST_CASE("numbers_in finds the printed numbers, and the skeleton ignores padding") {
     std::string skel;
-    const auto n = attn::book::numbers_in(" [[0.2899089        -inf]\n [1.         0.        ]]", &skel);
+    const auto n = textbook::numbers_in(" [[0.2899089        -inf]\n [1.         0.        ]]", &skel);
     REQUIRE(n.size() == 4);
     CHECK(n[0].text == "0.2899089");
     CHECK(std::isinf(n[1].value));
     CHECK(n[1].value < 0);
     CHECK(n[2].text == "1.");
     CHECK(skel == "[[##]\n[##]]");
-    CHECK(attn::book::numbers_in("x_2 = tensor(1.4901e-08)")[0].value == Approx(1.4901e-08));
+    CHECK(textbook::numbers_in("x_2 = tensor(1.4901e-08)")[0].value == Approx(1.4901e-08));
 }
 
 TEST_CASE("ulp_distance counts float32 steps") {
-    CHECK(attn::book::ulp_distance(1.0f, 1.0f) == 0);
-    CHECK(attn::book::ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)) == 1);
-    CHECK(attn::book::ulp_distance(-0.0f, 0.0f) == 0);
-    CHECK(attn::book::ulp_distance(std::nextafter(0.0f, -1.0f), std::nextafter(0.0f, 1.0f)) == 2);
-    CHECK(attn::book::ulp_distance(NAN, 1.0f) > 1000000);
+    CHECK(textbook::ulp_distance(1.0f, 1.0f) == 0);
+    CHECK(textbook::ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)) == 1);
+    CHECK(textbook::ulp_distance(-0.0f, 0.0f) == 0);
+    CHECK(textbook::ulp_distance(std::nextafter(0.0f, -1.0f), std::nextafter(0.0f, 1.0f)) == 2);
+    CHECK(textbook::ulp_distance(NAN, 1.0f) > 1000000);
 }
 
 TEST_CASE("compare: exact needs identical text; ulp:N tolerates the last bits only") {
-    attn::book::Entry exact;
+    textbook::Entry exact;
     exact.check = "exact";
     exact.text = "tensor([0.3061, 0.8210], grad_fn=<MmBackward0>)";
-    CHECK(attn::book::compare(exact, "tensor([0.3061, 0.8210])").identical);
-    const auto off = attn::book::compare(exact, "tensor([0.3061, 0.8211])");
+    CHECK(textbook::compare(exact, "tensor([0.3061, 0.8210])").identical);
+    const auto off = textbook::compare(exact, "tensor([0.3061, 0.8211])");
     CHECK_FALSE(off.match);
     REQUIRE(off.differences.size() == 1);
 
-    attn::book::Entry ulp;
+    textbook::Entry ulp;
     ulp.check = "ulp:4";
     ulp.text = " [[-0.07389025  0.07128991]]";
     // Debian's torch prints 0.0712899 where the book has 0.07128991: 1 ulp apart.
-    const auto near = attn::book::compare(ulp, " [[-0.07389025  0.0712899 ]]");
+    const auto near = textbook::compare(ulp, " [[-0.07389025  0.0712899 ]]");
     CHECK(near.match);
     CHECK_FALSE(near.identical);
     CHECK(near.numbers_identical == 1);
     CHECK(near.differences.size() == 1);
-    CHECK_FALSE(attn::book::compare(ulp, " [[-0.07389025  0.0713    ]]").match);
-    CHECK_FALSE(attn::book::compare(ulp, " [[-0.07389025]]").match);
+    CHECK_FALSE(textbook::compare(ulp, " [[-0.07389025  0.0713    ]]").match);
+    CHECK_FALSE(textbook::compare(ulp, " [[-0.07389025]]").match);
 
-    attn::book::Entry rel;
+    textbook::Entry rel;
     rel.check = "relation:softmax_of_printed_logits";
     rel.text = "tensor([1.])";
-    const auto r = attn::book::compare(rel, "tensor([1.])");
+    const auto r = textbook::compare(rel, "tensor([1.])");
     CHECK_FALSE(r.text_check);
     CHECK_FALSE(r.match);
 }
 
 TEST_CASE("every block of data/book occurs verbatim in its notebook") {
-    const auto book = attn::book::Book::load(attn::book::data_dir());
+    const auto book = textbook::Book::load(textbook::data_dir());
     const char* seeds = std::getenv("ATTN_SEEDS_DIR");
     REQUIRE(seeds != nullptr);
     if (!fs::exists(seeds)) {

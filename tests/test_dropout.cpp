@@ -119,19 +119,19 @@ attn::Tensor pattern(const attn::Shape& shape) {
 }
 
 nlohmann::json dropout_manifest() {
-    std::ifstream in(attn::book::data_dir() / "oracle" / "dropout" / "manifest.json");
+    std::ifstream in(textbook::data_dir() / "oracle" / "dropout" / "manifest.json");
     REQUIRE(in.good());
     return nlohmann::json::parse(in);
 }
 
-const attn::book::Book& the_book() {
-    static const auto book = attn::book::Book::load(attn::book::data_dir());
+const textbook::Book& the_book() {
+    static const auto book = textbook::Book::load(textbook::data_dir());
     return book;
 }
 
 // The book's printed numbers: the last `n` of the block (labels such as "-inf" come first).
 std::vector<double> book_numbers(const std::string& id, std::size_t n) {
-    const auto numbers = attn::book::numbers_in(attn::book::strip_grad_fn(the_book().at(id).text));
+    const auto numbers = textbook::numbers_in(textbook::strip_grad_fn(the_book().at(id).text));
     REQUIRE(numbers.size() >= n);
     std::vector<double> out;
     for (std::size_t i = numbers.size() - n; i < numbers.size(); ++i) out.push_back(numbers[i].value);
@@ -140,7 +140,7 @@ std::vector<double> book_numbers(const std::string& id, std::size_t n) {
 
 // Chapter 4's -inf-masked softmax weights (SelfAttention_v2 after manual_seed(789)).
 attn::Tensor causal_attn_weights() {
-    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
+    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
     attn::Generator gen(789);
     const attn::SelfAttention_v2 sa_v2(3, 2, false, gen);
     const attn::Tensor queries = sa_v2.W_query(inputs);
@@ -154,7 +154,7 @@ attn::Tensor causal_attn_weights() {
 
 // The generator oracle's torch.rand(10000) after torch.manual_seed(123).
 const std::vector<float>& rand_s123() {
-    static const auto v = read_f32(attn::book::data_dir() / "oracle" / "generator" / "rand_s123.npy");
+    static const auto v = read_f32(textbook::data_dir() / "oracle" / "generator" / "rand_s123.npy");
     return v;
 }
 
@@ -228,14 +228,14 @@ TEST_CASE("[book] 002 In [12]: MKL backend, dropout(0.5) of ones(6, 6) after see
         CHECK(static_cast<double>(dropped.flat(i)) == printed[i]);  // 2 or 0, exactly
     }
     const std::string text = "Example:\n" + attn::repr(example) + "\n\nDropout:\n" + attn::repr(dropped);
-    const auto c = attn::book::compare(the_book().at("002-In12"), text);
+    const auto c = textbook::compare(the_book().at("002-In12"), text);
     INFO(c.summary());
     CHECK(c.identical);
 
     // The other backend prints a different mask: the book tells the two apart.
     attn::manual_seed(123);
     const attn::Tensor portable = Dropout(0.5, BernoulliBackend::portable)(example);
-    CHECK_FALSE(attn::book::compare(the_book().at("002-In12"),
+    CHECK_FALSE(textbook::compare(the_book().at("002-In12"),
                                     "Example:\n" + attn::repr(example) + "\n\nDropout:\n" +
                                         attn::repr(portable)).match);
 }
@@ -244,7 +244,7 @@ TEST_CASE("[book] 002 In [13]: MKL backend, dropout(0.5) of the causal weights a
     const attn::Tensor attn_weights = causal_attn_weights();
     attn::manual_seed(123);
     const attn::Tensor dropped = Dropout(0.5, BernoulliBackend::mkl)(attn_weights);
-    const auto c = attn::book::compare(the_book().at("002-In13"), attn::repr(dropped));
+    const auto c = textbook::compare(the_book().at("002-In13"), attn::repr(dropped));
     INFO(c.summary());
     CHECK(c.identical);
     // Mask: wherever the weight is non-zero, kept == printed non-zero; kept values are
@@ -275,11 +275,11 @@ TEST_CASE("[book] 004 In [51]: portable backend, the fourth dropout after seed 1
         INFO("element " << i << ": book " << printed[i] << ", ours " << dropped.flat(i));
         CHECK((dropped.flat(i) != 0.0f) == (printed[i] != 0.0));  // the mask, exactly
         if (printed[i] != 0.0)
-            CHECK(attn::book::ulp_distance(dropped.flat(i), static_cast<float>(printed[i])) <= 4);
+            CHECK(textbook::ulp_distance(dropped.flat(i), static_cast<float>(printed[i])) <= 4);
     }
     CHECK(below_diagonal == 21);
     // The printed text: same skeleton, every number within 4 ulp (the entry's check).
-    const auto c = attn::book::compare(the_book().at("004-In51"),
+    const auto c = textbook::compare(the_book().at("004-In51"),
                                        "Dropout applied to -inf Attention-Weights: \n " +
                                            attn::numpy_str(dropped));
     INFO(c.summary());
@@ -289,7 +289,7 @@ TEST_CASE("[book] 004 In [51]: portable backend, the fourth dropout after seed 1
     attn::manual_seed(123);
     attn::Tensor mkl;
     for (int run = 0; run < 4; ++run) mkl = Dropout(0.5, BernoulliBackend::mkl)(attn_weights);
-    CHECK_FALSE(attn::book::compare(the_book().at("004-In51"),
+    CHECK_FALSE(textbook::compare(the_book().at("004-In51"),
                                     "Dropout applied to -inf Attention-Weights: \n " +
                                         attn::numpy_str(mkl)).match);
 }
@@ -298,7 +298,7 @@ TEST_CASE("[book] 004 In [51]: portable backend, the fourth dropout after seed 1
 
 TEST_CASE("[oracle] portable backend: masks, values and generator state match python3-torch") {
     const auto manifest = dropout_manifest();
-    const fs::path dir = attn::book::data_dir() / "oracle" / "dropout";
+    const fs::path dir = textbook::data_dir() / "oracle" / "dropout";
     REQUIRE_FALSE(manifest.at("torch_mkl").get<bool>());
     std::size_t total_mask = 0, total_values = 0, total_rand = 0;
     std::set<std::uint64_t> seeds;

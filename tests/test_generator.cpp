@@ -43,7 +43,7 @@ using json = nlohmann::json;
 /// `$ATTN_DATA_DIR/oracle/generator/` (meson test sets it); when the binary is run by hand
 /// without it, book::data_dir() falls back to the source tree's data/.
 std::string oracle_dir() {
-    return (attn::book::data_dir() / "oracle" / "generator").string() + "/";
+    return (textbook::data_dir() / "oracle" / "generator").string() + "/";
 }
 
 const json& manifest() {

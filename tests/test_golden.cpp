@@ -95,7 +95,7 @@ int chapter_number(const std::string& path) {
 }  // namespace
 
 TEST_CASE("every chapter reprints its notebook blocks as the book printed them", "[golden]") {
-    const auto book = attn::book::Book::load(attn::book::data_dir());
+    const auto book = textbook::Book::load(textbook::data_dir());
     // Catch2 re-enters the test case once per SECTION: run the chapters only the first time.
     static const std::map<int, std::vector<Block>> printed = [] {
         std::map<int, std::vector<Block>> out;
@@ -130,10 +130,10 @@ TEST_CASE("every chapter reprints its notebook blocks as the book printed them",
             if (std::regex_search(entry.id, m, suffix) && entry.id.size() > 9) k = std::stoul(m[1]) - 1;
             REQUIRE(k < candidates.size());
             const std::string& ours = candidates[k]->body;
-            const auto c = attn::book::compare(entry, ours);
-            INFO("book:\n" << attn::book::strip_grad_fn(entry.text) << "\nours:\n" << ours);
+            const auto c = textbook::compare(entry, ours);
+            INFO("book:\n" << textbook::strip_grad_fn(entry.text) << "\nours:\n" << ours);
             for (const auto& d : c.differences) INFO(d);
-            if (entry.check == "exact") CHECK(ours == attn::book::strip_grad_fn(entry.text));
+            if (entry.check == "exact") CHECK(ours == textbook::strip_grad_fn(entry.text));
             CHECK(c.match);
         }
         ++compared;
@@ -154,7 +154,7 @@ TEST_CASE("a chapter given an unknown flag prints its usage and exits with statu
 }
 
 TEST_CASE("every relation of the book has a test named after it; unreproducible entries say why") {
-    const auto book = attn::book::Book::load(attn::book::data_dir());
+    const auto book = textbook::Book::load(textbook::data_dir());
     const char* tests_dir = std::getenv("ATTN_TESTS_DIR");
     REQUIRE(tests_dir != nullptr);
     std::string sources;

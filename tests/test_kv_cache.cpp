@@ -25,13 +25,13 @@ namespace {
 
 const float inf = std::numeric_limits<float>::infinity();
 
-const attn::book::Book& the_book() {
-    static const attn::book::Book book = attn::book::Book::load(attn::book::data_dir());
+const textbook::Book& the_book() {
+    static const textbook::Book book = textbook::Book::load(textbook::data_dir());
     return book;
 }
 
-std::vector<attn::book::Number> printed_numbers(const std::string& id) {
-    return attn::book::numbers_in(attn::book::strip_grad_fn(the_book().at(id).text));
+std::vector<textbook::Number> printed_numbers(const std::string& id) {
+    return textbook::numbers_in(textbook::strip_grad_fn(the_book().at(id).text));
 }
 
 void require_invalid(const std::function<void()>& f, const std::vector<std::string>& fragments) {

@@ -38,19 +38,19 @@ namespace {
 constexpr float inf = std::numeric_limits<float>::infinity();
 
 json load_oracle(const std::string& name) {
-    const auto path = attn::book::data_dir() / "oracle" / "ch10" / name;
+    const auto path = textbook::data_dir() / "oracle" / "ch10" / name;
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot open " + path.string());
     return json::parse(in);
 }
 
-const attn::book::Book& the_book() {
-    static const attn::book::Book book = attn::book::Book::load(attn::book::data_dir());
+const textbook::Book& the_book() {
+    static const textbook::Book book = textbook::Book::load(textbook::data_dir());
     return book;
 }
 
 std::string book_text(const std::string& id) {
-    return attn::book::strip_grad_fn(the_book().at(id).text);
+    return textbook::strip_grad_fn(the_book().at(id).text);
 }
 
 attn::Shape shape_from(const json& j) {
@@ -115,13 +115,13 @@ attn::Tensor recipe_case(const json& c) {
 // The numbers a book block printed, in order (tensor values, then torch.Size entries).
 std::vector<double> printed_numbers(const std::string& id) {
     std::vector<double> out;
-    for (const auto& n : attn::book::numbers_in(book_text(id))) out.push_back(n.value);
+    for (const auto& n : textbook::numbers_in(book_text(id))) out.push_back(n.value);
     return out;
 }
 
 // The first rows * cols printed numbers of a block as a [rows, cols] tensor.
 attn::Tensor printed_matrix(const std::string& id, std::size_t rows, std::size_t cols) {
-    return attn::book::printed_matrix(the_book().at(id), rows, cols);
+    return textbook::printed_matrix(the_book().at(id), rows, cols);
 }
 
 double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
@@ -202,9 +202,9 @@ TEST_CASE("Embedding(100, 768) after manual_seed(123) holds PyTorch's normal_ ta
     // The vectorised normal_ of PyTorch's AVX2 build may differ in the last bit or two.
     long long worst = 0;
     for (std::size_t i = 0; i < 32; ++i) {
-        worst = std::max(worst, attn::book::ulp_distance(emb.weight.data()[i],
+        worst = std::max(worst, textbook::ulp_distance(emb.weight.data()[i],
                                                          from_bits(w["first_32_bits"][i].get<std::uint32_t>())));
-        worst = std::max(worst, attn::book::ulp_distance(emb.weight.data()[emb.weight.size() - 32 + i],
+        worst = std::max(worst, textbook::ulp_distance(emb.weight.data()[emb.weight.size() - 32 + i],
                                                          from_bits(w["last_32_bits"][i].get<std::uint32_t>())));
     }
     CHECK(worst <= 4);
@@ -286,7 +286,7 @@ TEST_CASE("cross_entropy and log_softmax match PyTorch on crafted inputs") {
             INFO("log_softmax element " << i << ": " << a << " vs torch " << b);
             // exp/log and the order of the sum differ from PyTorch's vectorised kernel in
             // the last bits; -inf and NaN must agree exactly.
-            if (!std::isfinite(b)) CHECK(attn::book::ulp_distance(a, b) == 0);
+            if (!std::isfinite(b)) CHECK(textbook::ulp_distance(a, b) == 0);
             else CHECK(std::abs(a - b) <= 2e-6 * std::max(1.0f, std::abs(b)));
         }
 
@@ -425,9 +425,9 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
     for (std::size_t i = 0; i < 5; ++i) {
         long long worst = 0;
         for (std::size_t j = 0; j < 8; ++j) {
-            worst = std::max(worst, attn::book::ulp_distance(
+            worst = std::max(worst, textbook::ulp_distance(
                                         p.x(i, j), from_bits(s["x"]["row_heads_bits"][i][j].get<std::uint32_t>())));
-            worst = std::max(worst, attn::book::ulp_distance(
+            worst = std::max(worst, textbook::ulp_distance(
                                         p.x(i, 760 + j), from_bits(s["x"]["row_tails_bits"][i][j].get<std::uint32_t>())));
         }
         CHECK(worst <= 4);
@@ -571,8 +571,8 @@ TEST_CASE("relation:input_of_masking_chain") {
     const Pipeline& p = seeded_pipeline();
     attn::set_printoptions(2, 200);
     std::string skel_book, skel_ours;
-    attn::book::numbers_in(book_text("001-In08"), &skel_book);
-    attn::book::numbers_in(attn::repr_tuple({attn::repr(p.raw_att), attn::repr(attn::shape_of(p.raw_att))}),
+    textbook::numbers_in(book_text("001-In08"), &skel_book);
+    textbook::numbers_in(attn::repr_tuple({attn::repr(p.raw_att), attn::repr(attn::shape_of(p.raw_att))}),
                            &skel_ours);
     CHECK(skel_ours == skel_book);
     attn::set_printoptions(4, 80);

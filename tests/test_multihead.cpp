@@ -33,14 +33,14 @@ namespace {
 using json = nlohmann::json;
 using Catch::Matchers::Contains;
 
-const attn::book::Book& book() {
-    static const attn::book::Book b = attn::book::Book::load(attn::book::data_dir());
+const textbook::Book& book() {
+    static const textbook::Book b = textbook::Book::load(textbook::data_dir());
     return b;
 }
 
 const json& oracle() {
     static const json j = [] {
-        std::ifstream in(attn::book::data_dir() / "oracle" / "multihead.json");
+        std::ifstream in(textbook::data_dir() / "oracle" / "multihead.json");
         REQUIRE(in.good());
         return json::parse(in);
     }();
@@ -64,7 +64,7 @@ attn::Tensor oracle_tensor(const json& out) {
 }
 
 attn::Tensor batch() {
-    const attn::Tensor inputs = attn::book::inputs();  // 002 In [1], 004 In [2]
+    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
     return attn::stack({inputs, inputs}, 0);
 }
 
@@ -76,7 +76,7 @@ long long max_ulp(const attn::Tensor& a, const attn::Tensor& b) {
     long long worst = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
         if (std::abs(double(a.data()[i]) - double(b.data()[i])) <= 1e-7) continue;
-        worst = std::max(worst, attn::book::ulp_distance(a.data()[i], b.data()[i]));
+        worst = std::max(worst, textbook::ulp_distance(a.data()[i], b.data()[i]));
     }
     return worst;
 }
@@ -93,13 +93,13 @@ double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
 // absolute (the "Last bits" rule of the notes; NumPy prints at most 8 decimals, so a small
 // value's printed form is itself rounded).
 void check_printed_numbers(const std::string& text, const attn::Tensor& values, long long ulps) {
-    const auto nums = attn::book::numbers_in(text);
+    const auto nums = textbook::numbers_in(text);
     REQUIRE(nums.size() == values.size());
     for (std::size_t i = 0; i < nums.size(); ++i) {
         const float ours = values.data()[i];
         const float theirs = static_cast<float>(nums[i].value);
         INFO("number " << i << ": printed " << nums[i].text << ", ours " << ours);
-        const bool close = attn::book::ulp_distance(ours, theirs) <= ulps ||
+        const bool close = textbook::ulp_distance(ours, theirs) <= ulps ||
                            std::abs(double(ours) - nums[i].value) <= 1e-7;
         CHECK(close);
     }
@@ -124,7 +124,7 @@ TEST_CASE("the batch of 002 In [14]-[17]: stack((inputs, inputs)) as numbers and
     for (const char* id : {"002-In15", "002-In17-1"}) {
         const auto& entry = book().at(id);
         CHECK(text == entry.text);
-        const auto nums = attn::book::numbers_in(entry.text);
+        const auto nums = textbook::numbers_in(entry.text);
         REQUIRE(nums.size() == 36 + 3);  // the values, then torch.Size([2, 6, 3])
         for (std::size_t i = 0; i < 36; ++i) CHECK(x.data()[i] == static_cast<float>(nums[i].value));
     }
@@ -147,7 +147,7 @@ TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batc
 
     const auto& entry = book().at("002-In19");
     SECTION("as numbers, at the printed precision") {
-        const auto nums = attn::book::numbers_in(attn::book::strip_grad_fn(entry.text));
+        const auto nums = textbook::numbers_in(textbook::strip_grad_fn(entry.text));
         // 24 values, then the 3 sizes of `Shape: torch.Size([2, 6, 2])`.
         REQUIRE(nums.size() == 24 + 3);
         for (std::size_t i = 0; i < 24; ++i) {
@@ -162,8 +162,8 @@ TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batc
     SECTION("as printed text") {
         const std::string text = "Context vectors:\n" + attn::repr(context_vecs) +
                                  "\n\nShape: " + attn::repr(attn::shape_of(context_vecs));
-        CHECK(text == attn::book::strip_grad_fn(entry.text));
-        CHECK(attn::book::compare(entry, text).match);
+        CHECK(text == textbook::strip_grad_fn(entry.text));
+        CHECK(textbook::compare(entry, text).match);
     }
 }
 
@@ -187,7 +187,7 @@ TEST_CASE("CausalAttention reproduces 004 In [62]: seed 123, dropout 0.5, portab
     }
     SECTION("as printed text (NumPy style, ulp:4)") {
         const std::string text = "Batched Context Matrices: \n\n " + attn::numpy_str(context_vecs);
-        const auto c = attn::book::compare(entry, text);
+        const auto c = textbook::compare(entry, text);
         INFO(c.summary());
         for (const auto& d : c.differences) INFO(d);
         CHECK(c.match);
@@ -223,12 +223,12 @@ TEST_CASE("004 In [64] is the second run of MultiHeadAtt after In [62]", "[mha][
         const auto& entry = book().at(ids[i]);
         const attn::Tensor element = attn::select(runs[1], i);
         check_printed_numbers(entry.text, element, 4);
-        const auto c = attn::book::compare(entry, labels[i] + attn::numpy_str(element));
+        const auto c = textbook::compare(entry, labels[i] + attn::numpy_str(element));
         INFO(c.summary());
         CHECK(c.match);
         WARN(ids[i] << ": " << c.numbers_identical << " of " << c.numbers << " numbers print identically");
         // The first run is not what the notebook printed: the history matters.
-        const auto first = attn::book::compare(entry, labels[i] + attn::numpy_str(attn::select(runs[0], i)));
+        const auto first = textbook::compare(entry, labels[i] + attn::numpy_str(attn::select(runs[0], i)));
         CHECK_FALSE(first.match);
     }
 }
@@ -249,7 +249,7 @@ TEST_CASE("CausalAttention on the MKL backend: one draw for the whole dropout ma
     const attn::Tensor out = ca(batch());
     CHECK(attn::default_generator().draws_since_seed() == 18 + 1);
     // A different mask from the portable one: the book's In [62] is not reproduced.
-    const auto c = attn::book::compare(book().at("004-In62"),
+    const auto c = textbook::compare(book().at("004-In62"),
                                        "Batched Context Matrices: \n\n " + attn::numpy_str(out));
     CHECK_FALSE(c.match);
 }
@@ -314,7 +314,7 @@ TEST_CASE("MultiHeadAttentionWrapper: the book's configuration (seed 123, 2 head
     // The first head is 002 In [19]'s CausalAttention: same seed, built first.
     const auto& entry = book().at("002-In19");
     CHECK(("Context vectors:\n" + attn::repr(st.head_outputs[0]) + "\n\nShape: torch.Size([2, 6, 2])") ==
-          attn::book::strip_grad_fn(entry.text));
+          textbook::strip_grad_fn(entry.text));
 }
 
 TEST_CASE("MultiHeadAttentionWrapper with biases and dropout matches PyTorch (draw order)",

@@ -24,22 +24,22 @@ namespace {
 
 const float inf = std::numeric_limits<float>::infinity();
 
-const attn::book::Book& the_book() {
-    static const attn::book::Book book = attn::book::Book::load(attn::book::data_dir());
+const textbook::Book& the_book() {
+    static const textbook::Book book = textbook::Book::load(textbook::data_dir());
     return book;
 }
 
 // The numbers of a book block; a block the export truncated loses its last (cut) number.
-std::vector<attn::book::Number> printed_numbers(const std::string& id) {
+std::vector<textbook::Number> printed_numbers(const std::string& id) {
     const auto& entry = the_book().at(id);
-    auto numbers = attn::book::numbers_in(attn::book::strip_grad_fn(entry.text));
+    auto numbers = textbook::numbers_in(textbook::strip_grad_fn(entry.text));
     if (entry.what.find("(truncated in the export)") != std::string::npos) numbers.pop_back();
     return numbers;
 }
 
 const attn::TokenizerData& tokenizer() {
     static const attn::TokenizerData data =
-        attn::TokenizerData::load(attn::book::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
+        attn::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
     return data;
 }
 

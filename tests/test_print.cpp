@@ -33,7 +33,7 @@ namespace {
 
 /// `$ATTN_DATA_DIR` (meson test sets it); run by hand without it, book::data_dir() falls
 /// back to the source tree's data/.
-std::string data_dir() { return attn::book::data_dir().string(); }
+std::string data_dir() { return textbook::data_dir().string(); }
 
 const json& oracle() {
     static const json doc = [] {

@@ -43,7 +43,7 @@ const std::vector<std::string> kTokens = {"Your", "journey", "starts", "with", "
 
 // The attention scores of chapters 2-4: SelfAttention_v2(3, 2) after manual_seed(789).
 attn::Tensor v2_scores() {
-    const attn::Tensor inputs = attn::book::inputs();
+    const attn::Tensor inputs = textbook::inputs();
     attn::manual_seed(789);
     const attn::SelfAttention_v2 sa_v2(3, 2);
     return attn::matmul(sa_v2.W_query(inputs), attn::T(sa_v2.W_key(inputs)));
@@ -57,8 +57,8 @@ attn::Tensor causal_weights() {
     return attn::softmax(attn::Tensor(masked / std::sqrt(2.0f)), -1);
 }
 
-attn::svg::HeatmapStyle token_style(const std::string& title) {
-    attn::svg::HeatmapStyle style;
+textbook::svg::HeatmapStyle token_style(const std::string& title) {
+    textbook::svg::HeatmapStyle style;
     style.title = title;
     style.row_labels = kTokens;
     style.col_labels = kTokens;
@@ -163,9 +163,9 @@ std::string kv_cache_plot(const fs::path& data_dir) {
     // One colour per width; the cached variant solid, the uncached one dashed.
     static const std::vector<std::string> colours{"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
     std::map<std::string, std::string> colour_of;
-    std::vector<attn::svg::Series> lines;
+    std::vector<textbook::svg::Series> lines;
     for (const auto& [name, points] : series) {
-        attn::svg::Series s;
+        textbook::svg::Series s;
         s.name = name;
         for (const auto& p : points) s.x.push_back(p.context_length), s.y.push_back(p.microseconds);
         const auto paren = name.find(" (");
@@ -175,7 +175,7 @@ std::string kv_cache_plot(const fs::path& data_dir) {
         s.dashed = name.rfind("without", 0) == 0;
         lines.push_back(s);
     }
-    attn::svg::PlotStyle style;
+    textbook::svg::PlotStyle style;
     style.title = "Time per generated token, with and without the KV cache";
     style.x_label = "context length (tokens before the new one)";
     style.y_label = "time per token (\u00b5s)";
@@ -184,7 +184,7 @@ std::string kv_cache_plot(const fs::path& data_dir) {
     std::string from;
     for (const auto& s : sources) from += (from.empty() ? "" : ", ") + s;
     style.subtitle = "median of the repetitions recorded in data/benchmarks/" + from + "; log-log axes";
-    return attn::svg::line_plot(lines, style);
+    return textbook::svg::line_plot(lines, style);
 }
 
 // ---------------------------------------------------------------- the figures
@@ -196,9 +196,9 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                  "Chapter 1: attn_weights = softmax(inputs @ inputs.T, dim=-1). Row i is how much "
                  "token i attends to each token; every row sums to 1.",
                  [] {
-                     const attn::Tensor inputs = attn::book::inputs();
+                     const attn::Tensor inputs = textbook::inputs();
                      const attn::Tensor w = attn::softmax(attn::matmul(inputs, attn::T(inputs)), -1);
-                     return attn::svg::heatmap(w, token_style("Unweighted attention weights"));
+                     return textbook::svg::heatmap(w, token_style("Unweighted attention weights"));
                  }});
 
     f.push_back({2, "ch02_v2_weights.svg",
@@ -206,7 +206,7 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                  "torch.manual_seed(789), softmax(queries @ keys.T / sqrt(d_out)).",
                  [] {
                      const attn::Tensor w = attn::softmax(attn::Tensor(v2_scores() / std::sqrt(2.0f)), -1);
-                     return attn::svg::heatmap(w, token_style("SelfAttention_v2 weights (seed 789)"));
+                     return textbook::svg::heatmap(w, token_style("SelfAttention_v2 weights (seed 789)"));
                  }});
 
     f.push_back({3, "ch03_simple_mask.svg",
@@ -216,7 +216,7 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                      const attn::Tensor w = attn::softmax(attn::Tensor(v2_scores() / std::sqrt(2.0f)), -1);
                      const attn::Tensor masked_simple = w * attn::tril(attn::ones({6, 6}));
                      const attn::Tensor norm = masked_simple / attn::sum(masked_simple, -1, true);
-                     return attn::svg::heatmaps({masked_simple, norm},
+                     return textbook::svg::heatmaps({masked_simple, norm},
                                                 {"masked_simple", "masked_simple_norm"},
                                                 token_style("A simple causal mask, then renormalised"));
                  }});
@@ -232,13 +232,13 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                      auto style = token_style("Causally masked attention scores");
                      style.vmin = std::floor(xt::amin(scores)() * 10) / 10;
                      style.vmax = std::ceil(xt::amax(scores)() * 10) / 10;
-                     return attn::svg::heatmap(masked, style);
+                     return textbook::svg::heatmap(masked, style);
                  }});
 
     f.push_back({4, "ch04_causal_weights.svg",
                  "Chapter 4: causal attention weights, softmax(masked / sqrt(d_k)): each token "
                  "attends to itself and the tokens before it only.",
-                 [] { return attn::svg::heatmap(causal_weights(), token_style("Causal attention weights")); }});
+                 [] { return textbook::svg::heatmap(causal_weights(), token_style("Causal attention weights")); }});
 
     f.push_back({5, "ch05_dropout_backends.svg",
                  "Chapter 5: nn.Dropout(0.5) applied to the causal weights after "
@@ -254,7 +254,7 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                      }
                      auto style = token_style("Causal weights after dropout (p = 0.5, seed 123)");
                      style.vmax = 2.0;
-                     return attn::svg::heatmaps(panels, {"portable backend", "MKL backend"}, style);
+                     return textbook::svg::heatmaps(panels, {"portable backend", "MKL backend"}, style);
                  }});
 
     f.push_back({6, "ch06_batch_dropout.svg",
@@ -262,14 +262,14 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                  "dropout=0.5) after torch.manual_seed(123): the same weights, but each sequence "
                  "of the batch gets its own dropout mask.",
                  [] {
-                     const attn::Tensor inputs = attn::book::inputs();
+                     const attn::Tensor inputs = textbook::inputs();
                      const attn::Tensor batch = attn::stack({inputs, inputs}, 0);
                      attn::manual_seed(123);
                      const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5});
                      const auto steps = ca.forward_steps(batch);
                      auto style = token_style("CausalAttention weights after dropout, per sequence");
                      style.vmax = 2.0;
-                     return attn::svg::heatmaps({attn::select(steps.dropped_weights, 0),
+                     return textbook::svg::heatmaps({attn::select(steps.dropped_weights, 0),
                                                  attn::select(steps.dropped_weights, 1)},
                                                 {"batch[0]", "batch[1]"}, style);
                  }});
@@ -297,11 +297,11 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                          panels.push_back(attn::select(heads, static_cast<long>(h)));
                          titles.push_back("head " + std::to_string(h));
                      }
-                     attn::svg::HeatmapStyle style;
+                     textbook::svg::HeatmapStyle style;
                      style.title = "Attention weights per head (GPT-2 layout)";
                      style.row_labels = {"t0", "t1", "t2", "t3", "t4"};
                      style.col_labels = style.row_labels;
-                     return attn::svg::heatmaps(panels, titles, style);
+                     return textbook::svg::heatmaps(panels, titles, style);
                  }});
 
     f.push_back({8, "ch08_kv_cache_time.svg",
@@ -313,12 +313,12 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                  "Chapter 8: with a KV cache, Sq = 3 new queries meet Sk = 8 keys: the causal mask "
                  "is the last 3 rows of tril(ones(8, 8)), causal_mask(3, 8) (1 = may attend).",
                  [] {
-                     attn::svg::HeatmapStyle style;
+                     textbook::svg::HeatmapStyle style;
                      style.title = "causal_mask(Sq = 3, Sk = 8)";
                      style.row_labels = {"new 0 (pos 5)", "new 1 (pos 6)", "new 2 (pos 7)"};
                      style.col_labels = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
                      style.precision = 0;
-                     return attn::svg::heatmap(attn::causal_mask(3, 8), style);
+                     return textbook::svg::heatmap(attn::causal_mask(3, 8), style);
                  }});
 
     f.push_back({9, "ch09_padding_weights.svg",
@@ -340,12 +340,12 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                          panels.push_back(attn::select(weights, static_cast<long>(b)));
                          titles.push_back("text " + std::to_string(b) + " (" + std::to_string(tok.texts[b].input_ids.size()) + " tokens)");
                      }
-                     attn::svg::HeatmapStyle style;
+                     textbook::svg::HeatmapStyle style;
                      style.title = "Causal attention weights of a left-padded batch";
                      for (std::size_t s = 0; s < S; ++s) style.row_labels.push_back(std::to_string(s));
                      style.col_labels = style.row_labels;
                      style.precision = 2;
-                     return attn::svg::heatmaps(panels, titles, style);
+                     return textbook::svg::heatmaps(panels, titles, style);
                  }});
     return f;
 }
@@ -359,7 +359,7 @@ int main(int argc, char** argv) {
     }
     const fs::path out = argv[1];
     fs::create_directories(out);
-    const fs::path data_dir = attn::book::data_dir();
+    const fs::path data_dir = textbook::data_dir();
     std::ofstream index(out / "index.tsv");
     index << "# chapter\tfile\tstatus\tcaption (written by docs/tools/make_figures)\n";
     int failed = 0;
@@ -369,14 +369,14 @@ int main(int argc, char** argv) {
             svg = fig.draw();
         } catch (const Absent& e) {
             status = "absent";
-            svg = attn::svg::note("Not drawn yet", e.what());
+            svg = textbook::svg::note("Not drawn yet", e.what());
         } catch (const std::exception& e) {
             status = "failed";
             ++failed;
-            svg = attn::svg::note("This figure could not be drawn", std::string("The library threw: ") + e.what());
+            svg = textbook::svg::note("This figure could not be drawn", std::string("The library threw: ") + e.what());
             std::cerr << "make_figures: " << fig.file << ": " << e.what() << '\n';
         }
-        attn::svg::write_file(out / fig.file, svg);
+        textbook::svg::write_file(out / fig.file, svg);
         index << fig.chapter << '\t' << fig.file << '\t' << status << '\t' << fig.caption << '\n';
         std::cout << "make_figures: " << fig.file << ": " << status << '\n';
     }

@@ -11,7 +11,9 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace attn::book {
+namespace textbook {
+
+using namespace attn;
 
 namespace {
 
@@ -45,14 +47,6 @@ int parse_int(const std::filesystem::path& file, int line, const std::string& fi
     return value;
 }
 
-bool valid_check(const std::string& check) {
-    if (check == "exact") return true;
-    static const std::regex ulp("ulp:[0-9]+");
-    if (std::regex_match(check, ulp)) return true;
-    for (const char* prefix : {"relation:", "unreproducible:"})
-        if (check.rfind(prefix, 0) == 0 && check.size() > std::strlen(prefix)) return true;
-    return false;
-}
 
 }  // namespace
 
@@ -80,16 +74,20 @@ Book Book::load(const std::filesystem::path& data_dir) {
         e.id = f[0];
         e.notebook = f[1];
         e.cell = f[2];
-        e.chapter = parse_int(manifest, number, f[3], "chapter");
+        e.chapter = f[3];
+        static const std::regex chapter_key("[1-9][0-9]*|[A-Z]");
+        if (!std::regex_match(e.chapter, chapter_key))
+            malformed(manifest, number, "chapter must be a number or a capital letter, got '" +
+                                            e.chapter + "'");
         e.style = f[4];
         if (e.style != "torch" && e.style != "numpy" && e.style != "text")
             malformed(manifest, number, "style must be torch, numpy or text, got '" + e.style + "'");
         e.precision = f[5] == "-" ? 0 : parse_int(manifest, number, f[5], "precision");
-        e.check = f[6];
-        if (!valid_check(e.check))
-            malformed(manifest, number,
-                      "check must be exact, ulp:N, relation:<name> or unreproducible:<why>, got '" +
-                          e.check + "'");
+        try {
+            e.check = Check::parse(f[6]);
+        } catch (const std::invalid_argument& err) {
+            malformed(manifest, number, err.what());
+        }
         e.file = f[7];
         e.what = f[8];
         if (!ids.insert(e.id).second) malformed(manifest, number, "duplicate id '" + e.id + "'");
@@ -197,6 +195,41 @@ long long ulp_distance(float a, float b) {
     return d < 0 ? -d : d;
 }
 
+Check Check::parse(const std::string& text) {
+    Check c;
+    static const std::regex ulp("ulp:([0-9]{1,9})");
+    std::smatch m;
+    auto with_detail = [&](const char* prefix, Kind kind) {
+        const std::size_t n = std::strlen(prefix);
+        if (text.rfind(prefix, 0) != 0 || text.size() == n) return false;
+        c.kind = kind;
+        c.detail = text.substr(n);
+        return true;
+    };
+    if (text == "exact") c.kind = Kind::exact;
+    else if (std::regex_match(text, m, ulp)) {
+        c.kind = Kind::ulp;
+        c.detail = m[1];
+        c.max_ulp = std::stoll(c.detail);
+    } else if (!with_detail("relation:", Kind::relation) &&
+               !with_detail("unreproducible:", Kind::unreproducible))
+        throw std::invalid_argument(
+            "check must be exact, ulp:N, relation:<name> or unreproducible:<why>, got '" + text + "'");
+    return c;
+}
+
+std::string Check::kind_name() const {
+    switch (kind) {
+        case Kind::exact: return "exact";
+        case Kind::ulp: return "ulp";
+        case Kind::relation: return "relation";
+        case Kind::unreproducible: return "unreproducible";
+    }
+    return "exact";
+}
+
+std::string Check::str() const { return kind == Kind::exact ? "exact" : kind_name() + ":" + detail; }
+
 std::string Comparison::summary() const {
     std::ostringstream out;
     if (!text_check && unreproducible_reason.empty())
@@ -222,10 +255,9 @@ Comparison compare(const Entry& entry, const std::string& ours) {
     const auto nb = numbers_in(book, &skel_book);
     const auto nm = numbers_in(mine, &skel_mine);
     c.numbers = nb.size();
-    c.text_check = entry.check == "exact" || entry.check.rfind("ulp:", 0) == 0;
-    if (entry.check.rfind("unreproducible:", 0) == 0)
-        c.unreproducible_reason = entry.check.substr(std::string("unreproducible:").size());
-    if (entry.check == "exact") {
+    c.text_check = entry.check.compares_text();
+    if (entry.check.kind == Check::Kind::unreproducible) c.unreproducible_reason = entry.check.detail;
+    if (entry.check.kind == Check::Kind::exact) {
         c.match = c.identical;
         if (!c.identical) {
             // Point at the first differing line so the reader sees where.
@@ -249,8 +281,8 @@ Comparison compare(const Entry& entry, const std::string& ours) {
             if (nb[i].text == nm[i].text) ++c.numbers_identical;
         return c;
     }
-    if (entry.check.rfind("ulp:", 0) == 0) {
-        const long long max_ulp = std::stoll(entry.check.substr(4));
+    if (entry.check.kind == Check::Kind::ulp) {
+        const long long max_ulp = entry.check.max_ulp;
         if (skel_book != skel_mine || nb.size() != nm.size()) {
             c.differences.push_back("the printed layout differs from the book's (" +
                                     std::to_string(nb.size()) + " numbers in the book, " +
@@ -280,4 +312,4 @@ Comparison compare(const Entry& entry, const std::string& ours) {
     return c;
 }
 
-}  // namespace attn::book
+}  // namespace textbook

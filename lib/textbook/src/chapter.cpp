@@ -1,23 +1,52 @@
 #include "textbook/chapter.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
 
 #include <cxxopts.hpp>
 
-namespace attn::chapter {
+namespace textbook {
 
-Options parse_args(int argc, char** argv, const std::string& program,
-                   const std::string& description) {
-    cxxopts::Options cli(program, description);
+namespace {
+
+std::string program_name(const ChapterInfo& info) { return "chapter_" + info.name; }
+
+// The manifest's chapter key of a chapter name: `03_simple_mask` -> `3`, `A_...` -> `A`.
+std::string chapter_key(const std::string& name) {
+    const std::string head = name.substr(0, name.find('_'));
+    const std::size_t nonzero = head.find_first_not_of('0');
+    return nonzero == std::string::npos ? head : head.substr(nonzero);
+}
+
+std::vector<std::string> split_ids(const std::string& ids) {
+    std::vector<std::string> out;
+    std::stringstream ss(ids);
+    std::string id;
+    while (std::getline(ss, id, ','))
+        if (!id.empty()) out.push_back(id);
+    return out;
+}
+
+}  // namespace
+
+Options parse_args(int argc, char** argv, const ChapterInfo& info) {
+    const std::string program = program_name(info);
+    cxxopts::Options cli(program, "Chapter " + chapter_key(info.name) +
+                                      " of the book; prints its prose, code results and the "
+                                      "comparison of each block with the notebooks");
     cli.add_options()
-        ("dropout-backend",
-         "Bernoulli backend for dropout masks: portable (PyTorch builds without MKL, "
-         "notebook 004) or mkl (Intel x86 wheels, notebook 002)",
-         cxxopts::value<std::string>()->default_value("portable"))
         ("no-compare", "hide the '>>>' lines that compare each block with the book")
+        ("record", "also write what the chapter printed, as JSON, to FILE",
+         cxxopts::value<std::string>(), "FILE")
         ("h,help", "print this help and exit");
+    if (info.dropout)
+        cli.add_options()
+            ("dropout-backend",
+             "Bernoulli backend for dropout masks: portable (PyTorch builds without MKL, "
+             "notebook 004) or mkl (Intel x86 wheels, notebook 002)",
+             cxxopts::value<std::string>()->default_value("portable"));
     Options options;
     try {
         const auto result = cli.parse(argc, argv);
@@ -27,11 +56,14 @@ Options parse_args(int argc, char** argv, const std::string& program,
             std::cout << cli.help() << std::endl;
             std::exit(0);
         }
-        const auto backend = result["dropout-backend"].as<std::string>();
-        if (backend == "portable") options.backend = nn::BernoulliBackend::portable;
-        else if (backend == "mkl") options.backend = nn::BernoulliBackend::mkl;
-        else throw std::invalid_argument("--dropout-backend must be portable or mkl, got '" + backend + "'");
+        if (info.dropout) {
+            const auto backend = result["dropout-backend"].as<std::string>();
+            if (backend == "portable") options.backend = attn::nn::BernoulliBackend::portable;
+            else if (backend == "mkl") options.backend = attn::nn::BernoulliBackend::mkl;
+            else throw std::invalid_argument("--dropout-backend must be portable or mkl, got '" + backend + "'");
+        }
         options.compare = result.count("no-compare") == 0;
+        if (result.count("record")) options.record = result["record"].as<std::string>();
     } catch (const std::exception& e) {
         std::cerr << program << ": " << e.what() << "\n\n" << cli.help() << std::endl;
         std::exit(2);
@@ -39,61 +71,98 @@ Options parse_args(int argc, char** argv, const std::string& program,
     return options;
 }
 
-Printer::Printer(const Options& options, const std::string& title)
-    : options_(options), book_(attn::book::Book::load(attn::book::data_dir())) {
-    const std::string rule(title.size(), '=');
-    std::cout << rule << '\n' << title << '\n' << rule << "\n\n";
+Chapter::Chapter(const ChapterInfo& info, const Options& options)
+    : info_(info),
+      options_(options),
+      book_(Book::load(data_dir())),
+      page_(Page::load(prose_dir() / (info.name + ".md"))) {
+    record_.chapter = info.name;
+    record_.key = chapter_key(info.name);
+    record_.title = page_.title;
+    record_.backend = attn::nn::backend_name(options.backend);
+    record_.compare = options.compare;
+    const std::string rule(page_.title.size(), '=');
+    std::cout << rule << '\n' << page_.title << '\n' << rule << "\n\n";
+    if (!page_.intro.empty()) std::cout << terminal_text(page_.intro) << "\n\n";
 }
 
-void Printer::prose(const std::string& text) const {
-    // Greedy wrap at 80 columns; blank lines in `text` separate paragraphs.
-    std::istringstream paragraphs(text);
-    std::string para_line, word;
-    std::string line;
-    auto flush = [&]() {
-        if (!line.empty()) std::cout << line << '\n';
-        line.clear();
-    };
-    while (std::getline(paragraphs, para_line)) {
-        if (para_line.empty()) {
-            flush();
-            std::cout << '\n';
-            continue;
-        }
-        std::istringstream words(para_line);
-        while (words >> word) {
-            if (!line.empty() && line.size() + 1 + word.size() > 80) flush();
-            line += (line.empty() ? "" : " ") + word;
-        }
+void Chapter::print_sections_until(std::size_t end) {
+    for (; printed_sections_ < end; ++printed_sections_) {
+        const Section& s = page_.sections[printed_sections_];
+        std::cout << "## " << s.title << "\n\n";
+        if (!s.body.empty()) std::cout << terminal_text(s.body) << "\n\n";
     }
-    flush();
-    std::cout << '\n';
 }
 
-void Printer::book(const std::string& id, const std::string& what, const std::string& text) const {
-    const auto& entry = book_.at(id);
-    std::cout << "### " << entry.notebook.substr(0, 3) << ' ' << entry.cell << " · " << what << '\n'
-              << text << '\n';
-    if (options_.compare) {
-        const auto c = attn::book::compare(entry, text);
-        std::cout << ">>> book " << entry.id << " (" << entry.style << ", " << entry.check
-                  << "): " << c.summary() << '\n';
-        for (const auto& d : c.differences) std::cout << ">>>   " << d << '\n';
-        if (!c.text_check) {
-            // Unseeded: show what the notebook printed, so the two can be set side by side.
-            std::cout << ">>> the notebook printed:\n";
-            std::istringstream lines(attn::book::strip_grad_fn(entry.text));
-            std::string l;
-            while (std::getline(lines, l)) std::cout << ">>> | " << l << '\n';
-        }
+void Chapter::step(const std::string& id) {
+    const std::size_t i = page_.index_of(id);
+    if (i < printed_sections_)
+        throw std::out_of_range(page_.file.string() + ": step '" + id +
+                                "' comes after a later section; steps follow the page's order");
+    print_sections_until(i + 1);
+    current_step_ = id;
+}
+
+void Chapter::book(const std::string& ids, const std::string& label, const std::string& text) {
+    BlockRecord b;
+    b.step = current_step_;
+    b.label = label;
+    b.kind = "book";
+    b.sources = split_ids(ids);
+    if (b.sources.empty()) throw std::out_of_range("Chapter::book: no entry id given for '" + label + "'");
+    b.text = text;
+    for (const auto& id : b.sources) {
+        const Entry& e = book_.at(id);
+        if (b.style.empty()) b.style = e.style;
+        b.comparisons.push_back(ComparisonRecord::of(e, compare(e, text)));
     }
-    std::cout << '\n';
+    std::cout << render_block(b, book_, options_.compare) << '\n';
+    record_.blocks.push_back(std::move(b));
 }
 
-void Printer::fresh(const std::string& what, const std::string& text) const {
-    std::cout << "### new · " << what << '\n' << text << '\n';
-    if (options_.compare) std::cout << ">>> new: the notebooks do not print this\n";
-    std::cout << '\n';
+void Chapter::show(const std::string& label, const std::string& text) {
+    BlockRecord b;
+    b.step = current_step_;
+    b.label = label;
+    b.kind = "new";
+    b.style = "text";
+    b.text = text;
+    std::cout << render_block(b, book_, options_.compare) << '\n';
+    record_.blocks.push_back(std::move(b));
 }
 
-}  // namespace attn::chapter
+int Chapter::finish() {
+    print_sections_until(page_.sections.size());
+    if (!options_.record.empty()) record_.save(options_.record);
+    int status = 0;
+    for (const auto& b : record_.blocks)
+        if (b.differs()) {
+            std::cerr << program_name(info_) << ": the block '" << b.label
+                      << "' DIFFERS from the book\n";
+            status = 1;
+        }
+    return status;
+}
+
+int run(int argc, char** argv, const ChapterInfo& info,
+        const std::function<void(Chapter&)>& body) {
+    const Options options = parse_args(argc, argv, info);
+    int status = 0;
+    try {
+        Chapter chapter(info, options);
+        body(chapter);
+        status = chapter.finish();
+    } catch (const std::exception& e) {
+        std::cout.flush();
+        std::cerr << program_name(info) << ": " << e.what() << '\n';
+        return 1;
+    }
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::cerr << program_name(info) << ": cannot write the output\n";
+        return 1;
+    }
+    return status;
+}
+
+}  // namespace textbook

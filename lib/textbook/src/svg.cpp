@@ -9,7 +9,9 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace attn::svg {
+namespace textbook::svg {
+
+using namespace attn;
 
 namespace {
 
@@ -434,4 +436,4 @@ void write_file(const std::filesystem::path& path, const std::string& svg) {
     if (!f) throw std::runtime_error("svg::write_file: cannot write " + path.string());
 }
 
-}  // namespace attn::svg
+}  // namespace textbook::svg

@@ -20,17 +20,40 @@
 
 #include "attn/tensor.hpp"
 
-namespace attn::book {
+namespace textbook {
+
+/// How a book entry is checked (the manifest's `check` column, parsed once).
+struct Check {
+    enum class Kind {
+        exact,           ///< seeded: reproduced as text, byte for byte
+        ulp,             ///< seeded, NumPy-style: each number within `max_ulp` ulp
+        relation,        ///< unseeded: checked through the named relation (`detail`)
+        unreproducible,  ///< cannot be reproduced; `detail` says why
+    };
+    Kind kind = Kind::exact;
+    std::string detail;    ///< the relation's name or the reason; `N` of `ulp:N`
+    long long max_ulp = 0;  ///< for `ulp`
+
+    /// Parses `exact`, `ulp:N`, `relation:<name>` or `unreproducible:<why>`.
+    /// @throws std::invalid_argument naming the text when it is none of these.
+    static Check parse(const std::string& text);
+    /// The manifest's spelling: `exact`, `ulp:4`, `relation:<name>`, ...
+    std::string str() const;
+    /// The kind's name: `exact`, `ulp`, `relation`, `unreproducible`.
+    std::string kind_name() const;
+    /// True for `exact` and `ulp`: the chapter's printed text is compared with the book's.
+    bool compares_text() const { return kind == Kind::exact || kind == Kind::ulp; }
+};
 
 /// One printed output of a notebook.
 struct Entry {
     std::string id;         ///< e.g. `002-In08`, `004-In64-2` (the second output of In [64])
     std::string notebook;   ///< the notebook's file name in `../shared/seeds/`
     std::string cell;       ///< e.g. `In [8]`
-    int chapter = 0;        ///< the chapter that prints it
+    std::string chapter;    ///< the chapter that prints it: `1`..`10`, or `A` (the appendix)
     std::string style;      ///< `torch`, `numpy` or `text`
     int precision = 0;      ///< printed fraction digits (torch: 4 or 2; numpy: 8 at most)
-    std::string check;      ///< `exact`, `ulp:N`, `relation:<name>`, `unreproducible:<why>`
+    Check check;            ///< how it is compared
     std::string file;       ///< path of the verbatim block, relative to `data/book/`
     std::string what;       ///< what the block shows, in a few words
     std::string text;       ///< the block, verbatim (no trailing newline)
@@ -108,4 +131,4 @@ struct Comparison {
 /// are not text checks and give `text_check = false`, `match = false`.
 Comparison compare(const Entry& entry, const std::string& ours);
 
-}  // namespace attn::book
+}  // namespace textbook

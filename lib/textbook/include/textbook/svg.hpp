@@ -17,7 +17,9 @@
 
 #include "attn/tensor.hpp"
 
-namespace attn::svg {
+namespace textbook::svg {
+
+using attn::Tensor;
 
 /// How a heatmap is labelled and coloured.
 struct HeatmapStyle {
@@ -84,4 +86,4 @@ std::string escape(const std::string& text);
 /// @throws std::runtime_error naming the path when the file cannot be written.
 void write_file(const std::filesystem::path& path, const std::string& svg);
 
-}  // namespace attn::svg
+}  // namespace textbook::svg

@@ -1,0 +1,82 @@
+/// @file record.hpp
+/// @brief What a chapter printed, as data: the one record that the terminal view, the golden
+/// tests and the docs generator all read. No program parses another program's
+/// human-readable output.
+///
+/// A chapter run with `--record=FILE` writes it as JSON:
+/// ```
+/// {"format": 1, "chapter": "03_simple_mask", "key": "3", "title": "...",
+///  "options": {"backend": "portable", "compare": true},
+///  "blocks": [{"step": "mask", "label": "...", "kind": "book", "sources": ["002-In05"],
+///              "style": "torch", "text": "tensor(...)",
+///              "comparisons": [{"entry": "002-In05", "check": {"kind": "exact", "detail": ""},
+///                               "result": "identical", "summary": "...",
+///                               "differences": [], "numbers": 42,
+///                               "numbers_identical": 42}]}]}
+/// ```
+/// `kind` is `book` (the block mirrors the listed book entries) or `new` (the notebooks do not
+/// print it). `result` is `identical`, `within_ulp`, `differs`, `relation` or
+/// `unreproducible`.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "textbook/book.hpp"
+
+namespace textbook {
+
+/// A block's comparison with one book entry, as recorded.
+struct ComparisonRecord {
+    std::string entry;    ///< the book entry's id
+    Check check;          ///< how it was compared
+    std::string result;   ///< `identical`, `within_ulp`, `differs`, `relation`, `unreproducible`
+    std::string summary;  ///< one line for a reader
+    std::vector<std::string> differences;  ///< one line per differing number or line
+    std::size_t numbers = 0;               ///< numbers in the book's block
+    std::size_t numbers_identical = 0;     ///< of which printed identically
+
+    /// Records `compare(entry, text)`.
+    static ComparisonRecord of(const Entry& entry, const Comparison& comparison);
+};
+
+/// One printed block.
+struct BlockRecord {
+    std::string step;                  ///< the page section it was printed in (`""`: before any)
+    std::string label;                 ///< a short label: what the block shows
+    std::string kind;                  ///< `book` or `new`
+    std::vector<std::string> sources;  ///< the book entries it mirrors (empty for `new`)
+    std::string style;                 ///< the first source's style, or `text`
+    std::string text;                  ///< exactly what the chapter printed
+    std::vector<ComparisonRecord> comparisons;  ///< one per source
+
+    /// True when a text comparison failed (`differs`).
+    bool differs() const;
+};
+
+/// Everything one chapter run printed.
+struct ChapterRecord {
+    int format = 1;             ///< the record's format version
+    std::string chapter;        ///< `03_simple_mask`
+    std::string key;            ///< `3`: the manifest's chapter column
+    std::string title;          ///< the page title
+    std::string backend;        ///< the dropout backend of the run
+    bool compare = true;        ///< whether comparisons were shown
+    std::vector<BlockRecord> blocks;  ///< in printed order
+
+    /// Writes the record as JSON (2-space indent).
+    /// @throws std::runtime_error naming the file when it cannot be written.
+    void save(const std::filesystem::path& file) const;
+
+    /// Reads a record written by `save`.
+    /// @throws std::runtime_error naming the file when it cannot be read or is malformed.
+    static ChapterRecord load(const std::filesystem::path& file);
+};
+
+/// The terminal view of a block: `### <sources> · <label>`, the text, and (with `compare`)
+/// the `>>> ` lines of each comparison; for an unseeded entry also the notebook's own block
+/// (`>>> | ` lines), taken from `book`.
+std::string render_block(const BlockRecord& block, const Book& book, bool compare);
+
+}  // namespace textbook
