@@ -32,7 +32,7 @@ TEST_CASE("the book loads a well-formed manifest") {
     REQUIRE(book.entries().size() == 1);
     const auto& e = book.at("002-In01");
     CHECK(e.cell == "In [1]");
-    CHECK(e.chapter == 2);
+    CHECK(e.chapter == "2");
     CHECK(e.precision == 4);
     CHECK(e.text == "tensor([1.])");
     CHECK(e.line == 2);
@@ -93,7 +93,7 @@ TEST_CASE("ulp_distance counts float32 steps") {
 
 TEST_CASE("compare: exact needs identical text; ulp:N tolerates the last bits only") {
     textbook::Entry exact;
-    exact.check = "exact";
+    exact.check = textbook::Check::parse("exact");
     exact.text = "tensor([0.3061, 0.8210], grad_fn=<MmBackward0>)";
     CHECK(textbook::compare(exact, "tensor([0.3061, 0.8210])").identical);
     const auto off = textbook::compare(exact, "tensor([0.3061, 0.8211])");
@@ -101,7 +101,7 @@ TEST_CASE("compare: exact needs identical text; ulp:N tolerates the last bits on
     REQUIRE(off.differences.size() == 1);
 
     textbook::Entry ulp;
-    ulp.check = "ulp:4";
+    ulp.check = textbook::Check::parse("ulp:4");
     ulp.text = " [[-0.07389025  0.07128991]]";
     // Debian's torch prints 0.0712899 where the book has 0.07128991: 1 ulp apart.
     const auto near = textbook::compare(ulp, " [[-0.07389025  0.0712899 ]]");
@@ -113,11 +113,26 @@ TEST_CASE("compare: exact needs identical text; ulp:N tolerates the last bits on
     CHECK_FALSE(textbook::compare(ulp, " [[-0.07389025]]").match);
 
     textbook::Entry rel;
-    rel.check = "relation:softmax_of_printed_logits";
+    rel.check = textbook::Check::parse("relation:softmax_of_printed_logits");
     rel.text = "tensor([1.])";
     const auto r = textbook::compare(rel, "tensor([1.])");
     CHECK_FALSE(r.text_check);
     CHECK_FALSE(r.match);
+}
+
+TEST_CASE("a check is parsed once: kind, detail, and the manifest's spelling back") {
+    const auto u = textbook::Check::parse("ulp:4");
+    CHECK(u.kind == textbook::Check::Kind::ulp);
+    CHECK(u.max_ulp == 4);
+    CHECK(u.str() == "ulp:4");
+    CHECK(u.compares_text());
+    const auto r = textbook::Check::parse("relation:cached_equals_uncached");
+    CHECK(r.kind == textbook::Check::Kind::relation);
+    CHECK(r.detail == "cached_equals_uncached");
+    CHECK_FALSE(r.compares_text());
+    CHECK(textbook::Check::parse("exact").str() == "exact");
+    for (const char* bad : {"", "ulp:", "ulp:x", "relation:", "unreproducible:", "Exact", "ulp:4 "})
+        CHECK_THROWS_AS(textbook::Check::parse(bad), std::invalid_argument);
 }
 
 TEST_CASE("every block of data/book occurs verbatim in its notebook") {

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "support.hpp"
 #include <nlohmann/json.hpp>
 
 #include "attn/attention.hpp"
@@ -124,14 +126,9 @@ nlohmann::json dropout_manifest() {
     return nlohmann::json::parse(in);
 }
 
-const textbook::Book& the_book() {
-    static const auto book = textbook::Book::load(textbook::data_dir());
-    return book;
-}
-
 // The book's printed numbers: the last `n` of the block (labels such as "-inf" come first).
 std::vector<double> book_numbers(const std::string& id, std::size_t n) {
-    const auto numbers = textbook::numbers_in(textbook::strip_grad_fn(the_book().at(id).text));
+    const auto numbers = textbook::numbers_in(textbook::strip_grad_fn(test::the_book().at(id).text));
     REQUIRE(numbers.size() >= n);
     std::vector<double> out;
     for (std::size_t i = numbers.size() - n; i < numbers.size(); ++i) out.push_back(numbers[i].value);
@@ -228,14 +225,14 @@ TEST_CASE("[book] 002 In [12]: MKL backend, dropout(0.5) of ones(6, 6) after see
         CHECK(static_cast<double>(dropped.flat(i)) == printed[i]);  // 2 or 0, exactly
     }
     const std::string text = "Example:\n" + attn::repr(example) + "\n\nDropout:\n" + attn::repr(dropped);
-    const auto c = textbook::compare(the_book().at("002-In12"), text);
+    const auto c = textbook::compare(test::the_book().at("002-In12"), text);
     INFO(c.summary());
     CHECK(c.identical);
 
     // The other backend prints a different mask: the book tells the two apart.
     attn::manual_seed(123);
     const attn::Tensor portable = Dropout(0.5, BernoulliBackend::portable)(example);
-    CHECK_FALSE(textbook::compare(the_book().at("002-In12"),
+    CHECK_FALSE(textbook::compare(test::the_book().at("002-In12"),
                                     "Example:\n" + attn::repr(example) + "\n\nDropout:\n" +
                                         attn::repr(portable)).match);
 }
@@ -244,7 +241,7 @@ TEST_CASE("[book] 002 In [13]: MKL backend, dropout(0.5) of the causal weights a
     const attn::Tensor attn_weights = causal_attn_weights();
     attn::manual_seed(123);
     const attn::Tensor dropped = Dropout(0.5, BernoulliBackend::mkl)(attn_weights);
-    const auto c = textbook::compare(the_book().at("002-In13"), attn::repr(dropped));
+    const auto c = textbook::compare(test::the_book().at("002-In13"), attn::repr(dropped));
     INFO(c.summary());
     CHECK(c.identical);
     // Mask: wherever the weight is non-zero, kept == printed non-zero; kept values are
@@ -279,7 +276,7 @@ TEST_CASE("[book] 004 In [51]: portable backend, the fourth dropout after seed 1
     }
     CHECK(below_diagonal == 21);
     // The printed text: same skeleton, every number within 4 ulp (the entry's check).
-    const auto c = textbook::compare(the_book().at("004-In51"),
+    const auto c = textbook::compare(test::the_book().at("004-In51"),
                                        "Dropout applied to -inf Attention-Weights: \n " +
                                            attn::numpy_str(dropped));
     INFO(c.summary());
@@ -289,7 +286,7 @@ TEST_CASE("[book] 004 In [51]: portable backend, the fourth dropout after seed 1
     attn::manual_seed(123);
     attn::Tensor mkl;
     for (int run = 0; run < 4; ++run) mkl = Dropout(0.5, BernoulliBackend::mkl)(attn_weights);
-    CHECK_FALSE(textbook::compare(the_book().at("004-In51"),
+    CHECK_FALSE(textbook::compare(test::the_book().at("004-In51"),
                                     "Dropout applied to -inf Attention-Weights: \n " +
                                         attn::numpy_str(mkl)).match);
 }

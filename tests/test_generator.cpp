@@ -67,15 +67,6 @@ std::vector<std::int64_t> load_i64(const std::string& file) {
     return {a.begin(), a.end()};
 }
 
-/// Distance in units in the last place between two finite floats of any sign.
-std::int64_t ulp_distance(float a, float b) {
-    auto key = [](float f) {
-        const auto i = static_cast<std::int64_t>(std::bit_cast<std::int32_t>(f));
-        return i < 0 ? std::int64_t{INT32_MIN} - i : i;  // monotone map of the float line
-    };
-    return std::llabs(key(a) - key(b));
-}
-
 /// How Linear layers in a stream are rebuilt.
 enum class LinearVia {
     module,   ///< attn::nn::Linear (lib/attn/src/nn.cpp)
@@ -201,7 +192,7 @@ Replay replay(const json& stream, LinearVia via = LinearVia::uniform) {
             for (std::size_t i = 0; i < want.size(); ++i) {
                 if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i])) {
                     if (bad++ == 0) first_bad = i;
-                    r.max_ulp = std::max(r.max_ulp, ulp_distance(got[i], want[i]));
+                    r.max_ulp = std::max<std::int64_t>(r.max_ulp, textbook::ulp_distance(got[i], want[i]));
                 }
             }
             INFO("first difference at " << first_bad << ", max " << r.max_ulp << " ulp");

@@ -1,18 +1,19 @@
-// Golden tests: run every chapter program, cut its output into blocks, and compare each
-// block that claims a book entry with the notebook's verbatim text (data/book/).
+// Golden tests: run every chapter program with --record, read the records (textbook/record.hpp)
+// and compare each block that claims a book entry with the notebook's verbatim text
+// (data/book/). Nothing here parses a chapter's human-readable output.
 //
-// The chapters run with their comparison lines on: the ">>> " footer ends each block.
-// The chapter programs come from $ATTN_CHAPTERS (colon-separated paths, in order); the book
-// from $ATTN_DATA_DIR. Every exact/ulp entry of a chapter that exists must be printed by it:
-// nothing is skipped silently.
-#include <array>
-#include <filesystem>
-#include <fstream>
+// The chapter programs come from $ATTN_CHAPTERS (colon-separated paths, in reading order);
+// the book from $ATTN_DATA_DIR. Every exact/ulp entry must be printed by the chapter its
+// manifest line names: nothing is skipped silently.
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -20,17 +21,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "textbook/book.hpp"
+#include "support.hpp"
+#include "textbook/record.hpp"
 
 namespace {
 
-struct Block {
-    std::string header;
-    std::string body;
-    std::string footer;
-};
-
-// Runs a shell command; returns what it printed and its wait status.
+// Runs a shell command; returns what it printed on stdout and its wait status.
 std::pair<std::string, int> capture(const std::string& command) {
     std::string out;
     FILE* pipe = popen(command.c_str(), "r");
@@ -41,39 +37,6 @@ std::pair<std::string, int> capture(const std::string& command) {
     return {out, pclose(pipe)};
 }
 
-std::string run(const std::string& command) {
-    auto [out, status] = capture(command);
-    INFO(command << " exited with status " << status);
-    REQUIRE(status == 0);
-    return out;
-}
-
-// Blocks are "### header", body lines, then one or more ">>> " lines.
-std::vector<Block> blocks_of(const std::string& output) {
-    std::vector<Block> blocks;
-    std::istringstream in(output);
-    std::string line;
-    Block* current = nullptr;
-    bool in_footer = false;
-    while (std::getline(in, line)) {
-        if (line.rfind("### ", 0) == 0) {
-            blocks.push_back({line.substr(4), "", ""});
-            current = &blocks.back();
-            in_footer = false;
-        } else if (current && line.rfind(">>> ", 0) == 0) {
-            current->footer += line + "\n";
-            in_footer = true;
-        } else if (current && !in_footer) {
-            current->body += line + "\n";
-        } else {
-            current = nullptr;
-        }
-    }
-    for (auto& b : blocks)
-        if (!b.body.empty()) b.body.pop_back();
-    return blocks;
-}
-
 std::vector<std::string> chapter_programs() {
     std::vector<std::string> paths;
     const char* env = std::getenv("ATTN_CHAPTERS");
@@ -82,64 +45,82 @@ std::vector<std::string> chapter_programs() {
     std::string p;
     while (std::getline(ss, p, ':'))
         if (!p.empty()) paths.push_back(p);
+    REQUIRE_FALSE(paths.empty());
     return paths;
 }
 
-int chapter_number(const std::string& path) {
-    static const std::regex re(R"(chapter_(\d+)_)");
-    std::smatch m;
-    REQUIRE(std::regex_search(path, m, re));
-    return std::stoi(m[1]);
+// Every chapter's record, by its manifest key (`3`, `A`), from one run each.
+const std::map<std::string, textbook::ChapterRecord>& records() {
+    static const std::map<std::string, textbook::ChapterRecord> all = [] {
+        std::map<std::string, textbook::ChapterRecord> by_key;
+        const auto dir = std::filesystem::temp_directory_path() /
+                         ("attn_golden_" + std::to_string(::getpid()));
+        std::filesystem::create_directories(dir);
+        for (const auto& program : chapter_programs()) {
+            const auto file = dir / (std::filesystem::path(program).filename().string() + ".json");
+            const auto [out, status] = capture("'" + program + "' --record='" + file.string() + "'");
+            INFO(program << " exited with status " << status << " after printing:\n" << out);
+            REQUIRE(status == 0);
+            auto record = textbook::ChapterRecord::load(file);
+            const std::string key = record.key;
+            by_key.emplace(key, std::move(record));
+        }
+        std::filesystem::remove_all(dir);
+        return by_key;
+    }();
+    return all;
 }
 
 }  // namespace
 
 TEST_CASE("every chapter reprints its notebook blocks as the book printed them", "[golden]") {
-    const auto book = textbook::Book::load(textbook::data_dir());
-    // Catch2 re-enters the test case once per SECTION: run the chapters only the first time.
-    static const std::map<int, std::vector<Block>> printed = [] {
-        std::map<int, std::vector<Block>> out;
-        for (const auto& program : chapter_programs())
-            out[chapter_number(program)] = blocks_of(run("'" + program + "'"));
-        return out;
-    }();
-
-    std::size_t compared = 0, pending = 0;
+    const auto& book = test::the_book();
+    std::size_t compared = 0;
     for (const auto& entry : book.entries()) {
-        const bool text_check = entry.check == "exact" || entry.check.rfind("ulp:", 0) == 0;
-        if (!text_check) continue;  // relation entries are checked by their own tests
-        const auto chapter = printed.find(entry.chapter);
-        if (chapter == printed.end()) {
-            ++pending;
-            WARN("not reproduced yet: " << entry.id << " (" << entry.what << "): chapter "
-                                        << entry.chapter << " is not written");
-            continue;
-        }
-        // The block whose header names this entry's notebook and cell, in manifest order.
-        const std::string want = entry.notebook.substr(0, 3) + " " + entry.cell + " · ";
-        std::vector<const Block*> candidates;
-        for (const auto& b : chapter->second)
-            if (b.header.rfind(want, 0) == 0) candidates.push_back(&b);
+        if (!entry.check.compares_text()) continue;  // relations are checked by their own tests
         SECTION(entry.id) {
             INFO("entry " << entry.id << " (" << entry.what << "), manifest line " << entry.line);
-            REQUIRE_FALSE(candidates.empty());
-            // Cells with several outputs (-1, -2, ...) are printed in order.
-            std::size_t k = 0;
-            static const std::regex suffix(R"(-(\d+)$)");
-            std::smatch m;
-            if (std::regex_search(entry.id, m, suffix) && entry.id.size() > 9) k = std::stoul(m[1]) - 1;
-            REQUIRE(k < candidates.size());
-            const std::string& ours = candidates[k]->body;
-            const auto c = textbook::compare(entry, ours);
-            INFO("book:\n" << textbook::strip_grad_fn(entry.text) << "\nours:\n" << ours);
+            const auto chapter = records().find(entry.chapter);
+            REQUIRE(chapter != records().end());
+            const textbook::BlockRecord* block = nullptr;
+            for (const auto& b : chapter->second.blocks)
+                for (const auto& s : b.sources)
+                    if (s == entry.id && !block) block = &b;
+            INFO("chapter " << entry.chapter << " must print a block whose sources name it");
+            REQUIRE(block != nullptr);
+            const auto c = textbook::compare(entry, block->text);
+            INFO("book:\n" << textbook::strip_grad_fn(entry.text) << "\nours:\n" << block->text);
             for (const auto& d : c.differences) INFO(d);
-            if (entry.check == "exact") CHECK(ours == textbook::strip_grad_fn(entry.text));
+            if (entry.check.kind == textbook::Check::Kind::exact)
+                CHECK(block->text == textbook::strip_grad_fn(entry.text));
             CHECK(c.match);
+            // The record says what the comparison found, as the reader saw it.
+            bool recorded = false;
+            for (const auto& r : block->comparisons)
+                if (r.entry == entry.id) {
+                    recorded = true;
+                    CHECK(r.result == (c.identical ? "identical" : "within_ulp"));
+                }
+            CHECK(recorded);
         }
         ++compared;
     }
-    INFO(compared << " entries compared, " << pending << " pending");
     CHECK(compared > 0);
+}
+
+TEST_CASE("every block of every record names book entries that exist, or is new") {
+    const auto& book = test::the_book();
+    for (const auto& [key, record] : records()) {
+        for (const auto& b : record.blocks) {
+            INFO("chapter " << key << ", block '" << b.label << "'");
+            CHECK_FALSE(b.label.empty());
+            CHECK((b.kind == "new" || b.kind == "book"));
+            CHECK(b.sources.size() == b.comparisons.size());
+            CHECK((b.kind == "new") == b.sources.empty());
+            for (const auto& s : b.sources) CHECK_NOTHROW(book.at(s));
+            CHECK_FALSE(b.differs());
+        }
+    }
 }
 
 TEST_CASE("a chapter given an unknown flag prints its usage and exits with status 2") {
@@ -149,12 +130,22 @@ TEST_CASE("a chapter given an unknown flag prints its usage and exits with statu
         CHECK(WIFEXITED(status));
         CHECK(WEXITSTATUS(status) == 2);
         CHECK(out.find("Usage:") != std::string::npos);
-        CHECK(out.find("--dropout-backend") != std::string::npos);
+        CHECK(out.find("--record") != std::string::npos);
     }
 }
 
+TEST_CASE("a chapter whose data is missing says so in one line and exits with status 1") {
+    const auto program = chapter_programs().front();
+    const auto [out, status] = capture("ATTN_DATA_DIR=/nonexistent '" + program + "' 2>&1 >/dev/null");
+    INFO(out);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 1);
+    CHECK(out.find("/nonexistent") != std::string::npos);
+    CHECK(out.find("terminate") == std::string::npos);
+}
+
 TEST_CASE("every relation of the book has a test named after it; unreproducible entries say why") {
-    const auto book = textbook::Book::load(textbook::data_dir());
+    const auto& book = test::the_book();
     const char* tests_dir = std::getenv("ATTN_TESTS_DIR");
     REQUIRE(tests_dir != nullptr);
     std::string sources;
@@ -166,14 +157,13 @@ TEST_CASE("every relation of the book has a test named after it; unreproducible 
         sources += ss.str();
     }
     for (const auto& entry : book.entries()) {
-        INFO(entry.id << " (" << entry.what << "): " << entry.check);
-        if (entry.check.rfind("relation:", 0) == 0) {
-            CHECK(sources.find("TEST_CASE(\"" + entry.check) != std::string::npos);
-        } else if (entry.check.rfind("unreproducible:", 0) == 0) {
+        INFO(entry.id << " (" << entry.what << "): " << entry.check.str());
+        if (entry.check.kind == textbook::Check::Kind::relation) {
+            CHECK(sources.find("TEST_CASE(\"" + entry.check.str()) != std::string::npos);
+        } else if (entry.check.kind == textbook::Check::Kind::unreproducible) {
             // Visible in every test run, with its reason.
-            WARN("not reproducible: " << entry.id << " (" << entry.what << "): "
-                                      << entry.check.substr(15));
-            CHECK(entry.check.size() > 15);
+            WARN("not reproducible: " << entry.id << " (" << entry.what << "): " << entry.check.detail);
+            CHECK_FALSE(entry.check.detail.empty());
         }
     }
 }

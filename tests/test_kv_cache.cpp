@@ -12,6 +12,8 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "support.hpp"
 #include <xtensor/xview.hpp>
 
 #include "textbook/book.hpp"
@@ -24,26 +26,6 @@
 namespace {
 
 const float inf = std::numeric_limits<float>::infinity();
-
-const textbook::Book& the_book() {
-    static const textbook::Book book = textbook::Book::load(textbook::data_dir());
-    return book;
-}
-
-std::vector<textbook::Number> printed_numbers(const std::string& id) {
-    return textbook::numbers_in(textbook::strip_grad_fn(the_book().at(id).text));
-}
-
-void require_invalid(const std::function<void()>& f, const std::vector<std::string>& fragments) {
-    try {
-        f();
-        FAIL("no exception");
-    } catch (const std::invalid_argument& e) {
-        const std::string what = e.what();
-        INFO(what);
-        for (const auto& frag : fragments) CHECK(what.find(frag) != std::string::npos);
-    }
-}
 
 // y = x W^T + b for one row, in double.
 std::vector<double> linear_row(const attn::nn::Linear& l, const attn::Tensor& x, std::size_t b,
@@ -161,7 +143,7 @@ TEST_CASE("causal_mask(Sq, Sk) is the bottom-right [Sq, Sk] cut of the [Sk, Sk] 
     const attn::Tensor square = attn::causal_mask(4, 4);
     for (std::size_t i = 0; i < 4; ++i)
         for (std::size_t j = 0; j < 4; ++j) CHECK(square(i, j) == (j <= i ? 1.0f : 0.0f));
-    require_invalid([] { attn::causal_mask(6, 5); }, {"Sq <= Sk", "Sq = 6", "Sk = 5"});
+    test::require_invalid([] { attn::causal_mask(6, 5); }, {"Sq <= Sk", "Sq = 6", "Sk = 5"});
 }
 
 TEST_CASE("the square causal mask of In [26] fails with a cache, with PyTorch's In [36] message") {
@@ -179,7 +161,7 @@ TEST_CASE("the square causal mask of In [26] fails with a cache, with PyTorch's 
         message = e.what();
     }
     // PyTorch raises RuntimeError with this text; the book block is "RuntimeError: <text>".
-    CHECK("RuntimeError: " + message == the_book().at("000-In36").text);
+    CHECK("RuntimeError: " + message == test::the_book().at("000-In36").text);
     CHECK(message.find("[2, 1, 5]") != std::string::npos);
     CHECK(message.find("[2, 5, 5]") != std::string::npos);
 
@@ -195,9 +177,9 @@ TEST_CASE("masked_fill_ refuses to grow its tensor and names the shapes as PyTor
     attn::Tensor x = attn::zeros({2, 1, 5});
     attn::masked_fill_(x, attn::BoolTensor(xt::ones<bool>(attn::Shape{1, 5})), 3.0f);
     CHECK(x(1, 0, 4) == 3.0f);
-    require_invalid([&] { attn::masked_fill_(x, xt::ones<bool>(attn::Shape{2, 5, 5}), 1.0f); },
+    test::require_invalid([&] { attn::masked_fill_(x, xt::ones<bool>(attn::Shape{2, 5, 5}), 1.0f); },
                     {"output with shape [2, 1, 5] doesn't match the broadcast shape [2, 5, 5]"});
-    require_invalid([&] { attn::masked_fill_(x, xt::ones<bool>(attn::Shape{2, 1, 4}), 1.0f); },
+    test::require_invalid([&] { attn::masked_fill_(x, xt::ones<bool>(attn::Shape{2, 1, 4}), 1.0f); },
                     {"The size of tensor a (5) must match the size of tensor b (4) at non-singleton dimension 2"});
 }
 
@@ -264,28 +246,28 @@ TEST_CASE("bad shapes throw std::invalid_argument naming expected and actual sha
     const attn::Tensor x = attn::rand({2, 1, 16});
     const attn::KVCache cache(attn::rand({2, 4, 16}), attn::rand({2, 4, 16}));
     // x of the wrong width
-    require_invalid([&] { m(attn::rand({2, 1, 8})); }, {"[B, S, 16]", "[2, 1, 8]"});
-    require_invalid([&] { m(attn::rand({2, 16})); }, {"[B, S, 16]", "[2, 16]"});
+    test::require_invalid([&] { m(attn::rand({2, 1, 8})); }, {"[B, S, 16]", "[2, 1, 8]"});
+    test::require_invalid([&] { m(attn::rand({2, 16})); }, {"[B, S, 16]", "[2, 16]"});
     // a cache whose batch size or width does not fit
     const attn::KVCache wrong_batch(attn::rand({3, 4, 16}), attn::rand({3, 4, 16}));
-    require_invalid([&] { m(x, std::nullopt, &wrong_batch); }, {"[2, S_past, 16]", "[3, 4, 16]"});
+    test::require_invalid([&] { m(x, std::nullopt, &wrong_batch); }, {"[2, S_past, 16]", "[3, 4, 16]"});
     const attn::KVCache wrong_width(attn::rand({2, 4, 8}), attn::rand({2, 4, 8}));
-    require_invalid([&] { m(x, std::nullopt, &wrong_width); }, {"[2, S_past, 16]", "[2, 4, 8]"});
+    test::require_invalid([&] { m(x, std::nullopt, &wrong_width); }, {"[2, S_past, 16]", "[2, 4, 8]"});
     // a cache whose key and value differ
-    require_invalid([&] { attn::KVCache(attn::rand({2, 4, 16}), attn::rand({2, 3, 16})); },
+    test::require_invalid([&] { attn::KVCache(attn::rand({2, 4, 16}), attn::rand({2, 3, 16})); },
                     {"[2, 4, 16]", "[2, 3, 16]"});
-    require_invalid([&] { attn::KVCache(attn::rand({4, 16}), attn::rand({4, 16})); }, {"[4, 16]"});
+    test::require_invalid([&] { attn::KVCache(attn::rand({4, 16}), attn::rand({4, 16})); }, {"[4, 16]"});
     // an attention mask that covers only the new token, not the cached ones
     const attn::LongTensor short_mask = xt::ones<std::int64_t>(attn::Shape{2, 1});
-    require_invalid([&] { m(x, short_mask, &cache); }, {"[2, 5]", "[2, 1]"});
+    test::require_invalid([&] { m(x, short_mask, &cache); }, {"[2, 5]", "[2, 1]"});
     const attn::LongTensor three_rows = xt::ones<std::int64_t>(attn::Shape{3, 5});
-    require_invalid([&] { m(x, three_rows, &cache); }, {"[2, 5]", "[3, 5]"});
+    test::require_invalid([&] { m(x, three_rows, &cache); }, {"[2, 5]", "[3, 5]"});
     // the steps on their own
-    require_invalid([&] { m.calculate_final_output(attn::rand({2, 1, 5}), attn::rand({2, 4, 16})); },
+    test::require_invalid([&] { m.calculate_final_output(attn::rand({2, 1, 5}), attn::rand({2, 4, 16})); },
                     {"[2, 5, 16]", "[2, 4, 16]"});
-    require_invalid([&] { m.apply_causal_mask(attn::rand({2, 5, 4})); }, {"Sq = 5", "Sk = 4"});
+    test::require_invalid([&] { m.apply_causal_mask(attn::rand({2, 5, 4})); }, {"Sq = 5", "Sk = 4"});
     // decoding helpers
-    require_invalid([&] { attn::decode_with_cache(m, attn::rand({2, 4, 16}), attn::rand({3, 2, 16})); },
+    test::require_invalid([&] { attn::decode_with_cache(m, attn::rand({2, 4, 16}), attn::rand({3, 2, 16})); },
                     {"[2, N, 16]", "[3, 2, 16]"});
     CHECK_THROWS_AS(attn::decode_with_cache(m, attn::rand({2, 4, 16}), attn::rand({2, 2, 16}), 0),
                     std::invalid_argument);
@@ -307,7 +289,7 @@ TEST_CASE("relation:cached_equals_uncached") {
     // In [44] and In [45]; only the layout differs ([B, E] vs [B, 1, E]).
     for (const auto& [a, b] : {std::pair{"000-In39", "000-In40"}, std::pair{"000-In44", "000-In45"}}) {
         INFO(a << " vs " << b);
-        const auto na = printed_numbers(a), nb = printed_numbers(b);
+        const auto na = test::printed_numbers(a), nb = test::printed_numbers(b);
         REQUIRE(na.size() == 32);  // B = 2 rows of E = 16
         REQUIRE(nb.size() == 32);
         for (std::size_t i = 0; i < na.size(); ++i) CHECK(na[i].text == nb[i].text);
@@ -335,8 +317,8 @@ TEST_CASE("relation:rounding_level_difference") {
     // the row (the printed In [44] values, plus 5e-5 for their rounding), and the bound is 4 ulps
     // there: two float32 paths of a few roundings each. The notebook's worst is 1 ulp (2.98e-08
     // at 0.4956).
-    const auto diff = printed_numbers("000-In46");
-    const auto value = printed_numbers("000-In44");
+    const auto diff = test::printed_numbers("000-In46");
+    const auto value = test::printed_numbers("000-In44");
     REQUIRE(diff.size() == 32);
     REQUIRE(value.size() == 32);
     std::size_t nonzero = 0;

@@ -22,6 +22,8 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "support.hpp"
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
 
@@ -42,15 +44,6 @@ json load_oracle(const std::string& name) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error("cannot open " + path.string());
     return json::parse(in);
-}
-
-const textbook::Book& the_book() {
-    static const textbook::Book book = textbook::Book::load(textbook::data_dir());
-    return book;
-}
-
-std::string book_text(const std::string& id) {
-    return textbook::strip_grad_fn(the_book().at(id).text);
 }
 
 attn::Shape shape_from(const json& j) {
@@ -113,29 +106,15 @@ attn::Tensor recipe_case(const json& c) {
 }
 
 // The numbers a book block printed, in order (tensor values, then torch.Size entries).
-std::vector<double> printed_numbers(const std::string& id) {
+std::vector<double> printed_values(const std::string& id) {
     std::vector<double> out;
-    for (const auto& n : textbook::numbers_in(book_text(id))) out.push_back(n.value);
+    for (const auto& n : textbook::numbers_in(test::book_text(id))) out.push_back(n.value);
     return out;
 }
 
 // The first rows * cols printed numbers of a block as a [rows, cols] tensor.
 attn::Tensor printed_matrix(const std::string& id, std::size_t rows, std::size_t cols) {
-    return textbook::printed_matrix(the_book().at(id), rows, cols);
-}
-
-double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
-    REQUIRE(attn::shape_of(a) == attn::shape_of(b));
-    double m = 0.0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const double x = a.data()[i], y = b.data()[i];
-        if (std::isinf(x) || std::isinf(y)) {
-            if (x != y) return inf;
-            continue;
-        }
-        m = std::max(m, std::abs(x - y));
-    }
-    return m;
+    return textbook::printed_matrix(test::the_book().at(id), rows, cols);
 }
 
 // Independent reference for the mean cross-entropy: log-sum-exp in double, per row.
@@ -260,7 +239,7 @@ TEST_CASE("repr of a Linear layer is PyTorch's module repr (001 In [18])") {
     attn::set_printoptions(2, 200);
     CHECK(attn::repr_tuple({attn::repr(attn::Shape{5, 768}),
                             attn::nn::repr(attn::nn::Linear(768, 100, true, gen))}) ==
-          book_text("001-In18"));
+          test::book_text("001-In18"));
     attn::set_printoptions(4, 80);
 }
 
@@ -437,12 +416,12 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
     }
 
     // numbers: float32 sums in another order (BLAS, vectorised exp) differ in the last bits
-    CHECK(max_abs_diff(p.raw_att, float_case(s["raw_att"])) <= 1e-5);
-    CHECK(max_abs_diff(p.tril_att, float_case(s["tril_att"])) <= 1e-5);
-    CHECK(max_abs_diff(p.masked_att, float_case(s["masked_att"])) <= 1e-5);
-    CHECK(max_abs_diff(p.weights, float_case(s["weights"])) <= 1e-6);
-    CHECK(max_abs_diff(p.new_v, float_case(s["new_v"])) <= 1e-5);
-    CHECK(max_abs_diff(p.logits, float_case(s["logits"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.raw_att, float_case(s["raw_att"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.tril_att, float_case(s["tril_att"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.masked_att, float_case(s["masked_att"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.weights, float_case(s["weights"])) <= 1e-6);
+    CHECK(test::max_abs_diff(p.new_v, float_case(s["new_v"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.logits, float_case(s["logits"])) <= 1e-5);
     CHECK((attn::argmax(p.logits, -1) == long_case(s["argmax"])));
 
     // printed strings, as the chapter prints them
@@ -525,7 +504,7 @@ TEST_CASE("001's fragile step: masking where tril(scores) == 0 also masks a genu
 
 TEST_CASE("relation:tokens_in_vocab_range") {
     // 001 In [5]: five ids in [0, 100) and torch.Size([5])
-    const auto n = printed_numbers("001-In05");
+    const auto n = printed_values("001-In05");
     REQUIRE(n.size() == 6);
     for (std::size_t i = 0; i < 5; ++i) {
         CHECK(n[i] >= 0);
@@ -537,7 +516,7 @@ TEST_CASE("relation:tokens_in_vocab_range") {
     attn::set_printoptions(2, 200);
     attn::LongTensor book_tokens = {95, 11, 75, 30, 31};
     CHECK(attn::repr_tuple({attn::repr(book_tokens), attn::repr(attn::shape_of(book_tokens))}) ==
-          book_text("001-In05"));
+          test::book_text("001-In05"));
     attn::set_printoptions(4, 80);
     attn::Generator gen(2024);
     for (int trial = 0; trial < 200; ++trial) {
@@ -552,7 +531,7 @@ TEST_CASE("relation:input_of_masking_chain") {
     // 001 In [8] is what In [9], [10] and [11] are derived from: a [5, 5] matrix whose lower
     // triangle reappears unchanged in In [9] and In [10], with no score printed as 0.00 on
     // or below the diagonal (so the == 0 fill of In [10] only hits the zeros tril wrote).
-    const auto n8 = printed_numbers("001-In08");
+    const auto n8 = printed_values("001-In08");
     REQUIRE(n8.size() == 27);
     CHECK(n8[25] == 5);
     CHECK(n8[26] == 5);
@@ -571,7 +550,7 @@ TEST_CASE("relation:input_of_masking_chain") {
     const Pipeline& p = seeded_pipeline();
     attn::set_printoptions(2, 200);
     std::string skel_book, skel_ours;
-    textbook::numbers_in(book_text("001-In08"), &skel_book);
+    textbook::numbers_in(test::book_text("001-In08"), &skel_book);
     textbook::numbers_in(attn::repr_tuple({attn::repr(p.raw_att), attn::repr(attn::shape_of(p.raw_att))}),
                            &skel_ours);
     CHECK(skel_ours == skel_book);
@@ -583,7 +562,7 @@ TEST_CASE("relation:tril_of_printed_scores") {
     const attn::Tensor s8 = printed_matrix("001-In08", 5, 5);
     attn::set_printoptions(2, 200);
     const attn::Tensor t = attn::tril(s8);
-    CHECK(attn::repr_tuple({attn::repr(t), attn::repr(attn::shape_of(t))}) == book_text("001-In09"));
+    CHECK(attn::repr_tuple({attn::repr(t), attn::repr(attn::shape_of(t))}) == test::book_text("001-In09"));
     CHECK((t == printed_matrix("001-In09", 5, 5)));
     // not just any triangle: tril with diagonal -1 or triu does not give In [9]
     CHECK_FALSE((attn::tril(s8, -1) == printed_matrix("001-In09", 5, 5)));
@@ -601,12 +580,12 @@ TEST_CASE("relation:neg_inf_where_zero") {
     const attn::Tensor s9 = printed_matrix("001-In09", 5, 5);
     const attn::Tensor filled = attn::masked_fill(s9, attn::eq(s9, 0.0f), -inf);
     attn::set_printoptions(2, 200);
-    CHECK(attn::repr_tuple({attn::repr(filled), attn::repr(attn::shape_of(filled))}) == book_text("001-In10"));
+    CHECK(attn::repr_tuple({attn::repr(filled), attn::repr(attn::shape_of(filled))}) == test::book_text("001-In10"));
     // here it equals the robust boolean mask, because In [8] has no genuine 0
     const attn::BoolTensor future = attn::eq(attn::triu(attn::ones({5, 5}), 1), 1.0f);
     CHECK((attn::masked_fill(printed_matrix("001-In08", 5, 5), future, -inf) == filled));
     // In [9] itself is not In [10]
-    CHECK(attn::repr_tuple({attn::repr(s9), attn::repr(attn::shape_of(s9))}) != book_text("001-In10"));
+    CHECK(attn::repr_tuple({attn::repr(s9), attn::repr(attn::shape_of(s9))}) != test::book_text("001-In10"));
     attn::set_printoptions(4, 80);
     // -inf exactly above the diagonal in the seeded chain
     const Pipeline& p = seeded_pipeline();
@@ -669,7 +648,7 @@ TEST_CASE("relation:softmax_of_printed_scores") {
     // here the library's softmax of the printed scores even prints In [11] digit for digit
     attn::set_printoptions(2, 200);
     const attn::Tensor w = attn::softmax(s10, -1);
-    CHECK(attn::repr_tuple({attn::repr(w), attn::repr(attn::shape_of(w))}) == book_text("001-In11"));
+    CHECK(attn::repr_tuple({attn::repr(w), attn::repr(attn::shape_of(w))}) == test::book_text("001-In11"));
     attn::set_printoptions(4, 80);
     // the weights' own relations, on the seeded chain: rows sum to 1, 0 above the diagonal
     const Pipeline& p = seeded_pipeline();
@@ -695,8 +674,8 @@ TEST_CASE("relation:softmax_of_printed_scores") {
 
 TEST_CASE("relation:sdpa_equals_manual") {
     // the book: In [14] and In [16] print the same tensor as In [12]; In [15], In [17] say True
-    CHECK(book_text("001-In14") == book_text("001-In16"));
-    std::string in12 = book_text("001-In12");
+    CHECK(test::book_text("001-In14") == test::book_text("001-In16"));
+    std::string in12 = test::book_text("001-In12");
     // In [12] is a tuple: "(" + tensor lines indented by one more space + ",\n torch.Size(...))"
     const std::string size_part = ",\n torch.Size([5, 768]))";
     REQUIRE(in12.size() > size_part.size());
@@ -704,23 +683,23 @@ TEST_CASE("relation:sdpa_equals_manual") {
     std::string tensor_part = in12.substr(1, in12.size() - 1 - size_part.size());
     for (std::size_t pos = 0; (pos = tensor_part.find("\n ", pos)) != std::string::npos;)
         tensor_part.erase(pos + 1, 1), ++pos;
-    CHECK(tensor_part == book_text("001-In14"));
-    CHECK(book_text("001-In15") == "True");
-    CHECK(book_text("001-In17") == "True");
+    CHECK(tensor_part == test::book_text("001-In14"));
+    CHECK(test::book_text("001-In15") == "True");
+    CHECK(test::book_text("001-In17") == "True");
 
     // the library, on the seeded chain: both forms of SDPA equal the manual path
     const Pipeline& p = seeded_pipeline();
     const attn::BoolTensor attn_mask = attn::eq(attn::tril(attn::ones({5, 5})), 1.0f);
     const attn::Tensor with_mask = attn::scaled_dot_product_attention(p.q, p.k, p.v, attn_mask);
     const attn::Tensor causal = attn::scaled_dot_product_attention(p.q, p.k, p.v, std::nullopt, true);
-    CHECK(attn::repr_bool(attn::allclose(with_mask, p.new_v, 1e-5, 1e-5)) == book_text("001-In15"));
-    CHECK(attn::repr_bool(attn::allclose(causal, p.new_v, 1e-5, 1e-5)) == book_text("001-In17"));
+    CHECK(attn::repr_bool(attn::allclose(with_mask, p.new_v, 1e-5, 1e-5)) == test::book_text("001-In15"));
+    CHECK(attn::repr_bool(attn::allclose(causal, p.new_v, 1e-5, 1e-5)) == test::book_text("001-In17"));
     attn::set_printoptions(2, 200);
     CHECK(attn::repr(with_mask) == attn::repr(p.new_v));
     CHECK(attn::repr(causal) == attn::repr(p.new_v));
     attn::set_printoptions(4, 80);
     // In [13]'s mask, printed
-    CHECK(attn::repr(attn_mask) == book_text("001-In13"));
+    CHECK(attn::repr(attn_mask) == test::book_text("001-In13"));
     // more seeds and a smaller d: still equal; a wrong mask (anti-causal) is not
     for (const std::uint64_t seed : {1u, 2u, 3u}) {
         const Pipeline r = run_001(seed, 20, 16, 6);
@@ -735,7 +714,7 @@ TEST_CASE("relation:sdpa_equals_manual") {
 
 TEST_CASE("relation:argmax_in_vocab_range") {
     // 001 In [19]: five predictions in [0, 100), then torch.Size([5, 100]), torch.Size([5])
-    const auto n = printed_numbers("001-In19");
+    const auto n = printed_values("001-In19");
     REQUIRE(n.size() == 8);
     for (std::size_t i = 0; i < 5; ++i) {
         CHECK(n[i] >= 0);
@@ -747,7 +726,7 @@ TEST_CASE("relation:argmax_in_vocab_range") {
     // the shapes print exactly like the book's
     const Pipeline& p = seeded_pipeline();
     const attn::LongTensor predicted = attn::argmax(p.logits, -1);
-    const std::string text = book_text("001-In19");
+    const std::string text = test::book_text("001-In19");
     const std::string shapes = attn::repr(attn::shape_of(p.logits)) + ", " + attn::repr(attn::shape_of(predicted));
     CHECK(text.substr(text.size() - shapes.size() - 1) == shapes + ")");
     for (const auto id : predicted) {
@@ -761,7 +740,7 @@ TEST_CASE("relation:argmax_in_vocab_range") {
 
 TEST_CASE("relation:cross_entropy_near_log_vocab") {
     // 001 In [21]: the loss of untrained logits is about ln 100 = 4.605
-    const auto n = printed_numbers("001-In21");
+    const auto n = printed_values("001-In21");
     REQUIRE(n.size() == 1);
     const double ln_v = std::log(100.0);
     CHECK(std::abs(n[0] - ln_v) < 0.1);

@@ -11,6 +11,8 @@
 // The layout equivalences are relations between two computations, on random sizes.
 #include <catch2/catch.hpp>
 
+#include "support.hpp"
+
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -78,14 +80,6 @@ long long max_ulp(const attn::Tensor& a, const attn::Tensor& b) {
         if (std::abs(double(a.data()[i]) - double(b.data()[i])) <= 1e-7) continue;
         worst = std::max(worst, textbook::ulp_distance(a.data()[i], b.data()[i]));
     }
-    return worst;
-}
-
-double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
-    REQUIRE(attn::shape_of(a) == attn::shape_of(b));
-    double worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i)
-        worst = std::max(worst, std::abs(double(a.data()[i]) - double(b.data()[i])));
     return worst;
 }
 
@@ -262,7 +256,7 @@ TEST_CASE("CausalAttention in evaluation mode draws nothing and skips dropout", 
     const auto before = gen.draws_since_seed();
     const auto st = ca.forward_steps(x, gen);
     CHECK(gen.draws_since_seed() == before);
-    CHECK(max_abs_diff(st.dropped_weights, st.attn_weights) == 0.0);
+    CHECK(test::max_abs_diff(st.dropped_weights, st.attn_weights) == 0.0);
     // Causality: weights above the diagonal are exactly 0, rows sum to 1.
     for (std::size_t b = 0; b < 2; ++b)
         for (std::size_t i = 0; i < 5; ++i) {
@@ -275,7 +269,7 @@ TEST_CASE("CausalAttention in evaluation mode draws nothing and skips dropout", 
         }
     // A later token does not change an earlier token's output.
     const attn::Tensor shorter = attn::slice(x, 1, 0, 3);
-    CHECK(max_abs_diff(attn::slice(ca(x, gen), 1, 0, 3), ca(shorter, gen)) == 0.0);
+    CHECK(test::max_abs_diff(attn::slice(ca(x, gen), 1, 0, 3), ca(shorter, gen)) == 0.0);
 }
 
 TEST_CASE("CausalAttention rejects more tokens than context_length, and bad shapes",
@@ -438,7 +432,7 @@ TEST_CASE("notebook 003's walk: shapes and relations hold for several seeds", "[
         CHECK(attn::repr_bool(attn::allclose(layer.c_proj(st.y), original_output)) ==
               book().at("003-In08").text);
         // The split q is the first S columns of c_attn(x).
-        CHECK(max_abs_diff(qkv[0], st.q) == 0.0);
+        CHECK(test::max_abs_diff(qkv[0], st.q) == 0.0);
         // Not vacuous: a different output is not close.
         CHECK_FALSE(attn::allclose(layer.c_proj(st.y), attn::Tensor(original_output + 1e-3f)));
     }
@@ -505,7 +499,7 @@ TEST_CASE("split cuts consecutive chunks like torch.split", "[split]") {
     CHECK(attn::shape_of(parts[2]) == attn::Shape{2, 3, 1});
     CHECK(parts[1](1, 2, 0) == x(1, 2, 3));
     CHECK(parts[2](0, 1, 0) == x(0, 1, 6));
-    CHECK(max_abs_diff(attn::cat(parts, 2), x) == 0.0);
+    CHECK(test::max_abs_diff(attn::cat(parts, 2), x) == 0.0);
     CHECK_THROWS_AS(attn::split(x, 0, 0), std::invalid_argument);
     CHECK_THROWS_AS(attn::split(x, 2, 3), std::invalid_argument);
 }
@@ -537,19 +531,19 @@ TEST_CASE("layouts (a) and (b): the wrapper equals MultiHeadAttention with stack
         CHECK_FALSE(mha.out_proj.bias.has_value());
         // Head h's W_query is rows h*head_dim .. of the stacked weight.
         const std::size_t h = s.num_heads - 1;
-        CHECK(max_abs_diff(attn::slice(mha.W_query.weight, 0, long(h * s.head_dim), long((h + 1) * s.head_dim)),
+        CHECK(test::max_abs_diff(attn::slice(mha.W_query.weight, 0, long(h * s.head_dim), long((h + 1) * s.head_dim)),
                            wrapper.heads[h].W_query.weight) == 0.0);
         const attn::Tensor x = signed_rand({s.B, s.T, s.d_in}, gen);
         const attn::Tensor a = wrapper(x, gen);
         const attn::Tensor b = mha(x, gen);
         CHECK(attn::shape_of(a) == attn::Shape{s.B, s.T, s.num_heads * s.head_dim});
-        CHECK(max_abs_diff(a, b) <= 1e-6);
+        CHECK(test::max_abs_diff(a, b) <= 1e-6);
         CHECK(attn::allclose(a, b, 0.0, 1e-6));
         if (s.num_heads > 1) {
             // Not vacuous: with two heads' weights swapped the result changes.
             attn::MultiHeadAttentionWrapper swapped = wrapper;
             std::swap(swapped.heads[0], swapped.heads[1]);
-            CHECK(max_abs_diff(attn::stack_heads(swapped)(x, gen), a) > 1e-3);
+            CHECK(test::max_abs_diff(attn::stack_heads(swapped)(x, gen), a) > 1e-3);
         }
     }
 }
@@ -568,19 +562,19 @@ TEST_CASE("layouts (c) and (b): GPT2Attention equals MultiHeadAttention with c_a
         attn::GPT2Attention layer(cfg, attn::nn::BernoulliBackend::portable, gen);
         layer.eval();
         const attn::MultiHeadAttention mha = attn::split_c_attn(layer);
-        CHECK(max_abs_diff(mha.W_key.weight, attn::slice(layer.c_attn.weight, 0, long(S), long(2 * S))) == 0.0);
+        CHECK(test::max_abs_diff(mha.W_key.weight, attn::slice(layer.c_attn.weight, 0, long(S), long(2 * S))) == 0.0);
         CHECK(mha.out_proj.bias.has_value() == s.qkv_bias);
         const attn::Tensor x = signed_rand({s.B, s.T, S}, gen);
         const attn::Tensor c = layer(x, gen);
         const attn::Tensor b = mha(x, gen);
         CHECK(attn::shape_of(c) == attn::shape_of(x));
-        CHECK(max_abs_diff(c, b) <= 1e-6);
+        CHECK(test::max_abs_diff(c, b) <= 1e-6);
         CHECK(attn::allclose(c, b, 0.0, 1e-6));
         if (S > 1) {
             // Not vacuous: mixing up q and k changes the result.
             const attn::MultiHeadAttention wrong(mha.W_key, mha.W_query, mha.W_value, mha.out_proj,
                                                  s.context_length, s.num_heads, 0.0);
-            if (s.T > 1) CHECK(max_abs_diff(wrong(x, gen), c) > 1e-6);
+            if (s.T > 1) CHECK(test::max_abs_diff(wrong(x, gen), c) > 1e-6);
         }
     }
 }

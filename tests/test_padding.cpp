@@ -11,6 +11,8 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "support.hpp"
 #include <xtensor/xview.hpp>
 
 #include "textbook/book.hpp"
@@ -24,34 +26,10 @@ namespace {
 
 const float inf = std::numeric_limits<float>::infinity();
 
-const textbook::Book& the_book() {
-    static const textbook::Book book = textbook::Book::load(textbook::data_dir());
-    return book;
-}
-
-// The numbers of a book block; a block the export truncated loses its last (cut) number.
-std::vector<textbook::Number> printed_numbers(const std::string& id) {
-    const auto& entry = the_book().at(id);
-    auto numbers = textbook::numbers_in(textbook::strip_grad_fn(entry.text));
-    if (entry.what.find("(truncated in the export)") != std::string::npos) numbers.pop_back();
-    return numbers;
-}
-
 const attn::TokenizerData& tokenizer() {
     static const attn::TokenizerData data =
         attn::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
     return data;
-}
-
-void require_invalid(const std::function<void()>& f, const std::vector<std::string>& fragments) {
-    try {
-        f();
-        FAIL("no exception");
-    } catch (const std::invalid_argument& e) {
-        const std::string what = e.what();
-        INFO(what);
-        for (const auto& frag : fragments) CHECK(what.find(frag) != std::string::npos);
-    }
 }
 
 std::vector<std::int64_t> row(const attn::LongTensor& t, std::size_t b) {
@@ -78,11 +56,11 @@ TEST_CASE("the recorded Mistral-7B ids are the notebook's") {
     CHECK(tok.texts[2].text == "something even longer than the two before!");
     CHECK(tok.texts[2].input_ids == Ids{1, 1545, 1019, 3774, 821, 272, 989, 1159, 28808});
     // The book's In [21] shows the first text's ids after six pads; the longest text has 9.
-    const auto book_ids = printed_numbers("000-In21");
+    const auto book_ids = test::printed_numbers("000-In21");
     REQUIRE(book_ids.size() == 9);
     for (std::size_t i = 0; i < 3; ++i) CHECK(book_ids[6 + i].value == double(tok.texts[0].input_ids[i]));
     CHECK(book_ids[0].value == double(tok.eos_token_id));  // pad = eos (In [20])
-    CHECK(the_book().at("000-In20").text == std::to_string(tok.eos_token_id));
+    CHECK(test::the_book().at("000-In20").text == std::to_string(tok.eos_token_id));
     CHECK_FALSE(tok.provenance.empty());
 }
 
@@ -91,11 +69,11 @@ TEST_CASE("the collator reproduces 000 In [19], In [21] and In [22]") {
     const attn::BatchEncoding enc = attn::pad_batch(tok.sequences(), tok.eos_token_id, attn::PaddingSide::left);
     REQUIRE(attn::shape_of(enc.input_ids) == attn::Shape{3, 9});
     REQUIRE(attn::shape_of(enc.attention_mask) == attn::Shape{3, 9});
-    CHECK(attn::repr(attn::LongTensor(xt::view(enc.input_ids, 0, xt::all()))) == the_book().at("000-In21").text);
-    CHECK(attn::repr(attn::LongTensor(xt::view(enc.attention_mask, 0, xt::all()))) == the_book().at("000-In22").text);
+    CHECK(attn::repr(attn::LongTensor(xt::view(enc.input_ids, 0, xt::all()))) == test::the_book().at("000-In21").text);
+    CHECK(attn::repr(attn::LongTensor(xt::view(enc.attention_mask, 0, xt::all()))) == test::the_book().at("000-In22").text);
     std::string keys = "dict_keys([";
     for (const auto& k : attn::BatchEncoding::keys()) keys += (keys.back() == '[' ? "" : ", ") + attn::repr_str(k);
-    CHECK(keys + "])" == the_book().at("000-In19").text);
+    CHECK(keys + "])" == test::the_book().at("000-In19").text);
     // The other rows, from the definition of left padding.
     CHECK(row(enc.input_ids, 1) == Ids{2, 2, 2, 2, 1, 330, 2286, 3774, 2245});
     CHECK(row(enc.attention_mask, 1) == Ids{0, 0, 0, 0, 1, 1, 1, 1, 1});
@@ -115,13 +93,13 @@ TEST_CASE("the collator pads on the right and with any pad id") {
     const attn::BatchEncoding left = attn::pad_batch({{5, 6}, {7}}, -1, attn::PaddingSide::left);
     CHECK(row(left.input_ids, 1) == Ids{-1, 7});
     CHECK(row(left.attention_mask, 1) == Ids{0, 1});
-    require_invalid([] { attn::pad_batch({}, 2); }, {"at least one sequence"});
+    test::require_invalid([] { attn::pad_batch({}, 2); }, {"at least one sequence"});
 }
 
 TEST_CASE("ids of different lengths cannot make a tensor without the collator") {
-    require_invalid([] { attn::ids_tensor({{1, 13264, 5509}, {1, 330, 2286, 3774, 2245}}); },
+    test::require_invalid([] { attn::ids_tensor({{1, 13264, 5509}, {1, 330, 2286, 3774, 2245}}); },
                     {"[2, 3]", "sequence 1 has length 5"});
-    require_invalid([] { attn::ids_tensor({}); }, {"at least one sequence"});
+    test::require_invalid([] { attn::ids_tensor({}); }, {"at least one sequence"});
     const attn::LongTensor ids = attn::ids_tensor({{1, 2}, {3, 4}});
     CHECK(attn::shape_of(ids) == attn::Shape{2, 2});
     CHECK(ids(1, 0) == 3);
@@ -140,9 +118,9 @@ TEST_CASE("pad_sequences and real_token_rows lay out and cut out per-sequence ve
     const attn::LongTensor mask = attn::pad_batch({{1, 1}, {1}}, 0, attn::PaddingSide::left).attention_mask;
     CHECK((attn::real_token_rows(left, mask, 1) == b));
     CHECK((attn::real_token_rows(left, mask, 0) == a));
-    require_invalid([&] { attn::pad_sequences({a, attn::tensor({{1, 2, 3}})}, attn::PaddingSide::left); },
+    test::require_invalid([&] { attn::pad_sequences({a, attn::tensor({{1, 2, 3}})}, attn::PaddingSide::left); },
                     {"[*, 2]", "[1, 3]"});
-    require_invalid([&] { attn::real_token_rows(left, xt::ones<std::int64_t>(attn::Shape{2, 3}), 0); },
+    test::require_invalid([&] { attn::real_token_rows(left, xt::ones<std::int64_t>(attn::Shape{2, 3}), 0); },
                     {"[2, 2]", "[2, 3]"});
     CHECK_THROWS_AS(attn::real_token_rows(left, mask, 2), std::invalid_argument);
 }
@@ -161,9 +139,9 @@ TEST_CASE("apply_attention_mask: -inf on every query row at the padded keys") {
     const attn::Tensor step = attn::apply_attention_mask(attn::ones({2, 1, 3}), mask);
     CHECK(step(0, 0, 0) == -inf);
     // A mask that does not fit the logits.
-    require_invalid([&] { attn::apply_attention_mask(attn::ones({2, 3, 4}), mask); }, {"[2, 4]", "[2, 3]"});
-    require_invalid([&] { attn::apply_attention_mask(attn::ones({3, 3, 3}), mask); }, {"[3, 3]", "[2, 3]"});
-    require_invalid([&] { attn::apply_attention_mask(attn::ones({3, 3}), mask); }, {"[3, 3]"});
+    test::require_invalid([&] { attn::apply_attention_mask(attn::ones({2, 3, 4}), mask); }, {"[2, 4]", "[2, 3]"});
+    test::require_invalid([&] { attn::apply_attention_mask(attn::ones({3, 3, 3}), mask); }, {"[3, 3]", "[2, 3]"});
+    test::require_invalid([&] { attn::apply_attention_mask(attn::ones({3, 3}), mask); }, {"[3, 3]"});
 }
 
 TEST_CASE("masked_softmax: zeros for fully masked rows, softmax bit for bit elsewhere") {
@@ -260,12 +238,12 @@ TEST_CASE("repr_str writes Python's repr of a str") {
     CHECK(attn::repr_str("a\\b\tc") == "'a\\\\b\\tc'");
     CHECK(attn::repr_str(std::string("\x01", 1)) == "'\\x01'");
     CHECK(attn::repr_str("\nWith KV caching:\nInput: (B,1,E), kv_cache\nOutput: (B,1,E)\n\n") ==
-          the_book().at("000-In28").text);
+          test::the_book().at("000-In28").text);
 }
 
 TEST_CASE("relation:causal_neg_inf_above_diagonal") {
     // 000 In [14]: masked_attention_logits[0], [8, 8]: -inf exactly where j > i, finite elsewhere.
-    const auto n = printed_numbers("000-In14");
+    const auto n = test::printed_numbers("000-In14");
     REQUIRE(n.size() == 64);
     for (std::size_t i = 0; i < 8; ++i)
         for (std::size_t j = 0; j < 8; ++j) {
@@ -288,8 +266,8 @@ TEST_CASE("relation:softmax_of_printed_logits") {
     // d softmax_i = p_i (dx_i - sum_j p_j dx_j), so |dp_i| <= p_i * 2 * 5e-5 = 1e-4 * p_i; the
     // printed weight is itself rounded to 4 decimals (5e-5). Bound: 5e-5 + 1e-4 * p_i + 1e-6
     // (float32 arithmetic).
-    const auto logits = printed_numbers("000-In14");
-    const auto weights = printed_numbers("000-In16");  // truncated: batch 0 complete, batch 1 partial
+    const auto logits = test::printed_numbers("000-In14");
+    const auto weights = test::printed_numbers("000-In16");  // truncated: batch 0 complete, batch 1 partial
     REQUIRE(logits.size() == 64);
     REQUIRE(weights.size() >= 64);
     attn::Tensor x = attn::zeros({8, 8});
@@ -331,7 +309,7 @@ TEST_CASE("relation:masked_pattern_from_attention_mask") {
     const attn::BatchEncoding enc = attn::pad_batch(tok.sequences(), tok.eos_token_id, attn::PaddingSide::left);
     const std::size_t S = enc.attention_mask.shape()[1];
     REQUIRE(S == 9);
-    const auto n = printed_numbers("000-In24");  // truncated in the export
+    const auto n = test::printed_numbers("000-In24");  // truncated in the export
     REQUIRE(n.size() > 81);                      // all of text 0, part of text 1
     for (std::size_t k = 0; k < n.size(); ++k) {
         const std::size_t b = k / (S * S), j = k % S;

@@ -1,0 +1,71 @@
+/// @file support.hpp
+/// @brief What the test programs share: the book, its printed numbers, and the checks that
+/// several tests make (an exception naming what was wrong, the largest difference).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "attn/tensor.hpp"
+#include "textbook/book.hpp"
+
+namespace test {
+
+/// The book (data/book/), loaded once per test program.
+inline const textbook::Book& the_book() {
+    static const textbook::Book book = textbook::Book::load(textbook::data_dir());
+    return book;
+}
+
+/// An entry's printed text without PyTorch's `grad_fn=` suffixes.
+inline std::string book_text(const std::string& id) {
+    return textbook::strip_grad_fn(the_book().at(id).text);
+}
+
+/// The numbers an entry printed; a block the export truncated loses its last (cut) number.
+inline std::vector<textbook::Number> printed_numbers(const std::string& id) {
+    const auto& entry = the_book().at(id);
+    auto numbers = textbook::numbers_in(textbook::strip_grad_fn(entry.text));
+    if (entry.what.find("(truncated in the export)") != std::string::npos && !numbers.empty())
+        numbers.pop_back();
+    return numbers;
+}
+
+/// Requires `f` to throw `std::invalid_argument` whose message contains every fragment.
+inline void require_invalid(const std::function<void()>& f,
+                            const std::vector<std::string>& fragments) {
+    try {
+        f();
+        FAIL("no exception");
+    } catch (const std::invalid_argument& e) {
+        const std::string what = e.what();
+        INFO(what);
+        for (const auto& frag : fragments) CHECK(what.find(frag) != std::string::npos);
+    }
+}
+
+/// `max |a - b|` in double over two tensors of one shape; infinities must sit in the same
+/// places with the same sign (else the result is infinite); NaN anywhere gives NaN.
+inline double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
+    REQUIRE(attn::shape_of(a) == attn::shape_of(b));
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double x = a.data()[i], y = b.data()[i];
+        if (std::isnan(x) || std::isnan(y)) return std::numeric_limits<double>::quiet_NaN();
+        if (std::isinf(x) || std::isinf(y)) {
+            if (x != y) return std::numeric_limits<double>::infinity();
+            continue;
+        }
+        worst = std::max(worst, std::abs(x - y));
+    }
+    return worst;
+}
+
+}  // namespace test
