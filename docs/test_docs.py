@@ -2,10 +2,10 @@
 """test_docs: checks the generated book (build/docs/html) against the chapters themselves.
 
 For every chapter of chapters/meson.build:
-- its page exists, with the sections every chapter page has (idea, formulas, code, output,
-  pictures, library functions) and at least one formula and one code fragment;
-- every block the chapter prints *now* (the test runs it again) is on the page, verbatim, so
-  the page cannot show stale output;
+- its page exists, with a section for every section of its prose page, at least one formula
+  and one code fragment;
+- every block the chapter prints *now* (the test runs it again, reading its JSON record) is
+  on the page, verbatim, so the page cannot show stale output;
 - every block of the book (data/book/manifest.tsv) that belongs to the chapter is on the page,
   the notebook's text beside the chapter's, with a verdict mark, and was printed by the chapter;
 - every picture make_figures lists for the chapter is on the page and is a well-formed SVG
@@ -23,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -65,8 +66,8 @@ def main():
     figures = bookpages.read_figure_index(args.figures / "index.tsv")
     source_root = Path(__file__).resolve().parent.parent
 
-    check((html_dir / "mathjax" / "MathJax.js").is_file(),
-          "html/mathjax/MathJax.js is missing: MathJax must be served from a local path")
+    check((html_dir / "mathjax" / "MathJax.js").is_file() and not (html_dir / "mathjax").is_symlink(),
+          "html/mathjax/MathJax.js is missing or a symlink: MathJax must be copied into the book")
     index = (html_dir / "index.html").read_text(encoding="utf-8") if check(
         (html_dir / "index.html").is_file(), "html/index.html is missing") else ""
     check("cdn" not in index.lower() and "mathjax/MathJax.js" in index,
@@ -84,31 +85,34 @@ def main():
         page = page_path.read_text(encoding="utf-8")
         check(f'href="{label}.html"' in index, f"main page: no link to {label}.html")
 
-        # The same shape every time.
-        for section in ("The idea", "The formulas", "The code"):
-            check(f">{section}<" in page, f"{where}: section '{section}' is missing")
-        for anchor in ("output", "pictures", "api"):
-            check(f'id="{label}_{anchor}"' in page, f"{where}: section #{label}_{anchor} is missing")
+        # Every step of the prose page is a section of the HTML page.
+        _, _, sections = bookpages.read_page(source_root / "docs" / "chapters" / f"{name}.md")
+        for sec in sections:
+            check(f'id="{label}_{sec.id.replace("-", "_")}"' in page,
+                  f"{where}: section '{sec.title}' is missing")
         check(re.search(r"\\\(|\\\[", page) is not None, f"{where}: no formula (MathJax \\( or \\[) on the page")
         check('mathjax/MathJax.js' in page, f"{where}: the page does not load the local MathJax")
         check('<div class="fragment">' in page, f"{where}: no code fragment (\\snippet) on the page")
 
         # The output on the page is what the program prints now.
-        proc = subprocess.run([exe], capture_output=True, env=dict(os.environ, ATTN_DATA_DIR=str(args.data)))
-        check(proc.returncode == 0, f"{where}: the program exited with status {proc.returncode}: "
-              f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
-        output = bookpages.parse_output(proc.stdout.decode("utf-8", errors="replace"))
-        check(len(output.blocks) > 0, f"{where}: the program prints no blocks (not written yet?)")
+        with tempfile.TemporaryDirectory() as tmp:
+            record = Path(tmp) / "record.json"
+            proc = subprocess.run([exe, f"--record={record}"], capture_output=True,
+                                  env=dict(os.environ, ATTN_DATA_DIR=str(args.data)))
+            check(proc.returncode == 0, f"{where}: the program exited with status {proc.returncode}: "
+                  f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
+            blocks = bookpages.load_record(record)[1] if record.is_file() else []
+        check(len(blocks) > 0, f"{where}: the program prints no blocks (not written yet?)")
         shown = pre_blocks(page)
-        for b in output.blocks:
-            check(b.body in shown, f"{where}: the block '{b.header}' the program prints now is not on the page")
+        for b in blocks:
+            check(b.body in shown, f"{where}: the block '{b.label}' the program prints now is not on the page")
         shown_blocks = len(re.findall(r'<div class="book-block (?![^"]*book-missing)', page))
-        check(shown_blocks == len(output.blocks),
-              f"{where}: the page shows {shown_blocks} blocks, the program prints {len(output.blocks)}")
+        check(shown_blocks == len(blocks),
+              f"{where}: the page shows {shown_blocks} blocks, the program prints {len(blocks)}")
 
         # The book's blocks of this chapter, each beside the chapter's, with a verdict.
         divs = block_divs(page)
-        for e in (e for e in book.entries if e.chapter == bookpages.ChapterRun(name, "", "", 0).number):
+        for e in (e for e in book.entries if e.chapter == bookpages.ChapterRun(name, [], "", 0).number):
             if not check(e.id in divs, f"{where}: book entry {e.id} is not on the page"):
                 continue
             classes, div = divs[e.id]
@@ -119,7 +123,7 @@ def main():
             check('class="book-mark"' in div, f"{where}: the block of {e.id} has no verdict mark")
 
         # Pictures.
-        for f in (f for f in figures if f.chapter == bookpages.ChapterRun(name, "", "", 0).number):
+        for f in (f for f in figures if f.chapter == bookpages.ChapterRun(name, [], "", 0).number):
             check(f.status in ("ok", "absent"), f"{where}: figure {f.file} could not be drawn (status {f.status})")
             svg = html_dir / f.file
             if check(svg.is_file(), f"{where}: figure {f.file} is not in the HTML output"):

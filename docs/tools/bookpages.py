@@ -1,12 +1,15 @@
 """The page-writing half of the generated book (Python 3 standard library only).
 
-Reads what the chapters printed (blocks in the shape of attn/chapter.hpp), the book
-(data/book/manifest.tsv + blocks) and the figure index written by make_figures, and writes
-Doxygen Markdown pages: one per chapter and the main page. Used by build_docs.py, and by
-test_docs.py to read the chapters' output the same way.
+Reads what the chapters printed (their JSON records, textbook/record.hpp: no program parses
+another's human-readable output), their prose pages (docs/chapters/<name>.md, split into
+steps as textbook/prose.hpp splits them), the book (data/book/manifest.tsv + blocks) and the
+figure index written by make_figures, and writes Doxygen Markdown pages: one per chapter, in
+which every step reads prose -> its code -> its output beside the notebook's block, and the
+main page. Used by build_docs.py, and by test_docs.py to read records and pages the same way.
 """
 
 import html
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +23,7 @@ class Entry:
     id: str
     notebook: str
     cell: str
-    chapter: int
+    chapter: str  # `3`, or `A` for the appendix
     style: str
     precision: str
     check: str
@@ -61,7 +64,7 @@ class Book:
             if len(f) != 9:
                 raise ValueError(f"{book_dir / 'manifest.tsv'}:{n}: expected 9 fields, got {len(f)}")
             text = (book_dir / f[7]).read_text(encoding="utf-8")
-            entries.append(Entry(f[0], f[1], f[2], int(f[3]), f[4], f[5], f[6], f[7], f[8],
+            entries.append(Entry(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8],
                                  text[:-1] if text.endswith("\n") else text))
         relations = {}
         readme = book_dir / "README.md"
@@ -73,119 +76,103 @@ class Book:
         return Book(entries, {e.id: e for e in entries}, relations)
 
 
-# ------------------------------------------------------------------------- chapter output
+# ------------------------------------------------------------------------- chapter records
 
 
 @dataclass
 class Block:
-    """One `### ` block of a chapter's output."""
-    header: str            # the header line without `### `
-    body: str              # what the program printed, exactly
-    footer: list = field(default_factory=list)  # the `>>> ` lines, without `>>> `
-
-    @property
-    def cell(self):
-        """`002 In [8]`, or `new`."""
-        return self.header.split(" · ", 1)[0]
-
-    @property
-    def what(self):
-        parts = self.header.split(" · ", 1)
-        return parts[1] if len(parts) > 1 else ""
+    """One block of a chapter's record (textbook::BlockRecord)."""
+    step: str
+    label: str
+    kind: str          # book | new
+    sources: list      # book entry ids
+    text: str          # what the program printed, exactly
+    comparisons: list  # dicts: entry, check {kind, detail}, result, summary, differences
 
     @property
     def entry_id(self):
-        """The book entry the footer compares with, or None."""
-        if self.footer:
-            m = re.match(r"^book (\S+) \(", self.footer[0])
-            if m:
-                return m.group(1)
-        return None
+        """The first book entry the block mirrors, or None."""
+        return self.sources[0] if self.sources else None
 
     @property
-    def summary(self):
-        """The footer's verdict, e.g. `identical to the notebook`."""
-        if not self.footer:
-            return ""
-        first = self.footer[0]
-        return first.split("): ", 1)[1] if "): " in first else first
+    def body(self):
+        return self.text
 
     @property
-    def differences(self):
-        return [l.strip() for l in self.footer[1:]
-                if l.startswith("  ") and not l.startswith("| ")]
-
-
-@dataclass
-class Output:
-    title: str
-    items: list  # ("prose", text) or ("block", Block), in printed order
+    def what(self):
+        return self.label
 
     @property
-    def blocks(self):
-        return [b for kind, b in self.items if kind == "block"]
+    def comparison(self):
+        return self.comparisons[0] if self.comparisons else None
 
 
-def parse_output(text):
-    """Cuts a chapter's output into its title, prose paragraphs and blocks, the way
-    tests/test_golden.cpp cuts it: a block is a `### ` header, body lines, then `>>> ` lines."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    title = ""
-    i = 0
-    if len(lines) >= 3 and lines[0] and set(lines[0]) == {"="} and set(lines[2] or "x") == {"="}:
-        title, i = lines[1], 3
-    items, prose = [], []
-
-    def flush_prose():
-        if prose:
-            items.append(("prose", " ".join(prose)))
-            prose.clear()
-
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("### "):
-            flush_prose()
-            block = Block(line[4:], "")
-            i += 1
-            body = []
-            while i < len(lines) and not lines[i].startswith(">>> ") and not lines[i].startswith("### "):
-                body.append(lines[i])
-                i += 1
-            while i < len(lines) and lines[i].startswith(">>> "):
-                block.footer.append(lines[i][4:])
-                i += 1
-            if not block.footer:
-                # --no-compare output: the block runs to the next blank-line-separated header.
-                while body and body[-1] == "":
-                    body.pop()
-            block.body = "\n".join(body)
-            items.append(("block", block))
-            continue
-        if line.strip():
-            prose.append(line.strip())
-        else:
-            flush_prose()
-        i += 1
-    flush_prose()
-    return Output(title, items)
+def load_record(path):
+    """The blocks of a chapter's JSON record, in printed order."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if data.get("format") != 1:
+        raise SystemExit(f"{path}: not a chapter record of format 1")
+    return data, [Block(b["step"], b["label"], b["kind"], b["sources"], b["text"], b["comparisons"])
+                  for b in data["blocks"]]
 
 
 @dataclass
 class ChapterRun:
-    name: str  # `02_trainable_weights`
-    stdout: str
+    name: str       # `02_trainable_weights`
+    blocks: list    # Block, in printed order (empty when the program failed)
     stderr: str
     returncode: int
 
     @property
     def number(self):
-        return int(self.name.split("_", 1)[0])
+        """The manifest's chapter key: `2`, or `A` for the appendix."""
+        head = self.name.split("_", 1)[0]
+        return head.lstrip("0") or head
 
     @property
     def label(self):
         return chapter_label(self.name)
+
+
+# ------------------------------------------------------------------------- prose pages
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    body: str
+
+
+def read_page(path):
+    """Splits a chapter page as textbook::Page::load does: (title, intro, [Section])."""
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    title, intro, sections, cur = None, [], [], None
+    for n, line in enumerate(lines, 1):
+        if title is None:
+            if not line.strip():
+                continue
+            m = re.match(r"^# (.*?)\s*(\{#[A-Za-z0-9_-]+\})?\s*$", line)
+            if not m:
+                raise SystemExit(f"{path}:{n}: a chapter page starts with '# <title>'")
+            title = m.group(1)
+            continue
+        if line.startswith("## "):
+            m = re.match(r"^## (.*?)\s*\{#ch[0-9A-Z]+-([A-Za-z0-9_-]+)\}\s*$", line)
+            if not m:
+                raise SystemExit(f"{path}:{n}: a section heading needs a label: '## Title {{#chNN-id}}'")
+            cur = Section(m.group(2), m.group(1), "")
+            sections.append(cur)
+            continue
+        if cur is None:
+            intro.append(line)
+        else:
+            cur.body += line + "\n"
+    if title is None:
+        raise SystemExit(f"{path}: the page has no '# Title' line")
+    for sec in sections:
+        sec.body = sec.body.strip("\n")
+    return title, "\n".join(intro).strip("\n"), sections
 
 
 def chapter_label(name):
@@ -198,7 +185,7 @@ def chapter_label(name):
 
 @dataclass
 class Figure:
-    chapter: int
+    chapter: str
     file: str     # the SVG's file name
     status: str   # ok | absent (no data recorded yet: a visible note) | failed (a note; an error)
     caption: str
@@ -210,7 +197,7 @@ def read_figure_index(path):
         if not line or line.startswith("#"):
             continue
         chapter, file, status, caption = line.split("\t")
-        figures.append(Figure(int(chapter), file, status, caption))
+        figures.append(Figure(chapter, file, status, caption))
     return figures
 
 
@@ -229,20 +216,18 @@ MARKS = {
 
 
 def verdict(block, book):
-    """(kind, words) for a block: kind is a key of MARKS."""
+    """(kind, words) for a block: kind is a key of MARKS. Read from the record's comparison."""
     entry = book.by_id.get(block.entry_id) if block.entry_id else None
     if entry is None:
-        if block.footer and block.footer[0].startswith("new"):
-            return "new", "new: the notebooks do not print this"
         return "new", "the notebooks do not print this"
-    s = block.summary
-    if entry.kind in ("exact", "ulp"):
-        if s.startswith("identical"):
-            return "identical", f"identical to the notebook ({describe_check(entry)})"
-        if "within tolerance" in s:
-            return "close", f"{s} ({describe_check(entry)})"
-        return "differs", f"{s} ({describe_check(entry)})"
-    if entry.kind == "relation":
+    result = block.comparison["result"] if block.comparison else "differs"
+    if result == "identical":
+        return "identical", f"identical to the notebook ({describe_check(entry)})"
+    if result == "within_ulp":
+        return "close", f"{html.escape(block.comparison['summary'])} ({describe_check(entry)})"
+    if result == "differs":
+        return "differs", f"{html.escape(block.comparison['summary'])} ({describe_check(entry)})"
+    if result == "relation":
         rel = entry.detail
         return "relation", (f"not compared as text: the notebook's values are unseeded. Checked "
                             f"through the relation <code>{html.escape(rel)}</code>"
@@ -278,9 +263,10 @@ def block_html(block, book):
     kind, words = verdict(block, book)
     cls, mark = MARKS[kind]
     entry = book.by_id.get(block.entry_id) if block.entry_id else None
+    cell = ", ".join(book.by_id[s].short_cell for s in block.sources if s in book.by_id) or "new"
     attrs = f' data-entry="{html.escape(entry.id)}"' if entry else ""
     out = [f'<div class="book-block book-{cls}"{attrs}>',
-           f'<div class="book-head"><span class="book-cell">{html.escape(block.cell)}</span> '
+           f'<div class="book-head"><span class="book-cell">{html.escape(cell)}</span> '
            f'{html.escape(block.what)}</div>']
     if entry:
         out += ['<div class="book-pair">',
@@ -300,7 +286,7 @@ def block_html(block, book):
         words += " (after removing <code>grad_fn=&lt;...&gt;</code>: there is no autograd here)"
     out.append(f'<div class="book-verdict"><span class="book-mark" title="{cls}">{mark}</span> '
                f'{words}</div>')
-    diffs = block.differences
+    diffs = block.comparison["differences"] if block.comparison else []
     if diffs:
         # Differences that fail the check stay open; last-digit ones within tolerance fold.
         opened = " open" if kind == "differs" else ""
@@ -341,7 +327,7 @@ def htmlonly(fragment):
 class ChapterPage:
     name: str
     label: str
-    number: int
+    number: str
     title: str
     summary: str
     text: str
@@ -352,35 +338,10 @@ class ChapterPage:
     ran: bool          # the program exited with status 0
 
 
-REQUIRED_SECTIONS = ["## The idea", "## The formulas", "## The code"]
-
-
-def read_prose(path):
-    """Splits a prose page into (title, summary, body). The page starts with `# Title`, then a
-    one-paragraph summary, then the sections of REQUIRED_SECTIONS in that order."""
-    text = Path(path).read_text(encoding="utf-8")
-    lines = text.split("\n")
-    if not lines or not lines[0].startswith("# "):
-        raise SystemExit(f"{path}:1: a chapter page starts with '# <title>'")
-    title = lines[0][2:].strip()
-    rest = "\n".join(lines[1:]).strip("\n")
-    summary = rest.split("\n\n", 1)[0].replace("\n", " ").strip()
-    if not summary or summary.startswith("#"):
-        raise SystemExit(f"{path}: a one-paragraph summary must follow the title")
-    pos = -1
-    for s in REQUIRED_SECTIONS:
-        m = re.search("^" + re.escape(s) + r"\s*$", rest, re.M)
-        if not m or m.start() < pos:
-            raise SystemExit(f"{path}: missing section '{s}' (sections, in order: "
-                             f"{', '.join(REQUIRED_SECTIONS)})")
-        pos = m.start()
-    return title, summary, rest
-
-
 def snippet_markers(source):
     """The `//! [name]` markers of a chapter source, in order of first appearance."""
     seen = []
-    for m in re.finditer(r"//!\s*\[([A-Za-z0-9_\-]+)\]", source):
+    for m in re.finditer(r"//!\s*\[([A-Za-z0-9_.\-]+)\]", source):
         if m.group(1) not in seen:
             seen.append(m.group(1))
     return seen
@@ -396,10 +357,16 @@ def library_names(source):
     return seen
 
 
+def step_markers(markers, step):
+    """The snippet markers of one step: `step`, then `step.2`, `step.3`, ..."""
+    return [m for m in markers if m == step or m.startswith(step + ".")]
+
+
 def chapter_page(run, prose_path, source_path, book, figures, neighbours, all_names):
-    title, summary, body = read_prose(prose_path)
+    title, intro, sections = read_page(prose_path)
     source = Path(source_path).read_text(encoding="utf-8")
     label = run.label
+    summary = intro.split("\n\n", 1)[0].replace("\n", " ").strip()
     out = [f"# {title} {{#{label}}}", ""]
 
     prev_name, next_name = neighbours
@@ -410,81 +377,80 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, all_na
     if next_name:
         nav.append(f'\\ref {chapter_label(next_name)} "next chapter \u2192"')
     out += ["<div class=\"book-nav\">" + " \u00b7 ".join(nav) + "</div>", ""]
-    out += ["\\tableofcontents", ""]
+    out += ["\\tableofcontents", "", intro, ""]
+    out += [htmlonly('<p class="book-legend">Each step reads: the prose, the code of the step '
+                     '(cut from the compiled program), and what it printed when these pages were '
+                     'built, beside the block the notebook printed, with a mark: \u2713 identical, '
+                     '\u2248 the same numbers within a few float32 ulp, \u21d4 unseeded, checked '
+                     'through a relation in the tests, \u2205 not reproducible, \u2717 different '
+                     'or missing, \u2022 new (the notebooks do not print it).</p>'), ""]
 
-    out.append(body)
-    # The code: if the prose does not pick snippets itself, show every marked region in order.
-    if not re.search(r"[\\@]snippet", body):
-        markers = snippet_markers(source)
-        if markers:
-            out.append("")
-            for m in markers:
-                out += [f"`{m}`:", f"\\snippet {run.name}.cpp {m}", ""]
-        else:
-            out += ["", htmlonly('<div class="book-warning">This chapter\'s source has no '
-                                 '<code>//! [name]</code> snippet markers yet: no code to show.'
-                                 '</div>')]
-    out.append(f"\nThe whole program: `chapters/{run.name}.cpp`, run as "
+    markers = snippet_markers(source)
+    printed = {}
+
+    def blocks_of(step):
+        frags = []
+        for b in run.blocks:
+            if b.step == step:
+                frags.append(block_html(b, book))
+                for src in b.sources:
+                    if src in book.by_id:
+                        printed[src] = verdict(b, book)
+        return frags
+
+    first = blocks_of("")
+    if first:
+        out += [htmlonly('<div class="book-output">' + "\n".join(first) + "</div>"), ""]
+    used = set()
+    for sec in sections:
+        out += [f"## {sec.title} {{#{label}_{sec.id.replace('-', '_')}}}", "", sec.body, ""]
+        for m in step_markers(markers, sec.id):
+            used.add(m)
+            out += [f"\\snippet {run.name}.cpp {m}", ""]
+        frags = blocks_of(sec.id)
+        if frags:
+            out += [htmlonly('<div class="book-output">' + "\n".join(frags) + "</div>"), ""]
+    stray = [m for m in markers if m not in used]
+    if stray:
+        raise SystemExit(f"{source_path}: snippet markers {stray} name no section of {prose_path}")
+    out.append(f"The whole program: `chapters/{run.name}.cpp`, run as "
                f"`build/chapters/chapter_{run.name}`.\n")
 
-    # What it prints.
-    parsed = parse_output(run.stdout)
-    out += [f"## What it prints {{#{label}_output}}", "",
-            "This is the program's output, captured when these pages were built (nothing here is "
-            "pasted by hand). Each block is set beside the block the notebook printed, when the "
-            "notebook printed it, with a mark: \u2713 identical, \u2248 the same numbers within a few "
-            "float32 ulp, \u21d4 not reproducible as text (unseeded) and checked through a relation "
-            "in the tests, \u2205 not reproducible, \u2717 different or missing. Blocks tagged `new` "
-            "show steps the notebooks do not print.", ""]
-    frags = ['<div class="book-output">']
-    printed = {}
-    for kind, item in parsed.items:
-        if kind == "prose":
-            frags.append(f'<p class="book-prose">{html.escape(item)}</p>')
-        else:
-            frags.append(block_html(item, book))
-            if item.entry_id in book.by_id:
-                printed[item.entry_id] = verdict(item, book)
+    frags = []
     if run.returncode != 0:
         tail = "\n".join(run.stderr.strip().splitlines()[-12:])
         frags.append(f'<div class="book-warning book-failed">The program stopped with exit status '
                      f'{run.returncode}; it wrote to stderr:{pre(tail)}</div>')
-    elif not parsed.blocks:
-        frags.append('<div class="book-warning">The program printed no blocks: this chapter is '
-                     f'not written yet. It printed:{pre(run.stdout.strip())}</div>')
     expected = [e for e in book.entries if e.chapter == run.number]
     missing = [e for e in expected if e.id not in printed]
     if missing:
         frags.append(f'<p class="book-prose">The notebooks printed {len(missing)} more block(s) '
                      'that belong to this chapter; this chapter does not print them yet:</p>')
         frags += [missing_html(e, book) for e in missing]
-    frags.append("</div>")
-    out += [htmlonly("\n".join(frags)), ""]
+    if frags:
+        out += [f"## Not printed yet {{#{label}_missing}}", "",
+                htmlonly('<div class="book-output">' + "\n".join(frags) + "</div>"), ""]
 
     # Pictures.
     mine = [f for f in figures if f.chapter == run.number]
-    out += [f"## Pictures {{#{label}_pictures}}", ""]
     if mine:
-        out += ["Drawn as SVG when these pages were built, by `docs/tools/make_figures.cpp` "
+        out += [f"## Pictures {{#{label}_pictures}}", "",
+                "Drawn as SVG when these pages were built, by `docs/tools/make_figures.cpp` "
                 "calling the same library functions as the chapter.", ""]
         for f in mine:
             out += [f'\\image html {f.file} "{f.caption.replace(chr(34), chr(39))}"', ""]
-    else:
-        out += ["This chapter has no pictures: its tensors read best as printed above.", ""]
 
     # The library functions the chapter calls.
     names = library_names(source)
-    out += [f"## Library functions used {{#{label}_api}}", ""]
     if names:
-        out += ["The `attn::` names this chapter's program uses, linked to their reference "
+        out += [f"## Library functions used {{#{label}_api}}", "",
+                "The `attn::` names this chapter's program uses, linked to their reference "
                 "(shapes, errors, sources):", ""]
         out += ["<ul class=\"book-api\">"] + [f'<li>\\ref {n} "{n}"</li>' for n in names] + ["</ul>", ""]
-    else:
-        out += ["The chapter's program does not call the library yet.", ""]
     out += ["<div class=\"book-nav\">" + " \u00b7 ".join(nav) + "</div>", ""]
 
     return ChapterPage(run.name, label, run.number, title, summary, "\n".join(out),
-                       len(parsed.blocks), printed, expected, mine, run.returncode == 0)
+                       len(run.blocks), printed, expected, mine, run.returncode == 0)
 
 
 # ------------------------------------------------------------------------- main page
@@ -509,12 +475,12 @@ def tensor_table(book, pages):
     by_chapter = {p.number: p for p in pages}
     rows = []
     counts = {}
-    for e in sorted(book.entries, key=lambda e: e.chapter):
+    for e in sorted(book.entries, key=lambda e: (not e.chapter.isdigit(), int(e.chapter) if e.chapter.isdigit() else 0, e.chapter)):
         kind, words = status_of(e, pages)
         counts[kind] = counts.get(kind, 0) + 1
         cls, mark = MARKS[kind]
         page = by_chapter.get(e.chapter)
-        chapter = (f'<a href="{page.label}.html#{page.label}_output">{e.chapter}</a>'
+        chapter = (f'<a href="{page.label}.html">{e.chapter}</a>'
                    if page else str(e.chapter))
         if e.kind == "exact":
             how = "exactly (byte for byte)"

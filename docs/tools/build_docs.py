@@ -32,10 +32,14 @@ import bookpages  # noqa: E402  (the page-writing half, shared with the test)
 
 
 def run_chapter(exe, data_dir, out_dir, name):
-    """Runs one chapter program; returns (stdout, stderr, returncode)."""
+    """Runs one chapter program with --record; returns (blocks, stderr, returncode)."""
     env = dict(os.environ, ATTN_DATA_DIR=str(data_dir))
+    record = out_dir / f"{name}.json"
+    if record.exists():
+        record.unlink()
     try:
-        proc = subprocess.run([str(exe)], capture_output=True, env=env, timeout=300)
+        proc = subprocess.run([str(exe), f"--record={record}"], capture_output=True, env=env,
+                              timeout=300)
         stdout = proc.stdout.decode("utf-8", errors="replace")
         stderr = proc.stderr.decode("utf-8", errors="replace")
         rc = proc.returncode
@@ -43,7 +47,8 @@ def run_chapter(exe, data_dir, out_dir, name):
         stdout, stderr, rc = "", f"could not run {exe}: {e}", -1
     (out_dir / f"{name}.txt").write_text(stdout, encoding="utf-8")
     (out_dir / f"{name}.err").write_text(stderr, encoding="utf-8")
-    return stdout, stderr, rc
+    blocks = bookpages.load_record(record)[1] if record.is_file() else []
+    return blocks, stderr, rc
 
 
 def write_depfile(path, target, deps):
@@ -78,10 +83,9 @@ def main():
     chapters = []
     for spec in args.chapter:
         name, _, exe = spec.partition("=")
-        stdout, stderr, rc = run_chapter(exe, data_dir, output_dir, name)
-        chapters.append(bookpages.ChapterRun(name=name, stdout=stdout, stderr=stderr, returncode=rc))
-        print(f"build_docs: ran chapter_{name}: exit {rc}, "
-              f"{len(bookpages.parse_output(stdout).blocks)} blocks")
+        blocks, stderr, rc = run_chapter(exe, data_dir, output_dir, name)
+        chapters.append(bookpages.ChapterRun(name=name, blocks=blocks, stderr=stderr, returncode=rc))
+        print(f"build_docs: ran chapter_{name}: exit {rc}, {len(blocks)} blocks")
 
     # 2. The figures, drawn by the project's own code.
     fig_dir = out / "figures"
@@ -125,8 +129,8 @@ def main():
         pages.append(page)
     mainpage = bookpages.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures)
     (pages_dir / "mainpage.md").write_text(mainpage, encoding="utf-8")
-    headers = src / "lib" / "include" / "attn"
-    deps += [headers] + sorted(headers.glob("*.hpp"))
+    for headers in (src / "lib" / "attn" / "include" / "attn", src / "lib" / "textbook" / "include" / "textbook"):
+        deps += [headers] + sorted(headers.glob("*.hpp"))
 
     # 4. Doxygen. Warnings are errors: the Doxyfile says FAIL_ON_WARNINGS, and any line
     # Doxygen writes to stderr fails the build here as well.
@@ -135,11 +139,12 @@ def main():
         shutil.rmtree(html_dir)
     proc = subprocess.run([args.doxygen, str(args.doxyfile.resolve())], cwd=out,
                           capture_output=True, text=True)
-    # MathJax from the system (Debian's libjs-mathjax), linked so the pages work from disk.
+    # MathJax from the system (Debian's libjs-mathjax), copied into the output so the book
+    # works from disk and can be copied anywhere (no CDN, no symlink out of the tree).
     if not (args.mathjax / "MathJax.js").is_file():
         sys.exit(f"build_docs: no MathJax.js under {args.mathjax} (apt-get install libjs-mathjax)")
     if html_dir.is_dir():
-        os.symlink(args.mathjax.resolve(), html_dir / "mathjax")
+        shutil.copytree(args.mathjax.resolve(), html_dir / "mathjax", symlinks=False)
     warnings = [l for l in proc.stderr.splitlines() if l.strip()]
     if proc.returncode != 0 or warnings:
         sys.stderr.write(proc.stderr)

@@ -24,13 +24,14 @@ namespace textbook {
 
 /// How a book entry is checked (the manifest's `check` column, parsed once).
 struct Check {
+    /// The four ways an entry is checked.
     enum class Kind {
         exact,           ///< seeded: reproduced as text, byte for byte
         ulp,             ///< seeded, NumPy-style: each number within `max_ulp` ulp
         relation,        ///< unseeded: checked through the named relation (`detail`)
         unreproducible,  ///< cannot be reproduced; `detail` says why
     };
-    Kind kind = Kind::exact;
+    Kind kind = Kind::exact;  ///< which of the four
     std::string detail;    ///< the relation's name or the reason; `N` of `ulp:N`
     long long max_ulp = 0;  ///< for `ulp`
 
