@@ -354,11 +354,11 @@ TABLE = [
       "Batched Context Matrices:",
       "  [-0.6748546  -0.09838524]]]",
       "CausalAttention on the batch (dropout 0.5, seed 123)"),
-    E("004", 64, 1, 7, "numpy", "ulp:4", False,
+    E("004", 64, 1, "A", "numpy", "ulp:4", False,
       "First head Context Matrix:",
       " [0.2399512  0.07629689]]",
       "MultiHeadAtt output for batch element 0 (labelled 'First head')"),
-    E("004", 64, 2, 7, "numpy", "ulp:4", False,
+    E("004", 64, 2, "A", "numpy", "ulp:4", False,
       "Second head Context Matrix:",
       " [0.19460025 0.08155501]]",
       "MultiHeadAtt output for batch element 1 (labelled 'Second head')"),
@@ -540,7 +540,7 @@ def write_readme(rows: list[dict]) -> str:
         "(`004-In64-2`). A displayed tuple, or one `print` of several values, is one output. |\n"
         "| `notebook` | the notebook's file name in `../shared/seeds/` |\n"
         "| `cell` | the cell, e.g. `In [8]` |\n"
-        "| `chapter` | the chapter that reprints it (integer, 1-10) |\n"
+        "| `chapter` | the chapter that reprints it (integer, 1-10; `A` for appendix A) |\n"
         "| `style` | `torch` (a PyTorch tensor repr, alone, in a tuple, or in a labelled print), "
         "`numpy` (NumPy array printing: notebook 004's `.detach().numpy()`), `text` (anything "
         "else: `torch.Size(...)` alone, `True`, dicts, module reprs, errors, strings) |\n"
@@ -593,7 +593,7 @@ def write_readme(rows: list[dict]) -> str:
     out.append("| **all** | " + " | ".join(str(c) for c in tot) + f" | {sum(tot)} |\n\n")
     per_ch = collections.Counter(r["chapter"] for r in rows)
     out.append("| chapter | entries |\n|---|---|\n")
-    for ch in range(1, 11):
+    for ch in [*range(1, 11), "A"]:
         out.append(f"| {ch} | {per_ch.get(ch, 0)} |\n")
     trunc = [r["id"] for r in rows if r["what"].endswith(TRUNCATED)]
     out.append("\nTruncated in the export: " + ", ".join(f"`{t}`" for t in trunc) + ".\n")

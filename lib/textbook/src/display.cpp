@@ -1,8 +1,55 @@
 #include "textbook/display.hpp"
 
+#include <cstdio>
+#include <stdexcept>
+
+#include <xtensor/xmath.hpp>
+
+#include "attn/generator.hpp"
+#include "attn/nn.hpp"
+#include "textbook/book.hpp"
+
 namespace textbook {
 
 // ---------------------------------------------------------------- chapters 1-6 and appendix A
+
+std::string draws_since_seed() {
+    return std::to_string(attn::default_generator().draws_since_seed());
+}
+
+std::string mask_agreement(const std::string& printed, const attn::Tensor& keep,
+                           const attn::Tensor& where) {
+    const auto numbers = numbers_in(strip_grad_fn(printed));
+    if (numbers.size() < keep.size())
+        throw std::out_of_range("mask_agreement: the printed block has " +
+                                std::to_string(numbers.size()) + " numbers, the mask " +
+                                std::to_string(keep.size()) + " elements");
+    const std::size_t skip = numbers.size() - keep.size();
+    std::size_t agree = 0, counted = 0;
+    for (std::size_t i = 0; i < keep.size(); ++i) {
+        if (where.flat(i) == 0.0f) continue;
+        ++counted;
+        const bool printed_kept = numbers[skip + i].value != 0.0;
+        agree += printed_kept == (keep.flat(i) != 0.0f) ? 1 : 0;
+    }
+    return std::to_string(agree) + " of " + std::to_string(counted) + " entries agree";
+}
+
+std::string kept_fractions(const std::vector<double>& rates, std::size_t n, std::uint64_t seed) {
+    std::string out;
+    for (const double p : rates)
+        for (const auto backend : {attn::nn::BernoulliBackend::mkl, attn::nn::BernoulliBackend::portable}) {
+            attn::manual_seed(seed);
+            const attn::Tensor mask = attn::nn::Dropout(p, backend).keep_mask({n});
+            char line[128];
+            std::snprintf(line, sizeof line, "p = %.1f  %-8s  kept %.6f  (1 - p = %.1f)\n", p,
+                          attn::nn::backend_name(backend).c_str(),
+                          static_cast<double>(xt::sum(mask)()) / static_cast<double>(n), 1.0 - p);
+            out += line;
+        }
+    if (!out.empty()) out.pop_back();
+    return out;
+}
 
 // ---------------------------------------------------------------- (separator: keep)
 

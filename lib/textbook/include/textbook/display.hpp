@@ -3,6 +3,7 @@
 /// machinery with one home here, so that chapters stay the notebook's cells.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,24 @@
 namespace textbook {
 
 // ---------------------------------------------------------------- chapters 1-6 and appendix A
+
+/// The 32-bit draws of the default generator since its last `manual_seed`, as text: what a
+/// chapter prints to show how much of the random stream a call used.
+std::string draws_since_seed();
+
+/// How far a printed mask agrees with a keep-mask: `"k of n entries agree"`. The printed mask
+/// is read from `printed` (a book entry's text): its last `keep.size()` numbers, non-zero
+/// where the element was kept (labels such as `-inf` may come before them). Only elements
+/// where `where` is non-zero are counted, since a zero input prints 0 kept or not.
+/// @throws std::out_of_range when `printed` holds fewer numbers than `keep` has elements.
+std::string mask_agreement(const std::string& printed, const attn::Tensor& keep,
+                           const attn::Tensor& where);
+
+/// One line per dropout rate and backend: the fraction of `n` elements that
+/// `nn::Dropout(p, backend).keep_mask({n})` keeps right after `torch.manual_seed(seed)`,
+/// next to `1 - p` (`p = 0.5  portable  kept 0.499614  (1 - p = 0.5)`).
+std::string kept_fractions(const std::vector<double>& rates, std::size_t n, std::uint64_t seed);
+
 
 // ---------------------------------------------------------------- (separator: keep)
 
