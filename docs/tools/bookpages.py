@@ -225,7 +225,7 @@ def verdict(block, book):
         return "identical", f"identical to the notebook ({describe_check(entry)})"
     if result == "within_ulp":
         return "close", f"{html.escape(block.comparison['summary'])} ({describe_check(entry)})"
-    if result == "differs":
+    if result in ("differs", "differs_expected"):
         return "differs", f"{html.escape(block.comparison['summary'])} ({describe_check(entry)})"
     if result == "relation":
         rel = entry.detail

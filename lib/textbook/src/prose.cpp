@@ -105,11 +105,13 @@ std::size_t Page::index_of(const std::string& id) const {
 std::string terminal_text(const std::string& markdown) {
     std::ostringstream out;
     std::istringstream in(markdown);
-    std::string line, paragraph;
+    std::string line, paragraph, bullet;  // bullet: the list item's marker, if any
     bool in_math = false, in_code = false;
     auto flush = [&] {
-        if (!paragraph.empty()) wrap(out, plain_inline(paragraph), 80, "", "");
+        if (!paragraph.empty())
+            wrap(out, plain_inline(paragraph), 80, bullet, std::string(bullet.size(), ' '));
         paragraph.clear();
+        bullet.clear();
     };
     static const std::regex item_re(R"(^(\s*)([-*]|[0-9]+\.) (.*)$)");
     while (std::getline(in, line)) {
@@ -142,15 +144,11 @@ std::string terminal_text(const std::string& markdown) {
             out << '\n';
         } else if (std::regex_match(line, m, item_re)) {
             flush();
-            const std::string bullet = m[1].str() + m[2].str() + " ";
-            paragraph = m[3];
-            wrap(out, plain_inline(paragraph), 80, bullet, std::string(bullet.size(), ' '));
-            paragraph.clear();
-        } else if (!paragraph.empty() || line[0] != ' ' || out.str().empty()) {
-            paragraph += line + " ";
+            bullet = m[1].str() + m[2].str() + " ";
+            paragraph = m[3].str() + " ";
         } else {
-            // A continuation line of a list item: wrap it under the item.
-            wrap(out, plain_inline(line), 80, "   ", "   ");
+            // A paragraph's next line, or a list item's continuation: joined, then wrapped.
+            paragraph += line + " ";
         }
     }
     flush();

@@ -15,8 +15,8 @@
 ///                               "numbers_identical": 42}]}]}
 /// ```
 /// `kind` is `book` (the block mirrors the listed book entries) or `new` (the notebooks do not
-/// print it). `result` is `identical`, `within_ulp`, `differs`, `relation` or
-/// `unreproducible`.
+/// print it). `result` is `identical`, `within_ulp`, `differs`, `differs_expected` (the run
+/// chose another dropout backend than the book's default), `relation` or `unreproducible`.
 #pragma once
 
 #include <filesystem>
@@ -31,7 +31,8 @@ namespace textbook {
 struct ComparisonRecord {
     std::string entry;    ///< the book entry's id
     Check check;          ///< how it was compared
-    std::string result;   ///< `identical`, `within_ulp`, `differs`, `relation`, `unreproducible`
+    std::string result;   ///< `identical`, `within_ulp`, `differs`, `differs_expected`,
+                          ///< `relation`, `unreproducible`
     std::string summary;  ///< one line for a reader
     std::vector<std::string> differences;  ///< one line per differing number or line
     std::size_t numbers = 0;               ///< numbers in the book's block
