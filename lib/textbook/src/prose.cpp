@@ -4,6 +4,8 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <utility>
+#include <vector>
 #include <sstream>
 #include <stdexcept>
 
@@ -26,6 +28,27 @@ std::string trim_left_newlines(std::string s) {
     return s.substr(i);
 }
 
+// TeX a terminal reader can read as it stands: common commands as their symbols.
+std::string plain_math(std::string s) {
+    static const std::vector<std::pair<std::regex, std::string>> table = [] {
+        const std::vector<std::pair<const char*, const char*>> words = {
+            {"dots", "..."}, {"ldots", "..."}, {"cdot", "·"}, {"times", "×"}, {"le", "≤"},
+            {"leq", "≤"}, {"ge", "≥"}, {"geq", "≥"}, {"ne", "≠"}, {"in", "∈"}, {"odot", "⊙"},
+            {"sum", "Σ"}, {"prod", "Π"}, {"infty", "∞"}, {"to", "→"}, {"approx", "≈"},
+            {"alpha", "α"}, {"beta", "β"}, {"omega", "ω"}, {"Omega", "Ω"}, {"ell", "ℓ"},
+            {"sqrt", "√"}, {"top", "ᵀ"}, {"qquad", "   "}, {"quad", "  "}, {"left", ""},
+            {"right", ""}, {"mathbb", ""}, {"operatorname", ""}, {"text", ""}, {"mathrm", ""},
+            {"tilde", "~"}, {"hat", "^"}, {"log", "log"}, {"exp", "exp"}, {"max", "max"}};
+        std::vector<std::pair<std::regex, std::string>> t;
+        for (const auto& [w, r] : words)
+            t.emplace_back(std::regex(std::string("\\\\") + w + "(?![A-Za-z])"), r);
+        t.emplace_back(std::regex(R"(\\[,!;:])"), " ");
+        return t;
+    }();
+    for (const auto& [re, r] : table) s = std::regex_replace(s, re, r);
+    return s;
+}
+
 // Inline markup a terminal cannot show: \f$x\f$ -> x, **b** -> b, [text](url) -> text,
 // \ref label "text" -> text.
 std::string plain_inline(std::string s) {
@@ -33,7 +56,14 @@ std::string plain_inline(std::string s) {
     static const std::regex bold(R"(\*\*(.*?)\*\*)");
     static const std::regex link(R"(\[([^\]]*)\]\([^)]*\))");
     static const std::regex ref(R"(\\ref\s+\S+\s+"([^"]*)\")");
-    s = std::regex_replace(s, formula, "$1");
+    std::string out;
+    auto begin = std::sregex_iterator(s.begin(), s.end(), formula);
+    std::size_t last = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+        out += s.substr(last, static_cast<std::size_t>(it->position()) - last) + plain_math((*it)[1]);
+        last = static_cast<std::size_t>(it->position() + it->length());
+    }
+    s = out + s.substr(last);
     s = std::regex_replace(s, bold, "$1");
     s = std::regex_replace(s, link, "$1");
     s = std::regex_replace(s, ref, "$1");
@@ -122,10 +152,10 @@ std::string terminal_text(const std::string& markdown) {
         }
         if (in_math) {
             if (line.find("\\f]") != std::string::npos) in_math = false;
-            else out << "    " << line.substr(line.find_first_not_of(' ') == std::string::npos
-                                                   ? line.size()
-                                                   : line.find_first_not_of(' '))
-                     << '\n';
+            else {
+                const std::size_t start = line.find_first_not_of(' ');
+                out << "    " << plain_math(start == std::string::npos ? "" : line.substr(start)) << '\n';
+            }
             continue;
         }
         std::smatch m;
