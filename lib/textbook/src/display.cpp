@@ -1,12 +1,15 @@
 #include "textbook/display.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
 #include <xtensor/xmath.hpp>
 
+#include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"
+#include "attn/print.hpp"
 #include "textbook/book.hpp"
 
 namespace textbook {
@@ -54,5 +57,32 @@ std::string kept_fractions(const std::vector<double>& rates, std::size_t n, std:
 // ---------------------------------------------------------------- (separator: keep)
 
 // ---------------------------------------------------------------- chapters 7-10
+
+std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows) {
+    std::size_t width = 0;
+    for (const auto& row : rows) width = std::max(width, row.first.size());
+    std::string out;
+    for (const auto& row : rows) {
+        if (!out.empty()) out += '\n';
+        out += row.first + std::string(width - row.first.size() + 2, ' ') +
+               attn::repr(attn::shape_of(row.second));
+    }
+    return out;
+}
+
+std::string max_abs_diff_text(const attn::Tensor& a, const attn::Tensor& b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(attn::max_abs_diff(a, b)));
+    return buf;
+}
+
+std::string error_text(const std::function<void()>& call, const std::string& prefix) {
+    try {
+        call();
+    } catch (const std::invalid_argument& e) {
+        return prefix + e.what();
+    }
+    return "(no error)";
+}
 
 }  // namespace textbook

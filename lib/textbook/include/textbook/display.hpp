@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,5 +36,24 @@ std::string kept_fractions(const std::vector<double>& rates, std::size_t n, std:
 // ---------------------------------------------------------------- (separator: keep)
 
 // ---------------------------------------------------------------- chapters 7-10
+
+/// One line per tensor, `label  torch.Size([...])`, the labels padded to one column (two
+/// spaces after the longest); no newline at the end. Chapter 7 follows a tensor's shape
+/// through each layout's steps:
+/// ```
+/// heads[0](batch)         torch.Size([2, 6, 2])
+/// torch.cat(..., dim=-1)  torch.Size([2, 6, 4])
+/// ```
+std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows);
+
+/// `attn::max_abs_diff(a, b)` with three significant digits (`%.3g`): `0`, `5.96e-08`.
+/// @throws std::invalid_argument when the shapes differ.
+std::string max_abs_diff_text(const attn::Tensor& a, const attn::Tensor& b);
+
+/// What a call that should fail printed, as the last line of Python's traceback would:
+/// `prefix` followed by the message of the `std::invalid_argument` it threw
+/// (`error_text([&] { ... }, "RuntimeError: ")`), or `(no error)` when it returned. Other
+/// exceptions pass through.
+std::string error_text(const std::function<void()>& call, const std::string& prefix = "");
 
 }  // namespace textbook
