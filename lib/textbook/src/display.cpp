@@ -85,4 +85,33 @@ std::string error_text(const std::function<void()>& call, const std::string& pre
     return "(no error)";
 }
 
+std::string join_counts(const std::vector<std::size_t>& counts) {
+    std::string out;
+    for (const std::size_t n : counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
+    return out;
+}
+
+std::string token_id_lines(const attn::TokenizerData& tokenizer) {
+    std::string out;
+    for (const auto& t : tokenizer.texts) {
+        if (!out.empty()) out += '\n';
+        out += attn::repr_str(t.text) + " -> [";
+        for (std::size_t i = 0; i < t.input_ids.size(); ++i)
+            out += (i ? ", " : "") + std::to_string(t.input_ids[i]);
+        out += "]";
+    }
+    return out;
+}
+
+std::string dict_keys_repr(const std::vector<std::string>& keys) {
+    std::string out;
+    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + attn::repr_str(k);
+    return "dict_keys([" + out + "])";
+}
+
+std::string import_warning_note() {
+    return "(not reproduced: the notebook shows the tail of a warning tqdm printed on stderr "
+           "while transformers was imported; this program imports nothing)";
+}
+
 }  // namespace textbook

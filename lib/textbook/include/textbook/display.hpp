@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "attn/padding.hpp"
 #include "attn/tensor.hpp"
 
 namespace textbook {
@@ -55,5 +56,20 @@ std::string max_abs_diff_text(const attn::Tensor& a, const attn::Tensor& b);
 /// (`error_text([&] { ... }, "RuntimeError: ")`), or `(no error)` when it returned. Other
 /// exceptions pass through.
 std::string error_text(const std::function<void()>& call, const std::string& prefix = "");
+
+/// Counts joined by `, `: `6, 4, 0` (chapter 9's fully masked rows and NaNs per tensor).
+std::string join_counts(const std::vector<std::size_t>& counts);
+
+/// One line per recorded text: its Python repr, ` -> `, its ids as a list:
+/// `'The cat' -> [1, 415, 5255]`; no newline at the end.
+std::string token_id_lines(const attn::TokenizerData& tokenizer);
+
+/// Python's repr of a dict's keys: `dict_keys(['input_ids', 'attention_mask'])`.
+std::string dict_keys_repr(const std::vector<std::string>& keys);
+
+/// The block chapter 9 prints for notebook 000 In [18], whose output (the tail of a warning
+/// tqdm printed on stderr while `transformers` was imported) nothing here reproduces: a
+/// one-line note saying so.
+std::string import_warning_note();
 
 }  // namespace textbook
