@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
             //! [divisible]
             attn::MultiHeadAttention({.d_in = 3, .d_out = 3, .context_length = 6, .num_heads = 2});
             //! [divisible]
-        }, "std::invalid_argument: ");
+        });
         ch.show("MultiHeadAttention(d_in=3, d_out=3, ..., num_heads=2)", error);
 
         ch.step("gpt2");

@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
         const auto right = attn::pad_batch(tokenizer.sequences(), pad_token_id, attn::PaddingSide::right);
         ch.show("padding on the right", attn::repr(right.input_ids) + "\n" + attn::repr(right.attention_mask));
         ch.show("without a collator: ids_tensor(ragged ids), ValueError in PyTorch",
-                textbook::error_text([&] { attn::ids_tensor(tokenizer.sequences()); }));
+                textbook::error_text([&] { attn::ids_tensor(tokenizer.sequences()); }, ""));
 
         ch.step("attention_mask");
         //! [attention_mask]

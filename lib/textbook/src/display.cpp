@@ -114,4 +114,12 @@ std::string import_warning_note() {
            "while transformers was imported; this program imports nothing)";
 }
 
+std::string with_shape(const attn::Tensor& x) {
+    return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
+}
+
+std::string with_shape(const attn::LongTensor& x) {
+    return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
+}
+
 }  // namespace textbook

@@ -51,11 +51,12 @@ std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>&
 /// @throws std::invalid_argument when the shapes differ.
 std::string max_abs_diff_text(const attn::Tensor& a, const attn::Tensor& b);
 
-/// What a call that should fail printed, as the last line of Python's traceback would:
-/// `prefix` followed by the message of the `std::invalid_argument` it threw
-/// (`error_text([&] { ... }, "RuntimeError: ")`), or `(no error)` when it returned. Other
-/// exceptions pass through.
-std::string error_text(const std::function<void()>& call, const std::string& prefix = "");
+/// What a call that should fail printed, as the last line of Python's traceback would: the
+/// `std::invalid_argument` it threw, `std::invalid_argument: <what>`, or `prefix` in place of
+/// the type's name (`error_text([&] { ... }, "RuntimeError: ")`, as PyTorch names it; `""`
+/// for the message alone); `(no error)` when it returned. Other exceptions pass through.
+std::string error_text(const std::function<void()>& call,
+                       const std::string& prefix = "std::invalid_argument: ");
 
 /// Counts joined by `, `: `6, 4, 0` (chapter 9's fully masked rows and NaNs per tensor).
 std::string join_counts(const std::vector<std::size_t>& counts);
@@ -71,5 +72,11 @@ std::string dict_keys_repr(const std::vector<std::string>& keys);
 /// tqdm printed on stderr while `transformers` was imported) nothing here reproduces: a
 /// one-line note saying so.
 std::string import_warning_note();
+
+/// What IPython shows for `x, x.shape`: the tuple of the tensor's repr and its shape's
+/// (notebook 001 prints most of its tensors this way).
+std::string with_shape(const attn::Tensor& x);
+/// `with_shape` for an int64 tensor (001 In [5]: `tokens, tokens.shape`).
+std::string with_shape(const attn::LongTensor& x);
 
 }  // namespace textbook
