@@ -1,12 +1,15 @@
 #include "textbook/display.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
 #include <xtensor/xmath.hpp>
 
+#include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/nn.hpp"
+#include "attn/print.hpp"
 #include "textbook/book.hpp"
 
 namespace textbook {
@@ -54,5 +57,69 @@ std::string kept_fractions(const std::vector<double>& rates, std::size_t n, std:
 // ---------------------------------------------------------------- (separator: keep)
 
 // ---------------------------------------------------------------- chapters 7-10
+
+std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows) {
+    std::size_t width = 0;
+    for (const auto& row : rows) width = std::max(width, row.first.size());
+    std::string out;
+    for (const auto& row : rows) {
+        if (!out.empty()) out += '\n';
+        out += row.first + std::string(width - row.first.size() + 2, ' ') +
+               attn::repr(attn::shape_of(row.second));
+    }
+    return out;
+}
+
+std::string max_abs_diff_text(const attn::Tensor& a, const attn::Tensor& b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(attn::max_abs_diff(a, b)));
+    return buf;
+}
+
+std::string error_text(const std::function<void()>& call, const std::string& prefix) {
+    try {
+        call();
+    } catch (const std::invalid_argument& e) {
+        return prefix + e.what();
+    }
+    return "(no error)";
+}
+
+std::string join_counts(const std::vector<std::size_t>& counts) {
+    std::string out;
+    for (const std::size_t n : counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
+    return out;
+}
+
+std::string token_id_lines(const attn::TokenizerData& tokenizer) {
+    std::string out;
+    for (const auto& t : tokenizer.texts) {
+        if (!out.empty()) out += '\n';
+        out += attn::repr_str(t.text) + " -> [";
+        for (std::size_t i = 0; i < t.input_ids.size(); ++i)
+            out += (i ? ", " : "") + std::to_string(t.input_ids[i]);
+        out += "]";
+    }
+    return out;
+}
+
+std::string dict_keys_repr(const std::vector<std::string>& keys) {
+    std::string out;
+    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + attn::repr_str(k);
+    return "dict_keys([" + out + "])";
+}
+
+std::string import_warning_note() {
+    return "(not reproduced: the notebook shows the tail of a warning tqdm printed on stderr "
+           "while transformers was imported; this program imports nothing)";
+}
+
+std::string with_shape(const attn::Tensor& x) {
+    return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
+}
+
+std::string with_shape(const attn::LongTensor& x) {
+    return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
+}
 
 }  // namespace textbook

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "attn/padding.hpp"
 #include "attn/tensor.hpp"
 
 namespace textbook {
@@ -35,5 +37,46 @@ std::string kept_fractions(const std::vector<double>& rates, std::size_t n, std:
 // ---------------------------------------------------------------- (separator: keep)
 
 // ---------------------------------------------------------------- chapters 7-10
+
+/// One line per tensor, `label  torch.Size([...])`, the labels padded to one column (two
+/// spaces after the longest); no newline at the end. Chapter 7 follows a tensor's shape
+/// through each layout's steps:
+/// ```
+/// heads[0](batch)         torch.Size([2, 6, 2])
+/// torch.cat(..., dim=-1)  torch.Size([2, 6, 4])
+/// ```
+std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows);
+
+/// `attn::max_abs_diff(a, b)` with three significant digits (`%.3g`): `0`, `5.96e-08`.
+/// @throws std::invalid_argument when the shapes differ.
+std::string max_abs_diff_text(const attn::Tensor& a, const attn::Tensor& b);
+
+/// What a call that should fail printed, as the last line of Python's traceback would: the
+/// `std::invalid_argument` it threw, `std::invalid_argument: <what>`, or `prefix` in place of
+/// the type's name (`error_text([&] { ... }, "RuntimeError: ")`, as PyTorch names it; `""`
+/// for the message alone); `(no error)` when it returned. Other exceptions pass through.
+std::string error_text(const std::function<void()>& call,
+                       const std::string& prefix = "std::invalid_argument: ");
+
+/// Counts joined by `, `: `6, 4, 0` (chapter 9's fully masked rows and NaNs per tensor).
+std::string join_counts(const std::vector<std::size_t>& counts);
+
+/// One line per recorded text: its Python repr, ` -> `, its ids as a list:
+/// `'The cat' -> [1, 415, 5255]`; no newline at the end.
+std::string token_id_lines(const attn::TokenizerData& tokenizer);
+
+/// Python's repr of a dict's keys: `dict_keys(['input_ids', 'attention_mask'])`.
+std::string dict_keys_repr(const std::vector<std::string>& keys);
+
+/// The block chapter 9 prints for notebook 000 In [18], whose output (the tail of a warning
+/// tqdm printed on stderr while `transformers` was imported) nothing here reproduces: a
+/// one-line note saying so.
+std::string import_warning_note();
+
+/// What IPython shows for `x, x.shape`: the tuple of the tensor's repr and its shape's
+/// (notebook 001 prints most of its tensors this way).
+std::string with_shape(const attn::Tensor& x);
+/// `with_shape` for an int64 tensor (001 In [5]: `tokens, tokens.shape`).
+std::string with_shape(const attn::LongTensor& x);
 
 }  // namespace textbook
