@@ -28,11 +28,18 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-[ -f build/build.ninja ] || meson setup build
+if [ ! -f build/build.ninja ]; then
+  echo "Configuring the build in build/ (meson setup build)"
+  meson setup build
+  echo "Building the library, the chapters, the tests and the generated book; the first build"
+  echo "compiles about 50 files, a few minutes on 2 cores (ninja's [n/N] shows the progress)"
+fi
 meson compile -C build
-for chapter in build/chapters/chapter_[0-9][0-9]_*; do
-  [ -x "$chapter" ] && [ -f "$chapter" ] || continue
-  "$chapter" "$@"
-  echo
+chapters=()
+for chapter in build/chapters/chapter_*; do
+  [ -x "$chapter" ] && [ -f "$chapter" ] && chapters+=("$chapter")
 done
+# Every chapter in reading order, each saving its record, then the tally of the run.
+./tools/run_book.sh build/chapters/book_tally "${chapters[@]}" -- "$@"
+echo
 echo "The generated book (chapters with their output, formulas and pictures): build/docs/html/index.html"

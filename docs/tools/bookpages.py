@@ -508,7 +508,7 @@ def tensor_table(book, pages):
     return summary, "\n".join(table)
 
 
-def main_page(template_path, pages, runs, book, figures):
+def main_page(template_path, pages, runs, book, figures, tally_html):
     text = Path(template_path).read_text(encoding="utf-8")
     chapters = []
     for p in pages:
@@ -532,6 +532,7 @@ def main_page(template_path, pages, runs, book, figures):
         "@CHAPTERS@": "\n".join(chapters),
         "@TENSOR_SUMMARY@": f"At this build, of the {len(book.entries)} blocks: {summary}.",
         "@TENSORS@": htmlonly(table),
+        "@TALLY@": htmlonly(tally_html),
     }
     for key, value in replacements.items():
         if key not in text:

@@ -67,6 +67,7 @@ def main():
     ap.add_argument("--doxygen", required=True)
     ap.add_argument("--mathjax", required=True, type=Path)
     ap.add_argument("--figures-exe", required=True, type=Path)
+    ap.add_argument("--tally-exe", required=True, type=Path)
     ap.add_argument("--chapter", action="append", default=[], help="NN_name=/path/to/exe")
     ap.add_argument("--stamp", required=True, type=Path)
     ap.add_argument("--depfile", type=Path)
@@ -127,7 +128,15 @@ def main():
                                       [c.name for c in chapters])
         (pages_dir / f"chapter_{run.name}.md").write_text(page.text, encoding="utf-8")
         pages.append(page)
-    mainpage = bookpages.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures)
+    # The tally, by the same program that closes a full run on the terminal.
+    records = [str(output_dir / f"{c.name}.json") for c in chapters
+               if (output_dir / f"{c.name}.json").is_file()]
+    proc = subprocess.run([str(args.tally_exe), "--html"] + records, capture_output=True,
+                          text=True, env=dict(os.environ, ATTN_DATA_DIR=str(data_dir)))
+    if proc.returncode != 0:
+        sys.exit(f"build_docs: {args.tally_exe} failed: {proc.stderr.strip()}")
+    mainpage = bookpages.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures,
+                                   proc.stdout)
     (pages_dir / "mainpage.md").write_text(mainpage, encoding="utf-8")
     for headers in (src / "lib" / "attn" / "include" / "attn", src / "lib" / "textbook" / "include" / "textbook"):
         deps += [headers] + sorted(headers.glob("*.hpp"))

@@ -276,19 +276,19 @@ std::vector<Figure> figures(const fs::path& data_dir) {
 
     f.push_back({7, "ch07_heads.svg",
                  "Chapter 7: the causal attention weights of each head of notebook 003's GPT-2 layer "
-                 "(n_embd S = 12, n_head H = 3, head size 4, no dropout), for one sequence of T = 5 "
-                 "random embeddings x = torch.randn(1, 5, 12) after torch.manual_seed(0). Even "
-                 "untrained, each head weighs the tokens its own way.",
+                 "(n_embd S = 12, n_head H = 3, head size 4, evaluation mode), for the first of the "
+                 "chapter's B = 16 sequences: torch.manual_seed(123), the layer, then x = "
+                 "torch.randn(16, 5, 12), as the chapter draws them. Head 0 is the att[0, 0] the "
+                 "chapter prints. Even untrained, each head weighs the tokens its own way.",
                  [] {
-                     attn::manual_seed(0);
+                     attn::manual_seed(123);
                      attn::GPT2Config config;
                      config.block_size = 5;
                      config.n_embd = 12;
                      config.n_head = 3;
-                     config.dropout = 0.0;
-                     const attn::Tensor x = attn::randn({1, 5, 12});
                      attn::GPT2Attention layer(config);
                      layer.eval();
+                     const attn::Tensor x = attn::randn({16, 5, 12});
                      const auto steps = layer.forward_steps(x);
                      const attn::Tensor heads = attn::select(steps.att, 0);  // [H, T, T]
                      std::vector<attn::Tensor> panels;

@@ -1,0 +1,47 @@
+/// @file tally.hpp
+/// @brief The book's tally: how many printed blocks each chapter reproduced, and how much of
+/// each source (notebook) the chapters reproduce, read from the chapters' records.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "textbook/book.hpp"
+#include "textbook/record.hpp"
+
+namespace textbook {
+
+/// Counts of one row of the tally.
+struct TallyRow {
+    std::string name;                  ///< the chapter (`3 · A simple causal mask`) or source
+    std::size_t identical = 0;         ///< compared as text, byte for byte equal
+    std::size_t within_ulp = 0;        ///< compared number by number, within the ulp bound
+    std::size_t relation = 0;          ///< unseeded, checked through a relation in the tests
+    std::size_t unreproducible = 0;    ///< cannot be reproduced (the reason is in the manifest)
+    std::size_t differs = 0;           ///< compared and different (expected with another backend
+                                       ///< when the run chose one)
+    std::size_t fresh = 0;             ///< blocks the notebooks do not print (`new`); chapters only
+    std::size_t missing = 0;           ///< book entries no chapter printed; sources only
+};
+
+/// The tally of a full run.
+struct Tally {
+    std::vector<TallyRow> chapters;  ///< one row per record, in the order given
+    std::vector<TallyRow> sources;   ///< one row per notebook of the manifest, in manifest order
+    TallyRow chapters_total;         ///< the sum of `chapters`
+    TallyRow sources_total;          ///< the sum of `sources`
+};
+
+/// Counts a run: each comparison of each block of each record, by its result (a block that
+/// mirrors two entries counts in both sources); each manifest entry once, by the best result
+/// any record shows for it, or as missing.
+Tally tally(const Book& book, const std::vector<ChapterRecord>& records);
+
+/// The tally as two plain-text tables (`by chapter`, `by source`) for the terminal.
+std::string tally_text(const Tally& t);
+
+/// The tally as two HTML tables (class `book-table book-tally`) for the generated book.
+std::string tally_html(const Tally& t);
+
+}  // namespace textbook
