@@ -134,6 +134,29 @@ TEST_CASE("a chapter given an unknown flag prints its usage and exits with statu
     }
 }
 
+TEST_CASE("with another --seed, seeded blocks differ as expected and the chapter exits 0") {
+    std::string program;
+    for (const auto& p : chapter_programs())
+        if (p.find("chapter_03_simple_mask") != std::string::npos) program = p;
+    REQUIRE_FALSE(program.empty());
+    const auto file = std::filesystem::temp_directory_path() /
+                      ("attn_seed_" + std::to_string(::getpid()) + ".json");
+    const auto [out, status] = capture("'" + program + "' --seed=1 --record='" + file.string() + "'");
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    const auto record = textbook::ChapterRecord::load(file);
+    std::filesystem::remove(file);
+    std::size_t expected = 0, identical = 0;
+    for (const auto& b : record.blocks)
+        for (const auto& c : b.comparisons) {
+            expected += c.result == "differs_expected";
+            identical += c.result == "identical";
+            CHECK(c.result != "differs");
+        }
+    CHECK(expected > 0);   // the seeded weights changed
+    CHECK(identical > 0);  // the mask and the shapes did not
+}
+
 TEST_CASE("a chapter whose data is missing says so in one line and exits with status 1") {
     const auto program = chapter_programs().front();
     const auto [out, status] = capture("ATTN_DATA_DIR=/nonexistent '" + program + "' 2>&1 >/dev/null");

@@ -41,6 +41,10 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
         ("record", "also write what the chapter printed, as JSON, to FILE",
          cxxopts::value<std::string>(), "FILE")
         ("h,help", "print this help and exit");
+    if (info.seeded)
+        cli.add_options()("seed", "re-run with another seed: every torch.manual_seed of the chapter "
+                                  "takes N (the comparisons then expect differences)",
+                          cxxopts::value<std::uint64_t>(), "N");
     if (info.dropout)
         cli.add_options()
             ("dropout-backend",
@@ -64,6 +68,7 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
         }
         options.compare = result.count("no-compare") == 0;
         if (result.count("record")) options.record = result["record"].as<std::string>();
+        if (info.seeded && result.count("seed")) options.seed = result["seed"].as<std::uint64_t>();
     } catch (const std::exception& e) {
         std::cerr << program << ": " << e.what() << "\n\n" << cli.help() << std::endl;
         std::exit(2);
@@ -115,7 +120,12 @@ void Chapter::book(const std::string& ids, const std::string& label, const std::
         const Entry& e = book_.at(id);
         if (b.style.empty()) b.style = e.style;
         auto c = ComparisonRecord::of(e, compare(e, text));
-        if (c.result == "differs" && options_.backend != attn::nn::BernoulliBackend::portable) {
+        if (c.result == "differs" && options_.seed) {
+            c.result = "differs_expected";
+            c.summary = "differs, as expected with another seed (--seed=" +
+                        std::to_string(*options_.seed) + ")";
+        } else if (c.result == "differs" &&
+                   options_.backend != attn::nn::BernoulliBackend::portable) {
             // The book's chapters run with the portable backend by default; a block drawn by
             // the other one is expected to differ from a notebook printed by the default.
             c.result = "differs_expected";

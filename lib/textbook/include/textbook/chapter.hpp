@@ -19,7 +19,9 @@
 /// for the golden tests and the docs.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <string>
 
@@ -35,6 +37,7 @@ namespace textbook {
 struct ChapterInfo {
     std::string name;      ///< `03_simple_mask`: program `chapter_<name>`, page `<name>.md`
     bool dropout = false;  ///< the chapter draws dropout masks: it takes `--dropout-backend`
+    bool seeded = false;   ///< the chapter seeds the generator (`ch.seed`): it takes `--seed`
 };
 
 /// The parsed command line of a chapter program.
@@ -42,10 +45,11 @@ struct Options {
     attn::nn::BernoulliBackend backend = attn::nn::BernoulliBackend::portable;  ///< `--dropout-backend`
     bool compare = true;  ///< `--no-compare` hides the `>>>` lines and `new` footers
     std::string record;   ///< `--record=FILE`: save the chapter's record there
+    std::optional<std::uint64_t> seed;  ///< `--seed=N`: every `ch.seed(...)` gives N instead
 };
 
-/// Parses `--help`, `--no-compare`, `--record=FILE` and, for chapters with dropout,
-/// `--dropout-backend=portable|mkl`. Prints usage and exits 0 for `--help`; prints the error
+/// Parses `--help`, `--no-compare`, `--record=FILE`, for chapters with dropout
+/// `--dropout-backend=portable|mkl`, and for seeded chapters `--seed=N`. Prints usage and exits 0 for `--help`; prints the error
 /// and usage to stderr and exits 2 for an unknown flag, a bad value or a stray argument.
 Options parse_args(int argc, char** argv, const ChapterInfo& info);
 
@@ -73,6 +77,11 @@ public:
     /// Prints the rest of the page, saves the record if asked, and returns the exit status:
     /// 0, or 1 when a block DIFFERS from the book (the message names it on stderr).
     int finish();
+
+    /// The seed for `attn::manual_seed`: `book_seed` (the notebook's), or the reader's
+    /// `--seed=N`. With another seed, seeded blocks are expected to differ from the book and
+    /// say so ("differs, as expected with another seed"); the chapter still exits 0.
+    std::uint64_t seed(std::uint64_t book_seed) const { return options_.seed.value_or(book_seed); }
 
     /// The command line's options.
     const Options& options() const { return options_; }
