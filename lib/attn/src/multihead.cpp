@@ -10,6 +10,7 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "attn/fast_attention.hpp"
 #include "attn/functional.hpp"
 
 namespace attn {
@@ -196,6 +197,11 @@ MultiHeadAttention::Steps MultiHeadAttention::forward_steps(const Tensor& x,
 }
 
 Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
+    // The fast path gives forward_steps' bits without its [b, H, T, T] intermediates
+    // (fast_attention.hpp); with dropout active it falls back to the steps.
+    if (x.dimension() == 3 && x.shape()[2] == d_in() && x.size() > 0 &&
+        fast::supports(*this, x.shape()[1]))
+        return fast::multihead_forward(*this, x);
     return forward_steps(x, gen).context_vec;
 }
 

@@ -150,11 +150,13 @@ public:
                        nn::BernoulliBackend backend = nn::BernoulliBackend::portable);
 
     /// `forward(x)`: `[b, T, d_in] -> [b, T, d_out]`. In training mode with `dropout > 0`
-    /// the mask of the `[b, H, T, T]` weights is drawn from `gen`.
+    /// the mask of the `[b, H, T, T]` weights is drawn from `gen`. Otherwise it runs the fast
+    /// path `fast::multihead_forward` (fast_attention.hpp), which gives `forward_steps`' bits.
     /// @throws std::invalid_argument when `x` is not `[b, T, d_in]` or `T > context_length`.
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
-    /// `forward` keeping every intermediate tensor (same draws, same result).
+    /// `forward` keeping every intermediate tensor (same draws, same result): the teaching
+    /// path, step by step.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
 
     /// `module.train(mode)`: dropout is active in training mode (the default).

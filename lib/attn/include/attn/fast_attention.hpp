@@ -1,0 +1,42 @@
+/// @file fast_attention.hpp
+/// @brief The fast forward of `MultiHeadAttention`: the same bits as `forward_steps`, without
+/// its `[b, H, T, T]` intermediates.
+///
+/// `MultiHeadAttention::operator()` calls `fast::multihead_forward` whenever
+/// `fast::supports` says the fast path computes exactly what `forward_steps` computes, and
+/// `forward_steps(...).context_vec` otherwise. How it keeps the bits:
+/// - the four projections and the two products per head go through `fast::gemm`, which sums
+///   every element in the reference BLAS's order (gemm.hpp);
+/// - per head and per block of query rows, the scores of the visible keys only (the causal
+///   upper triangle is never computed: its weights are exact zeros, and adding `0 * v` to a
+///   sum that is never `-0` changes nothing), then `fast::causal_softmax_rows` in place
+///   (`masked_fill(-inf)`, `/ sqrt(head_dim)`, PyTorch's softmax, with a vector SLEEF `exp`
+///   equal bit for bit to the scalar one), then the weights times the values straight into
+///   the merged `[b, T, d_out]` context;
+/// - biases added after each product, as `Linear` does (`y = x W^T; y += b`).
+/// Workspaces are kept per thread between calls (grow-only), so repeated calls allocate
+/// only the result. Threads: OpenMP (`OMP_NUM_THREADS`); the result does not depend on their
+/// number.
+#pragma once
+
+#include "attn/multihead.hpp"
+#include "attn/tensor.hpp"
+
+namespace attn::fast {
+
+/// Whether `multihead_forward(m, x)` equals `m.forward_steps(x).context_vec` for every
+/// finite `x` with `T` tokens: dropout draws nothing (evaluation mode, or `p == 0`), and the
+/// top-left `[T, T]` corner of `m.mask` is the causal mask (nonzero exactly above the
+/// diagonal), as the constructors build it. `T > context_length` gives false (the step path
+/// then throws its error).
+bool supports(const MultiHeadAttention& m, std::size_t T);
+
+/// `MultiHeadAttention` forward, fast: `x: [b, T, d_in]` float32 -> `[b, T, d_out]`, bit for
+/// bit `m.forward_steps(x).context_vec` when `supports(m, T)` (tests/test_fast_path.cpp);
+/// with infinities or NaNs in `x` or the weights the results may differ. Draws nothing.
+/// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, when `T > context_length`
+/// (the messages of `forward_steps`), or when `!supports(m, T)` otherwise (dropout active
+/// or a mask that is not causal).
+Tensor multihead_forward(const MultiHeadAttention& m, const Tensor& x);
+
+}  // namespace attn::fast

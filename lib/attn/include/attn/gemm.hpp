@@ -1,0 +1,109 @@
+/// @file gemm.hpp
+/// @brief A fast matrix product that gives the reference BLAS's bits: `attn::fast::gemm`.
+///
+/// Debian's reference BLAS (netlib `sgemm.f`, the default BLAS of this project) computes
+/// every element of `C = op(A) @ op(B)` (alpha = 1, beta = 0) as
+/// `c = 0; for p in 0..k-1: c = c + a[i, p] * b[p, j]`, each product and each sum rounded to
+/// float32 separately, no fused multiply-add. That order is why notebook 004's printed last
+/// bits match. `fast::gemm` keeps exactly that order for every element, and gets its speed
+/// from computing many elements at once: SIMD lanes hold different output elements (a tile
+/// of `MR` rows by `NR` columns lives in registers), never different terms of one sum. The
+/// operands are packed into contiguous panels, the `k` dimension is cut into blocks whose
+/// partial sums are stored to `C` and loaded again (a float32 store and load is exact), and
+/// the kernels are compiled with `-ffp-contract=off`, so the compiler does not fuse the
+/// multiply and the add. The kernel is chosen at run time: AVX-512F, AVX2, or portable C++.
+///
+/// Equal to the reference BLAS bit for bit for finite inputs (tests/test_fast_path.cpp checks
+/// it against the linked `sgemm`). With infinities or NaNs in the operands the results may
+/// differ where the reference skips a zero `b[p, j]` (`IF (B(L,J).NE.ZERO)` in older
+/// versions) or in the sign of NaN payloads.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace attn::fast {
+
+/// The name of the kernels in use: `"avx512f"`, `"avx2"` or `"portable"`. By default the
+/// best this CPU runs; the environment variable `ATTN_FAST_ISA` (`avx2` or `portable`) can
+/// ask for a lesser one at start-up, `use_isa` at any time.
+std::string isa_name();
+
+/// The kernels this CPU can run, best first: some of `"avx512f"`, `"avx2"` (AVX2 and FMA),
+/// and always `"portable"`.
+std::vector<std::string> available_isas();
+
+/// Switches every later call to the named kernels (for tests and benchmarks: all of them
+/// give the same bits). Not to be called while another thread runs a fast function; a
+/// `PackedB` packed before the switch may no longer fit (`gemm_packed` then throws).
+/// @throws std::invalid_argument naming the available kernels when `name` is not one.
+void use_isa(const std::string& name);
+
+/// Row-major `C[m, n] = op(A)[m, k] @ op(B)[k, n]`, each element summed over `p = 0..k-1` in
+/// order, starting from `+0`, products and sums rounded separately (the reference BLAS's
+/// bits, see the file comment). No `alpha`/`beta`: `C` is overwritten.
+///
+/// - `op(A)[i, p]` is `A[i * lda + p]`, or `A[p * lda + i]` when `trans_a`;
+/// - `op(B)[p, j]` is `B[p * ldb + j]`, or `B[j * ldb + p]` when `trans_b` (a `Linear`
+///   weight `[n, k]` passed as `W^T`, as PyTorch's `addmm(b, x, W.t())` does);
+/// - `C[i, j]` is `C[i * ldc + j]`.
+///
+/// `k == 0` gives zeros. With `threads > 1` the rows of `C` are split among OpenMP threads
+/// (each element is still computed by one thread, in the same order, so the bits do not
+/// depend on the thread count); `threads == 0` uses OpenMP's default (`OMP_NUM_THREADS`)
+/// for products of at least 8 million flops (`2 m n k`) and one thread below; inside a
+/// parallel region it runs on the calling thread alone.
+/// @throws std::invalid_argument when a leading dimension is smaller than the row it holds
+/// (`lda < k` without `trans_a`, `lda < m` with it; likewise `ldb`, and `ldc < n`), naming
+/// the expected and actual values.
+void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
+          bool trans_a, const float* B, std::size_t ldb, bool trans_b, float* C,
+          std::size_t ldc, int threads = 0);
+
+/// `op(B)` `[k, n]` packed once for several products with the same right operand (the
+/// keys or values of one head): column panels of the kernel's width `NR`, each `k` rows of
+/// `NR` floats, the last panel padded with zeros. Made by `pack_b`, used by `gemm_packed`;
+/// a prefix of the rows (`k' <= k`) is a valid operand too.
+struct PackedB {
+    std::vector<float> data;  ///< `ceil(n / NR)` panels of `k * NR` floats
+    std::size_t k = 0;        ///< rows of `op(B)`
+    std::size_t n = 0;        ///< columns of `op(B)`
+    std::size_t nr = 0;       ///< panel width of the kernel it was packed for
+};
+
+/// Packs `op(B)` (`[k, n]`, as in `gemm`) into `out`, reusing its storage.
+/// @throws std::invalid_argument as `gemm` does for `ldb`.
+void pack_b(std::size_t k, std::size_t n, const float* B, std::size_t ldb, bool trans_b,
+            PackedB& out);
+
+/// `C[m, n'] = op(A)[m, k'] @ B[0:k', 0:n']` with a packed `B`, `k' <= B.k`, `n' <= B.n`,
+/// in the same order as `gemm` (so the same bits as the reference BLAS on those
+/// sub-matrices). Runs on the calling thread.
+/// @throws std::invalid_argument when `k' > B.k`, `n' > B.n`, `B` was packed for another
+/// kernel, or a leading dimension is too small.
+void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
+                 bool trans_a, const PackedB& B, float* C, std::size_t ldc);
+
+/// One causal softmax row block of `MultiHeadAttention`, in place, with the step-by-step
+/// path's float operations (`masked_fill(-inf)`, then `/ divisor`, then `softmax` as
+/// PyTorch's CPU kernel computes it: row maximum, SLEEF `expf_u10` of `x - max`, the sum in
+/// `vec::reduce_all`'s 8-lane order, multiplication by `1 / sum`).
+///
+/// `S` holds `rows` rows of stride `lds`; row `r` is the scores of query `i0 + r` against
+/// keys `0..i0 + r` (entries after that are ignored and overwritten). On return row `r`
+/// holds the attention weights for keys `0..i0 + r` and exact zeros from there up to
+/// column `zero_to` (so a product over the block's keys adds only zeros there).
+/// `lds` must be at least `zero_to` rounded up to 16, and at least `i0 + rows` rounded up
+/// to 16. The vector `exp` is SLEEF's `expf16_u10avx512f` / `expf8_u10avx2`, equal bit for
+/// bit to the scalar `Sleef_expf1_u10purecfma` the step-by-step path calls (checked over all
+/// 2^32 inputs, see tests/test_fast_path.cpp).
+/// @throws std::invalid_argument when `lds` is too small.
+void causal_softmax_rows(float* S, std::size_t lds, std::size_t i0, std::size_t rows,
+                         std::size_t zero_to, float divisor);
+
+/// `Sleef_expf_u10` of each `x[i]` with the vector kernel `causal_softmax_rows` uses (for
+/// the bit-for-bit test against the scalar oracle). In place, any length.
+void exp_inplace(float* x, std::size_t n);
+
+}  // namespace attn::fast

@@ -1,0 +1,31 @@
+// Internal: the per-instruction-set kernels behind attn::fast (gemm.hpp). Each of
+// kernels_avx512.cpp, kernels_avx2.cpp and kernels_portable.cpp compiles kernel_impl.hpp with
+// its own -m flags and -ffp-contract=off; gemm.cpp picks one at run time.
+#pragma once
+
+#include <cstddef>
+
+namespace attn::fast::detail {
+
+/// One instruction set's kernels.
+struct Kernels {
+    const char* name;  ///< "avx512f", "avx2", "portable"
+    std::size_t mr;    ///< rows of the register tile (rows of a packed A panel)
+    std::size_t nr;    ///< columns of the register tile (width of a packed B panel)
+    /// C[rows, cols] (rows <= mr, cols <= nr, row stride ldc) = (accumulate ? C : +0) plus,
+    /// for p = 0..k-1 in order, Ap[p * mr + i] * Bp[p * nr + j], each product and sum rounded
+    /// separately.
+    void (*micro)(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
+                  std::size_t rows, std::size_t cols, bool accumulate);
+    /// attn::fast::causal_softmax_rows, lds already checked.
+    void (*softmax_rows)(float* S, std::size_t lds, std::size_t i0, std::size_t rows,
+                         std::size_t zero_to, float divisor);
+    /// Sleef_expf_u10 of x[0..n) in place.
+    void (*exp)(float* x, std::size_t n);
+};
+
+const Kernels& kernels_avx512();    ///< needs AVX-512F
+const Kernels& kernels_avx2();      ///< needs AVX2 and FMA (SLEEF's avx2 exp uses FMA)
+const Kernels& kernels_portable();  ///< any x86-64
+
+}  // namespace attn::fast::detail

@@ -1,0 +1,373 @@
+// Tests of the fast path (attn/gemm.hpp, attn/fast_attention.hpp): it must give the bits of
+// the step-by-step path it replaces.
+//
+// - fast::gemm against the linked BLAS's sgemm (cblas_sgemm), all transpose flags, sizes
+//   that are not multiples of the kernels' tiles or blocks, 1 and 2 threads, every kernel
+//   this CPU runs. With the reference BLAS (the default build): bit for bit. With
+//   -Dblas=openblas: within the classic bound for two float32 dot products of length k,
+//   |fast - blas| <= 2 * gamma_k * sum_p |a_ip b_pj|, gamma_k = k u / (1 - k u),
+//   u = 2^-24 (each is within gamma_k * sum |a b| of the exact value).
+// - the vector SLEEF exp against the scalar one the step-by-step softmax calls: bit for bit
+//   on a sample here; over all 2^32 inputs in the hidden test "[.exhaustive]" (about a
+//   minute: `test_fast_path "[.exhaustive]"`).
+// - the fused causal softmax against masked_fill + divide + attn::softmax.
+// - MultiHeadAttention's operator() (the fast path) against forward_steps(...).context_vec
+//   on random sizes: T not a multiple of the row block, B > 1, 1..12 heads, biases or not,
+//   eval mode and p = 0 in training mode; dropout in training mode and a changed mask fall
+//   back to the steps. Bit for bit with the reference BLAS; with OpenBLAS within a stated
+//   relative bound.
+// - a control: an in-order sum with fused multiply-adds differs from sgemm, so the
+//   bit-for-bit comparisons here can fail.
+// Nothing here measures time.
+#include <catch2/catch.hpp>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attn/fast_attention.hpp"
+#include "attn/functional.hpp"
+#include "attn/gemm.hpp"
+#include "attn/generator.hpp"
+#include "attn/multihead.hpp"
+
+// sleef.h declares the FMA variant only with FMA enabled; the library exports both.
+extern "C" float Sleef_expf1_u10purecfma(float);
+extern "C" float Sleef_expf1_u10purec(float);
+
+#ifndef ATTN_BLAS_REFERENCE
+#define ATTN_BLAS_REFERENCE 1
+#endif
+
+namespace {
+
+constexpr bool reference_blas = ATTN_BLAS_REFERENCE != 0;
+
+std::uint32_t bits(float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    return u;
+}
+
+float from_bits(std::uint32_t u) {
+    float x;
+    std::memcpy(&x, &u, 4);
+    return x;
+}
+
+// The scalar exp of the step-by-step softmax (functional.cpp's expf_torch).
+float oracle_exp(float x) {
+    static const bool has_fma = __builtin_cpu_supports("fma");
+    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
+}
+
+std::vector<float> uniforms(std::size_t n, std::mt19937& rng, float lo = -1.0f, float hi = 1.0f) {
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> v(n);
+    for (auto& x : v) x = u(rng);
+    return v;
+}
+
+// The first index where two float buffers differ in their bits, or -1.
+long first_difference(const float* a, const float* b, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (bits(a[i]) != bits(b[i])) return static_cast<long>(i);
+    return -1;
+}
+
+// Runs `body` with every kernel this CPU has, then restores the default.
+template <class F>
+void for_each_isa(F body) {
+    const std::string saved = attn::fast::isa_name();
+    for (const auto& isa : attn::fast::available_isas()) {
+        attn::fast::use_isa(isa);
+        INFO("kernels: " << isa);
+        body(isa);
+    }
+    attn::fast::use_isa(saved);
+}
+
+// Sets the OpenMP thread count for a scope.
+struct Threads {
+    int saved = omp_get_max_threads();
+    explicit Threads(int n) { omp_set_num_threads(n); }
+    ~Threads() { omp_set_num_threads(saved); }
+};
+
+struct GemmCase {
+    std::size_t m, n, k;
+    bool ta, tb;
+};
+
+}  // namespace
+
+TEST_CASE("fast::gemm equals the linked BLAS's sgemm", "[fast][gemm]") {
+    std::mt19937 rng(12);
+    std::vector<GemmCase> cases;
+    const std::size_t sizes[][3] = {{1, 1, 1},   {6, 2, 3},     {7, 33, 5},    {8, 32, 16},
+                                    {9, 31, 17}, {37, 29, 53},  {64, 64, 64},  {65, 97, 257},
+                                    {130, 70, 300}, {129, 48, 513}, {3, 200, 0}, {0, 5, 4}};
+    for (const auto& s : sizes)
+        for (int t = 0; t < 4; ++t) cases.push_back({s[0], s[1], s[2], (t & 1) != 0, (t & 2) != 0});
+    for_each_isa([&](const std::string&) {
+        for (const int threads : {1, 2}) {
+            const Threads scope(threads);
+            for (const auto& c : cases) {
+                INFO("m=" << c.m << " n=" << c.n << " k=" << c.k << " trans_a=" << c.ta
+                          << " trans_b=" << c.tb << " threads=" << threads);
+                // Leading dimensions larger than needed, to exercise the strides.
+                const std::size_t lda = (c.ta ? c.m : c.k) + 3, ldb = (c.tb ? c.k : c.n) + 2;
+                const std::size_t ldc = c.n + 1;
+                const auto A = uniforms((c.ta ? c.k : c.m) * lda + 1, rng);
+                const auto B = uniforms((c.tb ? c.n : c.k) * ldb + 1, rng);
+                std::vector<float> ours(c.m * ldc + 1, 7.0f), blas(c.m * ldc + 1, 7.0f);
+                attn::fast::gemm(c.m, c.n, c.k, A.data(), lda, c.ta, B.data(), ldb, c.tb,
+                                 ours.data(), ldc, threads);
+                if (c.m && c.n)
+                    cblas_sgemm(CblasRowMajor, c.ta ? CblasTrans : CblasNoTrans,
+                                c.tb ? CblasTrans : CblasNoTrans, int(c.m), int(c.n), int(c.k),
+                                1.0f, A.data(), int(lda), B.data(), int(ldb), 0.0f, blas.data(),
+                                int(ldc));
+                if (reference_blas) {
+                    CHECK(first_difference(ours.data(), blas.data(), ours.size()) == -1);
+                } else {
+                    const double u = std::ldexp(1.0, -24);
+                    const double gamma = c.k * u / (1 - c.k * u);
+                    for (std::size_t i = 0; i < c.m; ++i)
+                        for (std::size_t j = 0; j < c.n; ++j) {
+                            double mag = 0;
+                            for (std::size_t p = 0; p < c.k; ++p) {
+                                const float a = c.ta ? A[p * lda + i] : A[i * lda + p];
+                                const float b = c.tb ? B[j * ldb + p] : B[p * ldb + j];
+                                mag += std::abs(double(a) * b);
+                            }
+                            CHECK(std::abs(double(ours[i * ldc + j]) - blas[i * ldc + j]) <=
+                                  2 * gamma * mag);
+                        }
+                }
+            }
+        }
+    });
+}
+
+TEST_CASE("fast::gemm_packed on prefixes of a packed operand equals fast::gemm", "[fast][gemm]") {
+    std::mt19937 rng(5);
+    for_each_isa([&](const std::string&) {
+        const std::size_t k = 300, n = 70;
+        const auto B = uniforms(k * n, rng);
+        attn::fast::PackedB packed;
+        attn::fast::pack_b(k, n, B.data(), n, false, packed);
+        for (const auto& [m, n2, k2] : {std::array<std::size_t, 3>{5, 70, 300},
+                                        {64, 33, 129}, {17, 1, 1}, {3, 64, 256}}) {
+            const auto A = uniforms(m * k2, rng);
+            std::vector<float> a(m * n2), b(m * n2);
+            attn::fast::gemm_packed(m, n2, k2, A.data(), k2, false, packed, a.data(), n2);
+            attn::fast::gemm(m, n2, k2, A.data(), k2, false, B.data(), n, false, b.data(), n2, 1);
+            CHECK(first_difference(a.data(), b.data(), a.size()) == -1);
+        }
+        std::vector<float> c(10);
+        CHECK_THROWS_WITH(attn::fast::gemm_packed(1, 71, 3, c.data(), 3, false, packed, c.data(), 71),
+                          Catch::Matchers::Contains("expected op(B) of at most [300, 70], got [3, 71]"));
+    });
+}
+
+TEST_CASE("fast::gemm names wrong leading dimensions", "[fast][gemm]") {
+    std::vector<float> x(100);
+    CHECK_THROWS_WITH(attn::fast::gemm(4, 5, 6, x.data(), 5, false, x.data(), 5, false, x.data(), 5),
+                      Catch::Matchers::Contains("expected lda >= 6") &&
+                          Catch::Matchers::Contains("got 5"));
+    CHECK_THROWS_WITH(attn::fast::gemm(4, 5, 6, x.data(), 6, false, x.data(), 4, false, x.data(), 5),
+                      Catch::Matchers::Contains("expected ldb >= 5"));
+    CHECK_THROWS_WITH(attn::fast::use_isa("neon"), Catch::Matchers::Contains("portable"));
+}
+
+TEST_CASE("control: an in-order sum with fused multiply-adds is not sgemm's", "[fast][control]") {
+    // The same order of terms, but each step c = fma(a, b, c) rounds once instead of twice.
+    // If the bit-for-bit checks above could not see that, they would prove nothing.
+    if (!reference_blas) return;  // OpenBLAS itself uses fused multiply-adds
+    std::mt19937 rng(3);
+    const std::size_t m = 16, n = 16, k = 64;
+    const auto A = uniforms(m * k, rng), B = uniforms(k * n, rng);
+    std::vector<float> fused(m * n), blas(m * n), ours(m * n);
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+            float c = 0.0f;
+            for (std::size_t p = 0; p < k; ++p) c = std::fma(A[i * k + p], B[p * n + j], c);
+            fused[i * n + j] = c;
+        }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(m), int(n), int(k), 1.0f,
+                A.data(), int(k), B.data(), int(n), 0.0f, blas.data(), int(n));
+    attn::fast::gemm(m, n, k, A.data(), k, false, B.data(), n, false, ours.data(), n);
+    CHECK(first_difference(fused.data(), blas.data(), blas.size()) != -1);
+    CHECK(first_difference(ours.data(), blas.data(), blas.size()) == -1);
+}
+
+TEST_CASE("the vector SLEEF exp equals the scalar one on a sample", "[fast][exp]") {
+    // Every 65537th bit pattern (all signs, exponents, NaNs), every 997th float in [-2^-20, 0]
+    // near the top of the softmax's range, and the special values.
+    std::vector<float> in;
+    for (std::uint64_t u = 0; u < (1ull << 32); u += 65537) in.push_back(from_bits(std::uint32_t(u)));
+    for (std::uint32_t u = bits(-0.0f); u <= bits(-std::ldexp(1.0f, -20)); u += 997) in.push_back(from_bits(u));
+    for (float x : {0.0f, -0.0f, -std::numeric_limits<float>::infinity(),
+                    std::numeric_limits<float>::infinity(), -87.33655f, -103.97208f, -104.0f,
+                    88.72283f, 88.72284f, -1e-45f, std::numeric_limits<float>::quiet_NaN()})
+        in.push_back(x);
+    for_each_isa([&](const std::string&) {
+        std::vector<float> out = in;
+        attn::fast::exp_inplace(out.data(), out.size());
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < in.size(); ++i) bad += bits(out[i]) != bits(oracle_exp(in[i]));
+        CHECK(bad == 0);
+    });
+}
+
+TEST_CASE("the vector SLEEF exp equals the scalar one on all 2^32 inputs",
+          "[fast][exp][.exhaustive]") {
+    for_each_isa([&](const std::string&) {
+        std::vector<float> chunk(1 << 20), out(1 << 20);
+        std::uint64_t bad = 0;
+        for (std::uint64_t base = 0; base < (1ull << 32); base += chunk.size()) {
+            for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = from_bits(std::uint32_t(base + i));
+            out = chunk;
+            attn::fast::exp_inplace(out.data(), out.size());
+            for (std::size_t i = 0; i < chunk.size(); ++i) bad += bits(out[i]) != bits(oracle_exp(chunk[i]));
+        }
+        CHECK(bad == 0);
+    });
+}
+
+TEST_CASE("causal_softmax_rows equals masked_fill, divide and softmax", "[fast][softmax]") {
+    std::mt19937 rng(8);
+    for_each_isa([&](const std::string&) {
+        for (const std::size_t T : {1, 2, 7, 8, 9, 16, 17, 100, 129}) {
+            for (const float divisor : {std::sqrt(64.0f), std::sqrt(3.0f), 1.0f}) {
+                INFO("T=" << T << " divisor=" << divisor);
+                const auto v = uniforms(T * T, rng, -30.0f, 30.0f);
+                attn::Tensor scores = attn::zeros({T, T});
+                std::copy(v.begin(), v.end(), scores.begin());
+                const attn::BoolTensor mask = attn::to_bool(attn::triu(attn::ones({T, T}), 1));
+                const attn::Tensor masked = attn::masked_fill(scores, mask, -std::numeric_limits<float>::infinity());
+                const attn::Tensor expected = attn::softmax(attn::Tensor(masked / divisor), -1);
+                // In row blocks of 5, as the attention does in blocks of its own.
+                const std::size_t lds = (T + 15) / 16 * 16;
+                std::vector<float> S(5 * lds);
+                for (std::size_t i0 = 0; i0 < T; i0 += 5) {
+                    const std::size_t rows = std::min<std::size_t>(5, T - i0);
+                    for (std::size_t r = 0; r < rows; ++r)
+                        std::copy_n(v.data() + (i0 + r) * T, T, S.data() + r * lds);
+                    attn::fast::causal_softmax_rows(S.data(), lds, i0, rows, i0 + rows, divisor);
+                    for (std::size_t r = 0; r < rows; ++r)
+                        CHECK(first_difference(S.data() + r * lds, expected.data() + (i0 + r) * T,
+                                               i0 + rows) == -1);
+                }
+            }
+        }
+    });
+}
+
+namespace {
+
+struct MhaCase {
+    std::size_t b, T, d_in, heads, head_dim, context;
+    bool qkv_bias, out_bias;
+};
+
+// The largest |fast - steps| relative to the largest |steps|.
+double relative_difference(const attn::Tensor& a, const attn::Tensor& b) {
+    double worst = 0, scale = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        worst = std::max(worst, std::abs(double(a.data()[i]) - b.data()[i]));
+        scale = std::max(scale, std::abs(double(b.data()[i])));
+    }
+    return scale > 0 ? worst / scale : worst;
+}
+
+void check_same(const attn::Tensor& fast, const attn::Tensor& steps) {
+    REQUIRE(attn::shape_of(fast) == attn::shape_of(steps));
+    if (reference_blas)
+        CHECK(first_difference(fast.data(), steps.data(), fast.size()) == -1);
+    else
+        CHECK(relative_difference(fast, steps) <= 1e-5);  // OpenBLAS: a few ulps of the largest
+}
+
+}  // namespace
+
+TEST_CASE("MultiHeadAttention: the fast path equals forward_steps", "[fast][multihead]") {
+    const std::vector<MhaCase> cases = {
+        {1, 6, 3, 2, 1, 6, false, true},     // chapter 7's sizes
+        {2, 1, 5, 1, 4, 3, true, false},     // one token
+        {1, 63, 16, 4, 4, 70, false, true},  // below, at and above the row block of 64
+        {2, 64, 8, 3, 8, 64, true, true},
+        {3, 65, 12, 12, 2, 80, false, false},
+        {1, 130, 24, 6, 16, 130, true, true},
+        {2, 97, 40, 5, 8, 100, false, true},
+        {1, 200, 64, 2, 64, 256, true, false},  // GPT-2's head width
+        {1, 9, 7, 7, 3, 9, false, true},
+        {2, 150, 64, 4, 32, 150, true, true},  // large enough for threads (8 Mflop)
+    };
+    attn::Generator gen(20);
+    for (const auto& c : cases) {
+        const std::size_t d_out = c.heads * c.head_dim;
+        attn::MultiHeadAttention m({.d_in = c.d_in, .d_out = d_out, .context_length = c.context,
+                                    .num_heads = c.heads, .qkv_bias = c.qkv_bias,
+                                    .out_bias = c.out_bias},
+                                   gen);
+        const attn::Tensor x = attn::Tensor(attn::rand({c.b, c.T, c.d_in}, gen) * 2.0f - 1.0f);
+        for (const bool eval : {true, false}) {  // p = 0 in training mode draws nothing
+            m.train(!eval);
+            const attn::Tensor steps = m.forward_steps(x, gen).context_vec;
+            for_each_isa([&](const std::string&) {
+                for (const int threads : {1, 2}) {
+                    INFO("b=" << c.b << " T=" << c.T << " d_in=" << c.d_in << " heads=" << c.heads
+                              << " head_dim=" << c.head_dim << " eval=" << eval
+                              << " threads=" << threads);
+                    const Threads scope(threads);
+                    REQUIRE(attn::fast::supports(m, c.T));
+                    check_same(attn::fast::multihead_forward(m, x), steps);
+                    check_same(m(x, gen), steps);
+                }
+            });
+        }
+    }
+}
+
+TEST_CASE("MultiHeadAttention: dropout in training mode and changed masks use the steps",
+          "[fast][multihead]") {
+    attn::Generator gen(7);
+    attn::MultiHeadAttention m(
+        {.d_in = 6, .d_out = 8, .context_length = 10, .dropout = 0.3, .num_heads = 2}, gen);
+    const attn::Tensor x = attn::rand({2, 10, 6}, gen);
+    CHECK_FALSE(attn::fast::supports(m, 10));
+    attn::Generator g1(99), g2(99);
+    const attn::Tensor a = m(x, g1);
+    const attn::Tensor b = m.forward_steps(x, g2).context_vec;
+    CHECK(first_difference(a.data(), b.data(), a.size()) == -1);
+    CHECK(g1.draws_since_seed() == g2.draws_since_seed());
+    CHECK(g1.draws_since_seed() > 0);
+    CHECK_THROWS_WITH(attn::fast::multihead_forward(m, x),
+                      Catch::Matchers::Contains("use forward_steps"));
+    m.eval();
+    CHECK(attn::fast::supports(m, 10));
+    m.mask.data()[0] = 1.0f;  // the first token may no longer see itself
+    CHECK_FALSE(attn::fast::supports(m, 10));
+    CHECK(attn::fast::supports(m, 0));
+}
+
+TEST_CASE("fast::multihead_forward names wrong inputs as forward_steps does", "[fast][multihead]") {
+    attn::Generator gen(1);
+    attn::MultiHeadAttention m({.d_in = 4, .d_out = 6, .context_length = 5, .num_heads = 3}, gen);
+    m.eval();
+    CHECK_THROWS_WITH(attn::fast::multihead_forward(m, attn::zeros({2, 3, 5})),
+                      Catch::Matchers::Contains("expected [b, T, 4], got [2, 3, 5]"));
+    CHECK_THROWS_WITH(attn::fast::multihead_forward(m, attn::zeros({1, 6, 4})),
+                      Catch::Matchers::Contains("got 6 tokens, but context_length is 5"));
+    CHECK_THROWS_WITH(m(attn::zeros({1, 6, 4})),
+                      Catch::Matchers::Contains("got 6 tokens, but context_length is 5"));
+}
