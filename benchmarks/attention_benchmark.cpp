@@ -1,0 +1,316 @@
+// Multi-head attention at GPT-2 sizes (issue 12): the library's MultiHeadAttention forward
+// against itself in pieces and against a matrix-product baseline. A Google Benchmark
+// program: it measures, asserts nothing, and `meson test` does not run it.
+// tools/run_attention_benchmark.py runs it beside PyTorch and records both.
+//
+// Configuration (Raschka's GPT-2 small attention): B = 1, d_in = d_out = 768, 12 heads of
+// 64, causal, dropout 0, eval mode, float32; T = 256, 1024, 4096 tokens; 1 or 2 OpenMP
+// threads (the argument `threads`, set with omp_set_num_threads).
+//
+// Families (select one with e.g. --benchmark_filter='mha_forward/T:1024/threads:1$'):
+//   mha_forward         MultiHeadAttention::operator(): the fast path (fast_attention.hpp)
+//   mha_forward_steps   forward_steps(...).context_vec, the teaching path (T = 256 only)
+//   mha_projections     the four Linear layers (q, k, v, out) through fast::gemm
+//   mha_scores          per head, queries @ keys^T on the visible (causal) blocks
+//   mha_mask_softmax    per head, the fused mask + scale + softmax on those blocks
+//   mha_weights_values  per head, weights @ values on those blocks
+//   sgemm_1024          fast::gemm, 1024^3
+//   blas_sgemm_1024     the linked BLAS's cblas_sgemm, 1024^3
+//
+// Counters:
+//   GFLOPs      flops / time. Products count 2 flops per multiply-add; the causal products
+//               count only the visible pairs (key j <= query i): 2 * T (T + 1) / 2 * 64 per
+//               head and product, i.e. half of a full T x T product plus the diagonal.
+//               Softmax is not counted. PyTorch is credited with the same count (it
+//               computes the full T x T and masks it), so the ratios are ratios of time.
+//   peak_rss_MB the process's peak resident set (getrusage ru_maxrss) after the run; run
+//               one benchmark per process to read it per configuration.
+//   rss_before_MB  resident set before the timed loop (model, input and mask built).
+//   faults      minor + major page faults per iteration during the timed loop.
+//   threads     OpenMP threads.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <omp.h>
+#include <sys/resource.h>
+
+#include "attn/fast_attention.hpp"
+#include "attn/functional.hpp"
+#include "attn/gemm.hpp"
+#include "attn/generator.hpp"
+#include "attn/multihead.hpp"
+
+namespace {
+
+constexpr std::size_t D = 768, H = 12, HD = 64, RB = 64;
+
+double flops_projections(double T) { return 4 * 2 * T * D * D; }
+double flops_causal_product(double T) { return H * 2.0 * HD * T * (T + 1) / 2; }
+double flops_forward(double T) { return flops_projections(T) + 2 * flops_causal_product(T); }
+
+double faults_now() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_minflt + u.ru_majflt);
+}
+
+double rss_mb() {
+    // Current resident set from /proc (ru_maxrss is the peak).
+    std::ifstream in("/proc/self/statm");
+    long pages = 0, resident = 0;
+    in >> pages >> resident;
+    return double(resident) * 4096.0 / 1e6;
+}
+
+double peak_rss_mb() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return double(u.ru_maxrss) / 1e3;  // KiB -> MB (10^6 bytes, as the script reports)
+}
+
+// Sets the thread count and remembers the page faults at the start of the timed loop.
+struct Run {
+    benchmark::State& state;
+    double faults0 = 0, rss0 = 0;
+    explicit Run(benchmark::State& s, int threads) : state(s) {
+        omp_set_num_threads(threads);
+        rss0 = rss_mb();
+    }
+    void start() { faults0 = faults_now(); }
+    void finish(double flops) {
+        const double iters = double(state.iterations());
+        state.counters["GFLOPs"] =
+            benchmark::Counter(flops * iters / 1e9, benchmark::Counter::kIsRate);
+        state.counters["faults"] = (faults_now() - faults0) / std::max(iters, 1.0);
+        state.counters["peak_rss_MB"] = peak_rss_mb();
+        state.counters["rss_before_MB"] = rss0;
+        state.counters["threads"] = omp_get_max_threads();
+        state.SetLabel("isa=" + attn::fast::isa_name());
+    }
+};
+
+attn::MultiHeadAttention gpt2_attention(std::size_t T) {
+    attn::manual_seed(0);
+    attn::MultiHeadAttention m({.d_in = D, .d_out = D, .context_length = T, .dropout = 0.0,
+                                .num_heads = H, .qkv_bias = false, .out_bias = true});
+    m.eval();
+    return m;
+}
+
+void BM_mha_forward(benchmark::State& state) {
+    const auto T = std::size_t(state.range(0));
+    const auto m = gpt2_attention(T);
+    const attn::Tensor x = attn::rand({1, T, D});
+    Run run(state, int(state.range(1)));
+    { const attn::Tensor warm = m(x); benchmark::DoNotOptimize(warm.data()); }
+    run.start();
+    for (auto _ : state) {
+        attn::Tensor y = m(x);
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    run.finish(flops_forward(double(T)));
+}
+
+void BM_mha_forward_steps(benchmark::State& state) {
+    const auto T = std::size_t(state.range(0));
+    const auto m = gpt2_attention(T);
+    const attn::Tensor x = attn::rand({1, T, D});
+    Run run(state, int(state.range(1)));
+    run.start();
+    for (auto _ : state) {
+        attn::Tensor y = m.forward_steps(x).context_vec;
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    run.finish(flops_forward(double(T)));
+}
+
+// The pieces, on the buffers the forward uses: q, k, v as [T, 768] (heads side by side).
+struct Pieces {
+    std::size_t T;
+    attn::MultiHeadAttention m;
+    attn::Tensor x;
+    std::vector<float> q, k, v, ctx, out;
+    std::size_t lds;
+    std::vector<std::vector<float>> scores;  // per head: the [T, lds] scores, causal part
+
+    explicit Pieces(std::size_t T_)
+        : T(T_), m(gpt2_attention(T_)), x(attn::rand({1, T_, D})), q(T_ * D), k(T_ * D),
+          v(T_ * D), ctx(T_ * D), out(T_ * D), lds((T_ + 15) / 16 * 16) {}
+
+    void linear(const attn::nn::Linear& l, const float* in, float* y) const {
+        attn::fast::gemm(T, D, D, in, D, false, l.weight.data(), D, true, y, D);
+        if (l.bias)
+            for (std::size_t i = 0; i < T; ++i)
+                for (std::size_t j = 0; j < D; ++j) y[i * D + j] += l.bias->data()[j];
+    }
+    void projections() {
+        linear(m.W_query, x.data(), q.data());
+        linear(m.W_key, x.data(), k.data());
+        linear(m.W_value, x.data(), v.data());
+        linear(m.out_proj, ctx.data(), out.data());
+    }
+    void ensure_scores() {
+        if (scores.empty()) scores.assign(H, std::vector<float>(T * lds));
+    }
+    void scores_all() {
+        ensure_scores();
+#pragma omp parallel for schedule(dynamic, 1)
+        for (std::size_t h = 0; h < H; ++h) {
+            thread_local attn::fast::PackedB kp;
+            attn::fast::pack_b(HD, T, k.data() + h * HD, D, true, kp);
+            for (std::size_t i0 = 0; i0 < T; i0 += RB) {
+                const std::size_t r = std::min(RB, T - i0);
+                attn::fast::gemm_packed(r, i0 + r, HD, q.data() + i0 * D + h * HD, D, false, kp,
+                                        scores[h].data() + i0 * lds, lds);
+            }
+        }
+    }
+    void softmax_all() {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i0 = 0; i0 < T; i0 += RB) {
+                const std::size_t r = std::min(RB, T - i0);
+                attn::fast::causal_softmax_rows(scores[h].data() + i0 * lds, lds, i0, r, i0 + r,
+                                                8.0f);
+            }
+    }
+    void weights_values_all() {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (std::size_t h = 0; h < H; ++h) {
+            thread_local attn::fast::PackedB vp;
+            attn::fast::pack_b(T, HD, v.data() + h * HD, D, false, vp);
+            for (std::size_t i0 = 0; i0 < T; i0 += RB) {
+                const std::size_t r = std::min(RB, T - i0);
+                attn::fast::gemm_packed(r, HD, i0 + r, scores[h].data() + i0 * lds, lds, false,
+                                        vp, ctx.data() + i0 * D + h * HD, D);
+            }
+        }
+    }
+};
+
+void BM_mha_projections(benchmark::State& state) {
+    Pieces p(std::size_t(state.range(0)));
+    Run run(state, int(state.range(1)));
+    p.projections();
+    run.start();
+    for (auto _ : state) {
+        p.projections();
+        benchmark::ClobberMemory();
+    }
+    run.finish(flops_projections(double(p.T)));
+}
+
+void BM_mha_scores(benchmark::State& state) {
+    Pieces p(std::size_t(state.range(0)));
+    Run run(state, int(state.range(1)));
+    p.projections();
+    p.scores_all();
+    run.start();
+    for (auto _ : state) {
+        p.scores_all();
+        benchmark::ClobberMemory();
+    }
+    run.finish(flops_causal_product(double(p.T)));
+}
+
+void BM_mha_mask_softmax(benchmark::State& state) {
+    Pieces p(std::size_t(state.range(0)));
+    Run run(state, int(state.range(1)));
+    p.projections();
+    p.scores_all();
+    run.start();
+    // Softmax in place, again and again on its own output: the same work every time.
+    for (auto _ : state) {
+        p.softmax_all();
+        benchmark::ClobberMemory();
+    }
+    run.finish(0);
+}
+
+void BM_mha_weights_values(benchmark::State& state) {
+    Pieces p(std::size_t(state.range(0)));
+    Run run(state, int(state.range(1)));
+    p.projections();
+    p.scores_all();
+    p.softmax_all();
+    run.start();
+    for (auto _ : state) {
+        p.weights_values_all();
+        benchmark::ClobberMemory();
+    }
+    run.finish(flops_causal_product(double(p.T)));
+}
+
+constexpr std::size_t N = 1024;
+
+void BM_sgemm_1024(benchmark::State& state) {
+    const attn::Tensor a = attn::rand({N, N}), b = attn::rand({N, N});
+    std::vector<float> c(N * N);
+    const int threads = int(state.range(0));
+    Run run(state, threads);
+    run.start();
+    for (auto _ : state) {
+        attn::fast::gemm(N, N, N, a.data(), N, false, b.data(), N, false, c.data(), N, threads);
+        benchmark::ClobberMemory();
+    }
+    run.finish(2.0 * N * N * N);
+}
+
+void BM_blas_sgemm_1024(benchmark::State& state) {
+    const attn::Tensor a = attn::rand({N, N}), b = attn::rand({N, N});
+    std::vector<float> c(N * N);
+    Run run(state, int(state.range(0)));
+    run.start();
+    for (auto _ : state) {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(N), int(N), int(N), 1.0f,
+                    a.data(), int(N), b.data(), int(N), 0.0f, c.data(), int(N));
+        benchmark::ClobberMemory();
+    }
+    run.finish(2.0 * N * N * N);
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+    for (const std::int64_t T : {256, 1024, 4096})
+        for (const std::int64_t threads : {1, 2}) b->Args({T, threads});
+    b->ArgNames({"T", "threads"})->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+void threads_only(benchmark::internal::Benchmark* b) {
+    b->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
+}  // namespace
+
+BENCHMARK(BM_mha_forward)->Name("mha_forward")->Apply(sizes);
+BENCHMARK(BM_mha_forward_steps)
+    ->Name("mha_forward_steps")
+    ->Args({256, 1})
+    ->ArgNames({"T", "threads"})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_mha_projections)->Name("mha_projections")->Apply(sizes);
+BENCHMARK(BM_mha_scores)->Name("mha_scores")->Apply(sizes);
+BENCHMARK(BM_mha_mask_softmax)->Name("mha_mask_softmax")->Apply(sizes);
+BENCHMARK(BM_mha_weights_values)->Name("mha_weights_values")->Apply(sizes);
+BENCHMARK(BM_sgemm_1024)->Name("sgemm_1024")->Apply(threads_only);
+BENCHMARK(BM_blas_sgemm_1024)->Name("blas_sgemm_1024")->Apply(threads_only);
+
+int main(int argc, char** argv) {
+    benchmark::AddCustomContext(
+        "what", "causal MultiHeadAttention forward, B=1, d_in=d_out=768, 12 heads, dropout 0, "
+                "eval, float32 (issue 12); GFLOPs count the causal products' visible pairs");
+    benchmark::AddCustomContext("fast_isa", attn::fast::isa_name());
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
