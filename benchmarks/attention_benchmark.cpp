@@ -48,7 +48,7 @@
 
 namespace {
 
-constexpr std::size_t D = 768, H = 12, HD = 64, RB = 64;
+constexpr std::size_t D = 768, H = 12, HD = 64;
 
 double flops_projections(double T) { return 4 * 2 * T * D * D; }
 double flops_causal_product(double T) { return H * 2.0 * HD * T * (T + 1) / 2; }
@@ -132,18 +132,17 @@ void BM_mha_forward_steps(benchmark::State& state) {
     run.finish(flops_forward(double(T)));
 }
 
-// The pieces, on the buffers the forward uses: q, k, v as [T, 768] (heads side by side).
+// The pieces, on the buffers the forward uses: q, k, v as [T, 768] (heads side by side);
+// each head's stages as fast::causal_head runs them (one workspace per thread).
 struct Pieces {
     std::size_t T;
     attn::MultiHeadAttention m;
     attn::Tensor x;
     std::vector<float> q, k, v, ctx, out;
-    std::size_t lds;
-    std::vector<std::vector<float>> scores;  // per head: the [T, lds] scores, causal part
 
     explicit Pieces(std::size_t T_)
         : T(T_), m(gpt2_attention(T_)), x(attn::rand({1, T_, D})), q(T_ * D), k(T_ * D),
-          v(T_ * D), ctx(T_ * D), out(T_ * D), lds((T_ + 15) / 16 * 16) {}
+          v(T_ * D), ctx(T_ * D), out(T_ * D) {}
 
     void linear(const attn::nn::Linear& l, const float* in, float* y) const {
         attn::fast::gemm(T, D, D, in, D, false, l.weight.data(), D, true, y, D);
@@ -157,44 +156,31 @@ struct Pieces {
         linear(m.W_value, x.data(), v.data());
         linear(m.out_proj, ctx.data(), out.data());
     }
-    void ensure_scores() {
-        if (scores.empty()) scores.assign(H, std::vector<float>(T * lds));
-    }
-    void scores_all() {
-        ensure_scores();
+    // Every head through the given stages, in parallel as the forward does. A stage run on
+    // its own works on what the workspace holds (the same amount of work).
+    void heads(unsigned stages) {
 #pragma omp parallel for schedule(dynamic, 1)
         for (std::size_t h = 0; h < H; ++h) {
-            thread_local attn::fast::PackedB kp;
-            attn::fast::pack_b(HD, T, k.data() + h * HD, D, true, kp);
-            for (std::size_t i0 = 0; i0 < T; i0 += RB) {
-                const std::size_t r = std::min(RB, T - i0);
-                attn::fast::gemm_packed(r, i0 + r, HD, q.data() + i0 * D + h * HD, D, false, kp,
-                                        scores[h].data() + i0 * lds, lds);
-            }
-        }
-    }
-    void softmax_all() {
-#pragma omp parallel for schedule(dynamic, 1)
-        for (std::size_t h = 0; h < H; ++h)
-            for (std::size_t i0 = 0; i0 < T; i0 += RB) {
-                const std::size_t r = std::min(RB, T - i0);
-                attn::fast::causal_softmax_rows(scores[h].data() + i0 * lds, lds, i0, r, i0 + r,
-                                                8.0f);
-            }
-    }
-    void weights_values_all() {
-#pragma omp parallel for schedule(dynamic, 1)
-        for (std::size_t h = 0; h < H; ++h) {
-            thread_local attn::fast::PackedB vp;
-            attn::fast::pack_b(T, HD, v.data() + h * HD, D, false, vp);
-            for (std::size_t i0 = 0; i0 < T; i0 += RB) {
-                const std::size_t r = std::min(RB, T - i0);
-                attn::fast::gemm_packed(r, HD, i0 + r, scores[h].data() + i0 * lds, lds, false,
-                                        vp, ctx.data() + i0 * D + h * HD, D);
-            }
+            thread_local attn::fast::HeadWorkspace ws;
+            attn::fast::causal_head(q.data() + h * HD, k.data() + h * HD, v.data() + h * HD, T,
+                                    HD, D, 8.0f, ctx.data() + h * HD, D, ws, stages);
         }
     }
 };
+
+// One head stage, after a full pass that fills the workspaces.
+void head_stage(benchmark::State& state, unsigned stage, double flops) {
+    Pieces p(std::size_t(state.range(0)));
+    Run run(state, int(state.range(1)));
+    p.projections();
+    p.heads(attn::fast::stage_all);
+    run.start();
+    for (auto _ : state) {
+        p.heads(stage);
+        benchmark::ClobberMemory();
+    }
+    run.finish(flops);
+}
 
 void BM_mha_projections(benchmark::State& state) {
     Pieces p(std::size_t(state.range(0)));
@@ -209,44 +195,17 @@ void BM_mha_projections(benchmark::State& state) {
 }
 
 void BM_mha_scores(benchmark::State& state) {
-    Pieces p(std::size_t(state.range(0)));
-    Run run(state, int(state.range(1)));
-    p.projections();
-    p.scores_all();
-    run.start();
-    for (auto _ : state) {
-        p.scores_all();
-        benchmark::ClobberMemory();
-    }
-    run.finish(flops_causal_product(double(p.T)));
+    head_stage(state, attn::fast::stage_scores, flops_causal_product(double(state.range(0))));
 }
 
+// Softmax in place, again and again on its own output: the same work every time.
 void BM_mha_mask_softmax(benchmark::State& state) {
-    Pieces p(std::size_t(state.range(0)));
-    Run run(state, int(state.range(1)));
-    p.projections();
-    p.scores_all();
-    run.start();
-    // Softmax in place, again and again on its own output: the same work every time.
-    for (auto _ : state) {
-        p.softmax_all();
-        benchmark::ClobberMemory();
-    }
-    run.finish(0);
+    head_stage(state, attn::fast::stage_softmax, 0);
 }
 
 void BM_mha_weights_values(benchmark::State& state) {
-    Pieces p(std::size_t(state.range(0)));
-    Run run(state, int(state.range(1)));
-    p.projections();
-    p.scores_all();
-    p.softmax_all();
-    run.start();
-    for (auto _ : state) {
-        p.weights_values_all();
-        benchmark::ClobberMemory();
-    }
-    run.finish(flops_causal_product(double(p.T)));
+    head_stage(state, attn::fast::stage_weights_values,
+               flops_causal_product(double(state.range(0))));
 }
 
 constexpr std::size_t N = 1024;

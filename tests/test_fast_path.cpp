@@ -10,7 +10,8 @@
 // - the vector SLEEF exp against the scalar one the step-by-step softmax calls: bit for bit
 //   on a sample here; over all 2^32 inputs in the hidden test "[.exhaustive]" (about a
 //   minute: `test_fast_path "[.exhaustive]"`).
-// - the fused causal softmax against masked_fill + divide + attn::softmax.
+// - the fused causal softmax (blocks of queries, transposed) against masked_fill + divide +
+//   attn::softmax.
 // - MultiHeadAttention's operator() (the fast path) against forward_steps(...).context_vec
 //   on random sizes: T not a multiple of the row block, B > 1, 1..12 heads, biases or not,
 //   eval mode and p = 0 in training mode; dropout in training mode and a changed mask fall
@@ -243,10 +244,11 @@ TEST_CASE("the vector SLEEF exp equals the scalar one on all 2^32 inputs",
     });
 }
 
-TEST_CASE("causal_softmax_rows equals masked_fill, divide and softmax", "[fast][softmax]") {
+TEST_CASE("causal_softmax_columns equals masked_fill, divide and softmax", "[fast][softmax]") {
     std::mt19937 rng(8);
     for_each_isa([&](const std::string&) {
-        for (const std::size_t T : {1, 2, 7, 8, 9, 16, 17, 100, 129}) {
+        const std::size_t nr = attn::fast::softmax_block_width();
+        for (const std::size_t T : {1, 2, 7, 8, 9, 16, 17, 33, 100, 129}) {
             for (const float divisor : {std::sqrt(64.0f), std::sqrt(3.0f), 1.0f}) {
                 INFO("T=" << T << " divisor=" << divisor);
                 const auto v = uniforms(T * T, rng, -30.0f, 30.0f);
@@ -255,17 +257,18 @@ TEST_CASE("causal_softmax_rows equals masked_fill, divide and softmax", "[fast][
                 const attn::BoolTensor mask = attn::to_bool(attn::triu(attn::ones({T, T}), 1));
                 const attn::Tensor masked = attn::masked_fill(scores, mask, -std::numeric_limits<float>::infinity());
                 const attn::Tensor expected = attn::softmax(attn::Tensor(masked / divisor), -1);
-                // In row blocks of 5, as the attention does in blocks of its own.
-                const std::size_t lds = (T + 15) / 16 * 16;
-                std::vector<float> S(5 * lds);
-                for (std::size_t i0 = 0; i0 < T; i0 += 5) {
-                    const std::size_t rows = std::min<std::size_t>(5, T - i0);
-                    for (std::size_t r = 0; r < rows; ++r)
-                        std::copy_n(v.data() + (i0 + r) * T, T, S.data() + r * lds);
-                    attn::fast::causal_softmax_rows(S.data(), lds, i0, rows, i0 + rows, divisor);
-                    for (std::size_t r = 0; r < rows; ++r)
-                        CHECK(first_difference(S.data() + r * lds, expected.data() + (i0 + r) * T,
-                                               i0 + rows) == -1);
+                // Blocks of nr queries, stored keys by queries, keys 0..i1-1.
+                for (std::size_t i0 = 0; i0 < T; i0 += nr) {
+                    const std::size_t q = std::min(nr, T - i0), i1 = i0 + q;
+                    std::vector<float> St(i1 * nr, 0.0f);
+                    for (std::size_t j = 0; j < i1; ++j)
+                        for (std::size_t c = 0; c < q; ++c) St[j * nr + c] = v[(i0 + c) * T + j];
+                    attn::fast::causal_softmax_columns(St.data(), i1, i0, divisor);
+                    std::size_t bad = 0;
+                    for (std::size_t c = 0; c < q; ++c)
+                        for (std::size_t j = 0; j < i1; ++j)
+                            bad += bits(St[j * nr + c]) != bits(expected.data()[(i0 + c) * T + j]);
+                    CHECK(bad == 0);
                 }
             }
         }

@@ -85,22 +85,24 @@ void pack_b(std::size_t k, std::size_t n, const float* B, std::size_t ldb, bool 
 void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
                  bool trans_a, const PackedB& B, float* C, std::size_t ldc);
 
-/// One causal softmax row block of `MultiHeadAttention`, in place, with the step-by-step
-/// path's float operations (`masked_fill(-inf)`, then `/ divisor`, then `softmax` as
-/// PyTorch's CPU kernel computes it: row maximum, SLEEF `expf_u10` of `x - max`, the sum in
-/// `vec::reduce_all`'s 8-lane order, multiplication by `1 / sum`).
+/// The number of queries in one block of `causal_softmax_columns`: the kernel's panel
+/// width `NR` (32 with AVX-512, 16 with AVX2, 8 portable).
+std::size_t softmax_block_width();
+
+/// The causal softmax of one block of `NR = softmax_block_width()` queries, in place, with
+/// the step-by-step path's float operations for each query (`masked_fill(-inf)` above the
+/// diagonal, then `/ divisor`, then `softmax` as PyTorch's CPU kernel computes it: the row
+/// maximum, SLEEF `expf_u10` of `x - max`, the sum in `vec::reduce_all`'s 8-lane order,
+/// multiplication by `1 / sum`).
 ///
-/// `S` holds `rows` rows of stride `lds`; row `r` is the scores of query `i0 + r` against
-/// keys `0..i0 + r` (entries after that are ignored and overwritten). On return row `r`
-/// holds the attention weights for keys `0..i0 + r` and exact zeros from there up to
-/// column `zero_to` (so a product over the block's keys adds only zeros there).
-/// `lds` must be at least `zero_to` rounded up to 16, and at least `i0 + rows` rounded up
-/// to 16. The vector `exp` is SLEEF's `expf16_u10avx512f` / `expf8_u10avx2`, equal bit for
-/// bit to the scalar `Sleef_expf1_u10purecfma` the step-by-step path calls (checked over all
-/// 2^32 inputs, see tests/test_fast_path.cpp).
-/// @throws std::invalid_argument when `lds` is too small.
-void causal_softmax_rows(float* S, std::size_t lds, std::size_t i0, std::size_t rows,
-                         std::size_t zero_to, float divisor);
+/// The block is stored transposed, keys by queries: `St[j * NR + c]` (float32, `keys` rows
+/// of `NR`) is the score of query `i0 + c` against key `j`, so a SIMD lane holds one query
+/// and the block is, as it stands, the packed right operand of the product with the values.
+/// On return it holds the attention weights, exact zeros for masked keys (`j > i0 + c`).
+/// The vector `exp` is SLEEF's `expf16_u10avx512f` / `expf8_u10avx2`, equal bit for bit to
+/// the scalar `Sleef_expf1_u10purecfma` the step-by-step path calls (checked over all 2^32
+/// inputs, see tests/test_fast_path.cpp).
+void causal_softmax_columns(float* St, std::size_t keys, std::size_t i0, float divisor);
 
 /// `Sleef_expf_u10` of each `x[i]` with the vector kernel `causal_softmax_rows` uses (for
 /// the bit-for-bit test against the scalar oracle). In place, any length.

@@ -10,12 +10,11 @@
 
 #include "attn/attention.hpp"
 #include "attn/gemm.hpp"
+#include "driver.hpp"
 
 namespace attn::fast {
 
 namespace {
-
-constexpr std::size_t RB = 64;  // query rows per block: a [RB, T] block of scores
 
 // y[rows, n] = x[rows, d] @ W^T (+ b after the product, as Linear's `y += bias`).
 void linear(const nn::Linear& l, const float* x, std::size_t rows, float* y) {
@@ -35,6 +34,47 @@ float* workspace(std::vector<float>& buf, std::size_t floats) {
 }
 
 }  // namespace
+
+void causal_head(const float* Q, const float* K, const float* V, std::size_t T, std::size_t hd,
+                 std::size_t ld, float divisor, float* ctx, std::size_t ldc, HeadWorkspace& ws,
+                 unsigned stages) {
+    if (ld < hd || ldc < hd) {
+        throw std::invalid_argument("fast::causal_head: expected ld and ldc >= hd = " +
+                                    std::to_string(hd) + ", got " + std::to_string(ld) +
+                                    " and " + std::to_string(ldc));
+    }
+    if (T == 0 || hd == 0) {
+        for (std::size_t i = 0; i < T; ++i) std::fill_n(ctx + i * ldc, hd, 0.0f);
+        return;
+    }
+    const detail::Kernels& kn = detail::active();
+    const std::size_t mr = kn.mr, nr = kn.nr;
+    const std::size_t Tm = (T + mr - 1) / mr * mr, hdm = (hd + mr - 1) / mr * mr;
+    float* Kp = workspace(ws.keys, Tm * hd);
+    float* Vt = workspace(ws.values_t, hdm * T);
+    float* Qb = workspace(ws.queries, hd * nr);
+    float* St = workspace(ws.scores_t, Tm * nr);
+    float* Ct = workspace(ws.context_t, hdm * nr);
+    if (stages & stage_scores) detail::pack_a_panels(kn, T, hd, K, ld, false, Kp);
+    if (stages & stage_weights_values) detail::pack_a_panels(kn, hd, T, V, ld, true, Vt);
+    // Blocks of nr queries i0..i1-1; they see keys 0..i1-1.
+    for (std::size_t i0 = 0; i0 < T; i0 += nr) {
+        const std::size_t q = std::min(nr, T - i0), i1 = i0 + q;
+        if (stages & stage_scores) {
+            // scores^T [i1, nr] = keys[0:i1] @ queries[i0:i1]^T: each element is the dot
+            // product q_i . k_j summed over the head's columns in order, as sgemm does.
+            detail::pack_b_panels(kn, hd, q, Q + i0 * ld, ld, /*trans_b=*/true, Qb);
+            detail::gemm_prepacked(kn, i1, nr, hd, Kp, hd, Qb, hd, St, nr);
+        }
+        if (stages & stage_softmax) kn.softmax_cols(St, i1, i0, divisor);
+        if (stages & stage_weights_values) {
+            // context^T [hd, nr] = values^T[:, 0:i1] @ weights^T: sums over keys in order.
+            detail::gemm_prepacked(kn, hd, nr, i1, Vt, T, St, i1, Ct, nr);
+            for (std::size_t c = 0; c < q; ++c)
+                for (std::size_t d = 0; d < hd; ++d) ctx[(i0 + c) * ldc + d] = Ct[d * nr + c];
+        }
+    }
+}
 
 bool supports(const MultiHeadAttention& m, std::size_t T) {
     if (m.dropout.training && m.dropout.p != 0.0) return false;
@@ -80,33 +120,17 @@ Tensor multihead_forward(const MultiHeadAttention& m, const Tensor& x) {
 
     // forward_steps divides by std::sqrt(float(head_dim)).
     const float divisor = std::sqrt(static_cast<float>(hd));
-    const std::size_t lds = (T + 15) / 16 * 16;
     const std::size_t tasks = b * H;
     // The causal products cost about 2 * b * H * T^2 * hd flops; threads below 8 million
     // would cost more than they give (see fast::gemm).
     const bool large = 2.0 * double(b * H) * double(T) * double(T) * double(hd) >= 8e6;
 #pragma omp parallel if (large && tasks > 1)
     {
-        thread_local PackedB kp, vp;
-        thread_local std::vector<float> sbuf;
-        float* S = workspace(sbuf, RB * lds);
+        thread_local HeadWorkspace ws;
 #pragma omp for schedule(dynamic, 1)
         for (std::size_t t = 0; t < tasks; ++t) {
-            const std::size_t bi = t / H, h = t % H;
-            const float* Qh = Q + bi * T * d_out + h * hd;
-            const float* Kh = K + bi * T * d_out + h * hd;
-            const float* Vh = V + bi * T * d_out + h * hd;
-            float* Ch = C + bi * T * d_out + h * hd;
-            pack_b(hd, T, Kh, d_out, /*trans_b=*/true, kp);   // keys^T: [hd, T]
-            pack_b(T, hd, Vh, d_out, /*trans_b=*/false, vp);  // values: [T, hd]
-            for (std::size_t i0 = 0; i0 < T; i0 += RB) {
-                const std::size_t r = std::min(RB, T - i0), i1 = i0 + r;
-                // Scores of queries i0..i1-1 against keys 0..i1-1 (the rest is masked).
-                gemm_packed(r, i1, hd, Qh + i0 * d_out, d_out, false, kp, S, lds);
-                causal_softmax_rows(S, lds, i0, r, i1, divisor);
-                // Weights @ values, into the merged context [b, T, H * hd].
-                gemm_packed(r, hd, i1, S, lds, false, vp, Ch + i0 * d_out, d_out);
-            }
+            const std::size_t off = (t / H) * T * d_out + (t % H) * hd;
+            causal_head(Q + off, K + off, V + off, T, hd, d_out, divisor, C + off, d_out, ws);
         }
     }
     linear(m.out_proj, C, rows, y.data());

@@ -123,6 +123,52 @@ void zero_rows(float* C, std::size_t ldc, std::size_t m, std::size_t n) {
 
 }  // namespace
 
+namespace detail {
+
+const Kernels& active() { return kernels(); }
+
+void pack_a_panels(const Kernels& kn, std::size_t m, std::size_t k, const float* A,
+                   std::size_t lda, bool trans_a, float* out) {
+    pack_a(A, lda, trans_a, m, 0, m, 0, k, kn.mr, out);
+}
+
+void pack_b_panels(const Kernels& kn, std::size_t k, std::size_t n, const float* B,
+                   std::size_t ldb, bool trans_b, float* out) {
+    const std::size_t nr = kn.nr;
+    for (std::size_t q = 0; q * nr < n; ++q) {
+        float* dst = out + q * k * nr;
+        const std::size_t j0 = q * nr, cols = std::min(nr, n - j0);
+        for (std::size_t c = 0; c < nr; ++c) {
+            if (c >= cols) {
+                for (std::size_t p = 0; p < k; ++p) dst[p * nr + c] = 0.0f;
+            } else if (trans_b) {
+                const float* src = B + (j0 + c) * ldb;
+                for (std::size_t p = 0; p < k; ++p) dst[p * nr + c] = src[p];
+            } else {
+                for (std::size_t p = 0; p < k; ++p) dst[p * nr + c] = B[p * ldb + j0 + c];
+            }
+        }
+    }
+}
+
+void gemm_prepacked(const Kernels& kn, std::size_t m, std::size_t n, std::size_t k,
+                    const float* Ap, std::size_t ka, const float* Bp, std::size_t kb, float* C,
+                    std::size_t ldc) {
+    const std::size_t mr = kn.mr, nr = kn.nr;
+    if (k == 0) return zero_rows(C, ldc, m, n);
+    for (std::size_t j0 = 0; j0 < n; j0 += nr) {
+        const std::size_t cols = std::min(nr, n - j0);
+        for (std::size_t p0 = 0; p0 < k; p0 += KC) {
+            const std::size_t kc = std::min(KC, k - p0);
+            for (std::size_t r0 = 0; r0 < m; r0 += mr)
+                kn.micro(kc, Ap + (r0 / mr) * ka * mr + p0 * mr, Bp + (j0 / nr) * kb * nr + p0 * nr,
+                         C + r0 * ldc + j0, ldc, std::min(mr, m - r0), cols, p0 > 0);
+        }
+    }
+}
+
+}  // namespace detail
+
 std::string isa_name() { return kernels().name; }
 
 std::vector<std::string> available_isas() {
@@ -227,12 +273,10 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size
                   std::min(MC, m - b * MC));
 }
 
-void causal_softmax_rows(float* S, std::size_t lds, std::size_t i0, std::size_t rows,
-                         std::size_t zero_to, float divisor) {
-    if (rows == 0) return;
-    check_ld("fast::causal_softmax_rows", "lds", lds,
-             std::max(round_up(zero_to, 16), round_up(i0 + rows, 16)));
-    kernels().softmax_rows(S, lds, i0, rows, zero_to, divisor);
+std::size_t softmax_block_width() { return kernels().nr; }
+
+void causal_softmax_columns(float* St, std::size_t keys, std::size_t i0, float divisor) {
+    kernels().softmax_cols(St, keys, i0, divisor);
 }
 
 void exp_inplace(float* x, std::size_t n) { kernels().exp(x, n); }

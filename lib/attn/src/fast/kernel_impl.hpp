@@ -70,51 +70,69 @@ void micro(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_
 
 inline std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 
-// One causal softmax row: keys 0..n-1 are visible. See attn::fast::causal_softmax_rows.
-void softmax_row(float* row, std::size_t n, std::size_t zero_to, float divisor) {
+// The causal softmax of one block of NR queries, stored transposed: St[j * NR + c] is the
+// score of query i0 + c against key j, for keys j = 0..keys-1. Lane c of a vector is query
+// c, and every step below is the step-by-step path's float operation on that query's row
+// (see attn::fast::causal_softmax_columns).
+void softmax_cols(float* St, std::size_t keys, std::size_t i0, float divisor) {
     constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-    // Whole vectors, and whole groups of 8 for the sum below.
-    const std::size_t nv = round_up(n, W > 8 ? W : 8);
-    // masked_fill(-inf) on the padding of the last vector: exp gives exactly 0 there.
-    for (std::size_t j = n; j < nv; ++j) row[j] = neg_inf;
-    // scores / sqrt(d_k), and the row maximum. `x > m ? x : m` is std::max(m, x) lane by lane
-    // (a NaN never replaces the maximum, as in the scalar loop); the maximum of the lanes is
-    // then the maximum of the row, whatever the order (only the sign of a zero maximum could
-    // depend on the order, and exp(+-0) = 1 either way).
-    const V d = splat(divisor);
-    V mv = splat(neg_inf);
-    for (std::size_t j = 0; j < nv; j += W) {
-        const V x = load(row + j) / d;
-        store(row + j, x);
-        mv = x > mv ? x : mv;
+    V lane;  // c, the lane's query offset
+    for (std::size_t l = 0; l < W; ++l) lane[l] = float(l);
+    const V d = splat(divisor), ninf = splat(neg_inf);
+    // masked_fill(-inf) where key j > query i0 + c, then / divisor, and the maximum.
+    // `x > m ? x : m` is std::max(m, x) lane by lane (a NaN never replaces the maximum).
+    V mx[NV];
+    for (std::size_t v = 0; v < NV; ++v) mx[v] = ninf;
+    for (std::size_t j = 0; j < keys; ++j) {
+        float* row = St + j * NR;
+        for (std::size_t v = 0; v < NV; ++v) {
+            V x = load(row + v * W);
+            if (j > i0) {
+                // query i0 + v*W + l sees key j only if j <= i0 + v*W + l
+                const V first = splat(float(j - i0) - float(v * W));  // lanes below are masked
+                x = lane < first ? ninf : x;
+            }
+            x = x / d;
+            store(row + v * W, x);
+            mx[v] = x > mx[v] ? x : mx[v];
+        }
     }
-    float mx = neg_inf;
-    for (std::size_t l = 0; l < W; ++l) mx = std::max(mx, mv[l]);
-    // exp(x - max), in place.
-    const V m = splat(mx);
-    for (std::size_t j = 0; j < nv; j += W) store(row + j, vexp(load(row + j) - m));
-    // Zeros where later keys of the block would be read by the product with the values.
-    for (std::size_t j = nv; j < zero_to; ++j) row[j] = 0.0f;
-    // The sum in vec::reduce_all's order: 8 lanes, lane l adds the elements j = l (mod 8) in
-    // order, then the lanes are added in order. The zeros past the row add nothing (every
-    // exp is >= +0, so no sum is -0).
-    using V8 = float __attribute__((vector_size(32)));
-    V8 acc;
-    std::memcpy(&acc, row, sizeof(V8));
-    for (std::size_t j = 8; j < nv; j += 8) {
-        V8 x;
-        std::memcpy(&x, row + j, sizeof(V8));
-        acc += x;
+    // exp(x - max), and the sum in vec::reduce_all's order: lane l of 8 adds the keys
+    // j = l (mod 8) in order, then the 8 are added in order. Masked keys add exact zeros
+    // (every exp is >= +0, so no partial sum is -0 and adding +0 changes nothing).
+    V acc[8][NV];
+    for (std::size_t l = 0; l < 8; ++l)
+        for (std::size_t v = 0; v < NV; ++v) acc[l][v] = V{};
+    std::size_t j = 0;
+    for (; j + 8 <= keys; j += 8)
+#pragma GCC unroll 8
+        for (std::size_t l = 0; l < 8; ++l)
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < NV; ++v) {
+                float* p = St + (j + l) * NR + v * W;
+                const V e = vexp(load(p) - mx[v]);
+                store(p, e);
+                acc[l][v] += e;
+            }
+    for (std::size_t l = 0; j + l < keys; ++l)
+        for (std::size_t v = 0; v < NV; ++v) {
+            float* p = St + (j + l) * NR + v * W;
+            const V e = vexp(load(p) - mx[v]);
+            store(p, e);
+            acc[l][v] += e;
+        }
+    V inv[NV];
+    for (std::size_t v = 0; v < NV; ++v) {
+        V total = acc[0][v];
+        for (std::size_t l = 1; l < 8; ++l) total = total + acc[l][v];
+        inv[v] = splat(1.0f) / total;
     }
-    float total = acc[0];
-    for (std::size_t l = 1; l < 8; ++l) total += acc[l];
-    const V inv = splat(1.0f / total);
-    for (std::size_t j = 0; j < nv; j += W) store(row + j, load(row + j) * inv);
-}
-
-void softmax_rows(float* S, std::size_t lds, std::size_t i0, std::size_t rows,
-                  std::size_t zero_to, float divisor) {
-    for (std::size_t r = 0; r < rows; ++r) softmax_row(S + r * lds, i0 + r + 1, zero_to, divisor);
+    // * (1 / sum)
+    for (std::size_t k = 0; k < keys; ++k)
+        for (std::size_t v = 0; v < NV; ++v) {
+            float* p = St + k * NR + v * W;
+            store(p, load(p) * inv[v]);
+        }
 }
 
 void exp_n(float* x, std::size_t n) {

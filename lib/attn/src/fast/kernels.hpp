@@ -17,9 +17,8 @@ struct Kernels {
     /// separately.
     void (*micro)(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
                   std::size_t rows, std::size_t cols, bool accumulate);
-    /// attn::fast::causal_softmax_rows, lds already checked.
-    void (*softmax_rows)(float* S, std::size_t lds, std::size_t i0, std::size_t rows,
-                         std::size_t zero_to, float divisor);
+    /// attn::fast::causal_softmax_columns on a [keys, nr] block.
+    void (*softmax_cols)(float* St, std::size_t keys, std::size_t i0, float divisor);
     /// Sleef_expf_u10 of x[0..n) in place.
     void (*exp)(float* x, std::size_t n);
 };
