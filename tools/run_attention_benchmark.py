@@ -27,6 +27,10 @@ older OpenBLAS builds; the PyTorch runs unset both (--torch-openblas-env unset, 
 when a 1024^3 product then still agrees with float64 to 1e-3, else keep them; the kernel
 OpenBLAS runs is recorded.
 
+Times: each run's wall time per iteration (the result) and the process's CPU time per
+iteration, all threads (cpu_ms: less sensitive to other work on a shared machine, but it
+counts spinning OpenMP threads and page-fault handling too).
+
 Usage:
   tools/run_attention_benchmark.py [--build build] [--repetitions 3] [--sizes 256,1024,4096]
                                    [--threads 1,2] [--min-time 1.0] [--malloc tuned|default]
@@ -113,15 +117,16 @@ def torch_worker(T, threads, min_time):
         first = time.perf_counter() - first
         iters = max(2, math.ceil(min_time / max(first, 1e-6)))
         u0 = usage()
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), time.process_time()
         for _ in range(iters):
             module(x)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
         u1 = usage()
     seconds = elapsed / iters
     print(json.dumps({
         "side": "pytorch", "T": T, "threads": torch.get_num_threads(), "iterations": iters,
-        "time_ms": seconds * 1e3, "GFLOPs": flops_forward(T) / seconds / 1e9,
+        "time_ms": seconds * 1e3, "cpu_ms": cpu / iters * 1e3,
+        "GFLOPs": flops_forward(T) / seconds / 1e9,
         "peak_rss_MB": u1.ru_maxrss / 1e3, "rss_before_MB": rss_before,
         "faults": ((u1.ru_minflt + u1.ru_majflt) - (u0.ru_minflt + u0.ru_majflt)) / iters,
         "torch": torch.__version__, "blas": openblas_core(),
@@ -195,7 +200,8 @@ def run_json(cmd, env):
 
 
 def run_library(exe, name, env, min_time):
-    """One Google Benchmark entry in its own process; returns its record."""
+    """One Google Benchmark entry in its own process; returns its record (cpu_ms is the
+    process's CPU time per iteration, all threads, as Google Benchmark measures it)."""
     text = run_json([str(exe), f"--benchmark_filter=^{name}$", "--benchmark_format=json",
                      f"--benchmark_min_time={min_time}"], env)
     data = json.loads(text)
@@ -330,7 +336,8 @@ def main():
         "loadavg_before": shell("cut -d' ' -f1-3 /proc/loadavg"),
         "repetitions": a.repetitions, "min_time_s": a.min_time,
         "method": "library and PyTorch runs alternate, one process per run; each run's time "
-                  "is its mean per iteration; the summary keeps each side's fastest run",
+                  "is its mean per iteration; the summary keeps each side's fastest run (wall "
+                  "time), and separately each side's least CPU time per iteration",
         "flop_count": "4 projections 2*T*768*768 each, plus 2 causal products "
                       "2*12*64*T*(T+1)/2 each (visible pairs only); softmax not counted",
     }
@@ -362,9 +369,9 @@ def main():
         pieces.append(run_library(exe, "blas_sgemm_1024/threads:1/real_time", env, 0.5))
     meta["loadavg_after"] = shell("cut -d' ' -f1-3 /proc/loadavg")
 
-    def best(side, pred):
+    def best(side, pred, key="time_ms"):
         c = [r for r in runs if r["side"] == side and pred(r)]
-        return min(c, key=lambda r: r["time_ms"]) if c else None
+        return min(c, key=lambda r: r[key]) if c else None
 
     rows = []
     for th in threads:
@@ -373,9 +380,13 @@ def main():
         for T in sizes:
             lib = best("library", lambda r: r.get("T") == T and r["name"].startswith(f"mha_forward/T:{T}/threads:{th}/"))
             tor = best("pytorch", lambda r: r.get("T") == T and r["threads"] == th and "name" not in r)
+            lib_cpu = best("library", lambda r: r.get("T") == T and r["name"].startswith(f"mha_forward/T:{T}/threads:{th}/"), "cpu_ms")
+            tor_cpu = best("pytorch", lambda r: r.get("T") == T and r["threads"] == th and "name" not in r, "cpu_ms")
             rows.append({
                 "T": T, "threads": th, "library_ms": lib["time_ms"], "pytorch_ms": tor["time_ms"],
                 "ratio": lib["time_ms"] / tor["time_ms"],
+                "library_cpu_ms": lib_cpu["cpu_ms"], "pytorch_cpu_ms": tor_cpu["cpu_ms"],
+                "cpu_ratio": lib_cpu["cpu_ms"] / tor_cpu["cpu_ms"],
                 "library_GFLOPs": lib["GFLOPs"], "pytorch_GFLOPs": tor["GFLOPs"],
                 "sgemm_GFLOPs": sg["GFLOPs"], "sgemm_share": lib["GFLOPs"] / sg["GFLOPs"],
                 "pytorch_sgemm_GFLOPs": tsg["GFLOPs"],
