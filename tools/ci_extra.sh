@@ -64,7 +64,7 @@ install_tools() {
 # Every executable chapter of a build directory.
 chapters_of() {
   local c
-  for c in "$1"/chapters/chapter_[0-9][0-9]_*; do
+  for c in "$1"/chapters/chapter_*; do
     [ -f "$c" ] && [ -x "$c" ] && echo "$c"
   done
 }

@@ -15,14 +15,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)ready;
     fuzz::write(dir / "book" / "b" / "a.txt", data, size);
     try {
-        const auto book = attn::book::Book::load(dir);
+        const auto book = textbook::Book::load(dir);
         const std::string text(reinterpret_cast<const char*>(data), size);
         for (const auto& e : book.entries()) {
-            (void)attn::book::compare(e, text);
-            (void)attn::book::compare(e, "tensor([[1.0000, 2.0000]])");
-            (void)attn::book::compare(e, text + "\n1.5e-3 -inf nan");
+            (void)textbook::compare(e, text);
+            (void)textbook::compare(e, "tensor([[1.0000, 2.0000]])");
+            (void)textbook::compare(e, text + "\n1.5e-3 -inf nan");
         }
-        (void)attn::book::printed_matrix(book.at("a"), 2, 2);
+        (void)textbook::printed_matrix(book.at("a"), 2, 2);
     } catch (const std::exception&) {
         // a clean, named rejection
     }

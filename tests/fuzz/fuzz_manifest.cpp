@@ -11,10 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)ready;
     fuzz::write(dir / "book" / "manifest.tsv", data, size);
     try {
-        const auto book = attn::book::Book::load(dir);
+        const auto book = textbook::Book::load(dir);
         for (const auto& e : book.entries()) {
-            (void)attn::book::compare(e, e.text);  // the checks the manifest declared
-            (void)attn::book::compare(e, "tensor([1.0001, 2.])");
+            (void)textbook::compare(e, e.text);  // the checks the manifest declared
+            (void)textbook::compare(e, "tensor([1.0001, 2.])");
         }
     } catch (const std::exception&) {
         // a clean, named rejection
