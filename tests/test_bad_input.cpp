@@ -446,6 +446,13 @@ std::vector<Case> table() {
         m(attn::zeros({1, 2, 3}));
         return true;
     }, IA, "Linear (weight)");
+    err("MultiHeadAttention out_proj bias replaced (fast path)", [] {
+        MultiHeadAttention m({.d_in = 3, .d_out = 4, .context_length = 4, .num_heads = 2});
+        m.eval();
+        m.out_proj.bias = attn::zeros({2});
+        m(attn::zeros({1, 2, 3}));
+        return true;
+    }, IA, "Linear (bias): expected [4], got [2]");
     err("BaseSelfAttention output_proj bias replaced", [] {
         BaseSelfAttention a({.embed_dim = 4});
         a.output_proj.bias = attn::zeros({3});
