@@ -220,14 +220,15 @@ TEST_CASE("Embedding gathers rows: ids of any shape -> [..., embedding_dim]") {
     CHECK((small.weight == expected));
 }
 
-TEST_CASE("Embedding refuses ids outside [0, num_embeddings) and empty tables") {
+TEST_CASE("Embedding refuses ids outside [0, num_embeddings); empty tables as PyTorch") {
     attn::Generator gen(7);
     const attn::nn::Embedding emb(10, 3, gen);
     CHECK_THROWS_AS(emb(attn::LongTensor{10}), std::invalid_argument);
     CHECK_THROWS_AS(emb(attn::LongTensor{0, -1}), std::invalid_argument);
     CHECK_THROWS_WITH(emb(attn::LongTensor{3, 12}), Catch::Contains("12") && Catch::Contains("[0, 10)"));
-    CHECK_THROWS_AS(attn::nn::Embedding(0, 3, gen), std::invalid_argument);
-    CHECK_THROWS_AS(attn::nn::Embedding(3, 0, gen), std::invalid_argument);
+    // PyTorch builds nn.Embedding(0, 3) and nn.Embedding(3, 0); the first accepts no id.
+    CHECK_THROWS_AS(attn::nn::Embedding(0, 3, gen)(attn::LongTensor{0}), std::invalid_argument);
+    CHECK(attn::shape_of(attn::nn::Embedding(3, 0, gen)(attn::LongTensor{2})) == attn::Shape{1, 0});
 }
 
 TEST_CASE("repr of a Linear layer is PyTorch's module repr (001 In [18])") {

@@ -50,7 +50,10 @@ Tensor SelfAttention_v2::operator()(const Tensor& x) const {
 }
 
 BoolTensor causal_mask_for(const std::string& where, const Tensor& mask, std::size_t T) {
-    check_rank(where + " (mask)", shape_of(mask), 2);
+    // The mask is a public member: it may have been replaced, so all of it is checked.
+    const Shape sm = shape_of(mask);
+    if (sm.size() != 2 || sm[0] != sm[1])
+        throw_shape_error(where + " (mask)", "a square [context_length, context_length]", sm);
     const std::size_t context_length = mask.shape()[0];
     if (T > context_length) {
         throw std::invalid_argument(
@@ -73,12 +76,23 @@ void require_probability(const std::string& where, const char* field, double p) 
                                     " in [0, 1], got " + std::to_string(p));
 }
 
+void require_mask_size(const std::string& where, const char* field, std::size_t n) {
+    check_allocation(where + " (mask [" + field + ", " + field + "])", Shape{n, n});
+}
+
+void require_weight_size(const std::string& where, const char* rows, std::size_t r,
+                         const char* cols, std::size_t c) {
+    check_allocation(where + " (weight [" + rows + ", " + cols + "])", Shape{r, c});
+}
+
 void CausalAttentionConfig::validate() const {
     const std::string where = "CausalAttention";
     require_positive(where, "d_in", d_in);
     require_positive(where, "d_out", d_out);
     require_positive(where, "context_length", context_length);
     require_probability(where, "dropout", dropout);
+    require_weight_size(where, "d_out", d_out, "d_in", d_in);
+    require_mask_size(where, "context_length", context_length);
 }
 
 CausalAttention::CausalAttention(const CausalAttentionConfig& config, Generator& gen)

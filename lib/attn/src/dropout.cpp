@@ -73,6 +73,7 @@ Dropout::Dropout(double p_, BernoulliBackend backend_) : p(p_), backend(backend_
 
 Tensor Dropout::keep_mask(const Shape& shape, Generator& gen) const {
     check_probability(p, "Dropout::keep_mask");
+    check_allocation("Dropout::keep_mask", shape);
     const std::size_t n = numel(shape);
     if (!training || p == 0.0) return Tensor(xt::ones<float>(shape));
     if (p == 1.0 || n == 0) return Tensor(xt::zeros<float>(shape));
@@ -87,6 +88,7 @@ Tensor Dropout::keep_mask(const Shape& shape, Generator& gen) const {
 
 Tensor Dropout::operator()(const Tensor& x, Generator& gen) const {
     check_probability(p, "Dropout");
+    shape_of(x);  // refuses a shape that does not match the storage
     if (!training || p == 0.0 || x.size() == 0) return x;
     // PyTorch: `input * zeros({})`, so inf and nan inputs give nan, negative ones -0.
     if (p == 1.0) return Tensor(x * 0.0f);

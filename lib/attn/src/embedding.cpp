@@ -6,10 +6,8 @@
 namespace attn::nn {
 
 Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim, Generator& gen) {
-    if (num_embeddings == 0 || embedding_dim == 0)
-        throw std::invalid_argument("Embedding: expected num_embeddings > 0 and embedding_dim > 0, got " +
-                                    std::to_string(num_embeddings) + " and " +
-                                    std::to_string(embedding_dim));
+    check_allocation("Embedding (weight [num_embeddings, embedding_dim])",
+                     Shape{num_embeddings, embedding_dim});
     // reset_parameters: init.normal_(self.weight) on the whole [num, dim] table at once, so
     // a table of 16 or more elements takes normal_'s vectorised path (fill with uniforms,
     // then Box-Muller in blocks of 16).
@@ -18,9 +16,11 @@ Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim, Gene
 }
 
 Tensor Embedding::operator()(const LongTensor& ids) const {
+    check_rank("Embedding (weight)", shape_of(weight), 2);  // public: may have been replaced
     const std::size_t num = weight.shape()[0], dim = weight.shape()[1];
     Shape out_shape = shape_of(ids);
     out_shape.push_back(dim);
+    check_allocation("Embedding (output)", out_shape);
     Tensor out = xt::empty<float>(out_shape);
     // F.embedding is a row gather: row ids[i] of the table becomes output row i (row-major ids).
     std::size_t i = 0;

@@ -63,6 +63,13 @@ Shape broadcast_shapes(const std::string& where, const Shape& a, const Shape& b)
                                 " do not broadcast");
 }
 
+// `[2, -1]` as PyTorch writes a requested size in its messages.
+std::string python_sizes(const std::vector<long>& size) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < size.size(); ++i) s += (i ? ", " : "") + std::to_string(size[i]);
+    return s + "]";
+}
+
 // Offset of the element of a (broadcast) tensor of shape `s` for a multi-index over `to`.
 std::size_t broadcast_offset(const Shape& s, const std::vector<std::size_t>& st,
                              const std::vector<std::size_t>& index) {
@@ -92,12 +99,19 @@ void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std:
     xt::blas::gemm(a, b, c, false, transpose_b);
 }
 
-Tensor ones(const Shape& size) { return xt::ones<float>(size); }
+Tensor ones(const Shape& size) {
+    check_allocation("ones", size);
+    return xt::ones<float>(size);
+}
 
-Tensor zeros(const Shape& size) { return xt::zeros<float>(size); }
+Tensor zeros(const Shape& size) {
+    check_allocation("zeros", size);
+    return xt::zeros<float>(size);
+}
 
 LongTensor arange(std::int64_t n) {
     if (n < 0) throw std::invalid_argument("arange: expected n >= 0, got " + std::to_string(n));
+    check_allocation("arange", Shape{static_cast<std::size_t>(n)}, sizeof(std::int64_t));
     LongTensor t = xt::zeros<std::int64_t>(Shape{static_cast<std::size_t>(n)});
     std::iota(t.begin(), t.end(), std::int64_t{0});
     return t;
@@ -136,7 +150,6 @@ Tensor T(const Tensor& x) {
 
 Tensor view(const Tensor& x, const std::vector<long>& size) {
     Shape out(size.size());
-    std::size_t known = 1;
     long infer = -1;
     for (std::size_t i = 0; i < size.size(); ++i) {
         if (size[i] == -1) {
@@ -146,13 +159,25 @@ Tensor view(const Tensor& x, const std::vector<long>& size) {
             throw std::invalid_argument("view: invalid size " + std::to_string(size[i]));
         } else {
             out[i] = static_cast<std::size_t>(size[i]);
-            known *= out[i];
         }
     }
-    if (infer >= 0) out[infer] = known ? x.size() / known : 0;
+    const Shape sx = shape_of(x);  // refuses a shape that does not match the storage
+    if (infer >= 0) {
+        Shape rest = out;
+        rest.erase(rest.begin() + infer);
+        const std::size_t known = numel(rest);  // throws when the given sizes overflow
+        if (known == 0) {
+            // PyTorch's infer_size wording: with a 0 among the sizes, -1 could be anything.
+            throw std::invalid_argument("view: cannot reshape tensor of " + std::to_string(x.size()) +
+                                        " elements into shape " + python_sizes(size) +
+                                        " because the unspecified dimension size -1 can be any "
+                                        "value and is ambiguous");
+        }
+        out[infer] = x.size() / known;
+    }
     if (numel(out) != x.size()) {
         throw std::invalid_argument("view: shape " + shape_str(out) + " is invalid for input " +
-                                    shape_str(shape_of(x)) + " of " + std::to_string(x.size()) +
+                                    shape_str(sx) + " of " + std::to_string(x.size()) +
                                     " elements");
     }
     Tensor y = x;
@@ -193,8 +218,11 @@ Tensor cat(const std::vector<Tensor>& tensors, long dim) {
             if (i != d && s[i] != s0[i])
                 throw_shape_error("cat", shape_str(expect) + " (all but dim " +
                                              std::to_string(d) + " equal)", s);
-        out[d] += s[d];
+        if (__builtin_add_overflow(out[d], s[d], &out[d]))
+            throw std::length_error("cat: the joined dimension " + std::to_string(d) +
+                                    " overflows (storage size calculation overflowed)");
     }
+    check_allocation("cat", out);
     Tensor y = xt::zeros<float>(out);
     // Copy row-major blocks: everything after dim d is contiguous per tensor.
     const std::size_t outer = numel(Shape(out.begin(), out.begin() + static_cast<long>(d)));
@@ -210,7 +238,8 @@ Tensor cat(const std::vector<Tensor>& tensors, long dim) {
 }
 
 Tensor select(const Tensor& x, long index) {
-    if (x.dimension() == 0) throw_shape_error("select", "at least 1-D", shape_of(x));
+    const Shape s = shape_of(x);  // refuses a shape that does not match the storage
+    if (s.empty()) throw_shape_error("select", "at least 1-D", s);
     const long n = static_cast<long>(x.shape()[0]);
     if (index < -n || index >= n) {
         throw std::invalid_argument("select: index " + std::to_string(index) +
@@ -223,7 +252,7 @@ Tensor select(const Tensor& x, long index) {
 }
 
 Tensor slice(const Tensor& x, long dim, long start, long stop) {
-    const std::size_t d = wrap_dim("slice", dim, x.dimension());
+    const std::size_t d = wrap_dim("slice", dim, shape_of(x).size());
     const long n = static_cast<long>(x.shape()[d]);
     auto clampi = [n](long i) { return std::clamp(i < 0 ? i + n : i, 0L, n); };
     const long b = clampi(start);
@@ -255,6 +284,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     Shape out = batch;
     out.push_back(m);
     out.push_back(n);
+    check_allocation("matmul", out);
     Tensor y = xt::zeros<float>(out);
     std::vector<std::size_t> index(batch.size(), 0);
     for (std::size_t i = 0; i < nbatch; ++i) {
@@ -292,6 +322,7 @@ Tensor sum(const Tensor& x, long dim, bool keepdim) {
 }
 
 Tensor sum(const Tensor& x) {
+    shape_of(x);  // refuses a shape that does not match the storage
     float acc = 0.0f;
     for (float v : x) acc += v;
     return scalar_tensor(acc);
@@ -341,6 +372,7 @@ float max_abs_diff(const Tensor& a, const Tensor& b) {
 }
 
 Tensor exp(const Tensor& x) {
+    shape_of(x);  // refuses a shape that does not match the storage
     Tensor y = x;
     for (auto& v : y) v = std::exp(v);
     return y;
@@ -368,15 +400,27 @@ Tensor tril(const Tensor& x, long diagonal) { return triangle("tril", x, diagona
 
 Tensor triu(const Tensor& x, long diagonal) { return triangle("triu", x, diagonal, false); }
 
-BoolTensor to_bool(const Tensor& x) { return BoolTensor(xt::not_equal(x, 0.0f)); }
+// Elementwise functions check the input's storage too (shape_of), so a result never gets a
+// shape its storage does not hold.
+BoolTensor to_bool(const Tensor& x) {
+    shape_of(x);
+    return BoolTensor(xt::not_equal(x, 0.0f));
+}
 
-BoolTensor eq(const Tensor& x, float value) { return BoolTensor(xt::equal(x, value)); }
-
-BoolTensor eq(const LongTensor& x, std::int64_t value) {
+BoolTensor eq(const Tensor& x, float value) {
+    shape_of(x);
     return BoolTensor(xt::equal(x, value));
 }
 
-Tensor to_float(const BoolTensor& x) { return xt::cast<float>(x); }
+BoolTensor eq(const LongTensor& x, std::int64_t value) {
+    shape_of(x);
+    return BoolTensor(xt::equal(x, value));
+}
+
+Tensor to_float(const BoolTensor& x) {
+    shape_of(x);
+    return xt::cast<float>(x);
+}
 
 Tensor masked_fill(const Tensor& x, const BoolTensor& mask, float value) {
     const Shape sx = shape_of(x), sm = shape_of(mask);

@@ -240,11 +240,13 @@ void manual_seed(std::uint64_t seed) { default_generator().manual_seed(seed); }
 // ------------------------------------------------------------------------------------------
 
 Tensor rand(const Shape& size, Generator& gen) {
+    check_allocation("rand", size);
     Tensor t = xt::empty<float>(size);
     return uniform_(t, 0.0, 1.0, gen);
 }
 
 Tensor& uniform_(Tensor& t, double from, double to, Generator& gen) {
+    shape_of(t);  // refuses a shape that does not match the storage
     // uniform_impl_ (native/DistributionTemplates.h); written so that NaN fails every check.
     constexpr double lowest = std::numeric_limits<float>::lowest();
     constexpr double highest = std::numeric_limits<float>::max();
@@ -277,6 +279,7 @@ LongTensor randint(std::int64_t low, std::int64_t high, const Shape& size, Gener
     // uniform_int_from_to returns (int64)(val % range + base) in uint64 arithmetic.
     const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
     const bool wide = range >= (1ULL << 32);
+    check_allocation("randint", size, sizeof(std::int64_t));
     LongTensor t = xt::empty<std::int64_t>(size);
     for (auto& x : t) {
         const std::uint64_t r = wide ? gen.random64() : gen.random();
@@ -290,11 +293,13 @@ LongTensor randint(std::int64_t high, const Shape& size, Generator& gen) {
 }
 
 Tensor randn(const Shape& size, Generator& gen) {
+    check_allocation("randn", size);
     Tensor t = xt::empty<float>(size);
     return normal_(t, 0.0, 1.0, gen);
 }
 
 Tensor& normal_(Tensor& t, double mean, double std, Generator& gen) {
+    shape_of(t);  // refuses a shape that does not match the storage
     // CHECK_NORMAL_STD (native/DistributionTemplates.h); NaN fails it too.
     if (!(std >= 0.0))
         throw std::invalid_argument("normal_: expected std >= 0.0, got std=" +

@@ -25,6 +25,7 @@ void check_input(const std::string& where, const Tensor& x, std::size_t E) {
 // general index arithmetic: this runs at every decoding step).
 Tensor concat_tokens(const Tensor& past, const Tensor& now) {
     const std::size_t B = past.shape()[0], Sp = past.shape()[1], Sn = now.shape()[1], E = past.shape()[2];
+    check_allocation("BaseSelfAttention (the cache and the new tokens)", Shape{B, Sp + Sn, E});
     Tensor out = xt::empty<float>(Shape{B, Sp + Sn, E});
     for (std::size_t b = 0; b < B; ++b) {
         float* dst = out.data() + b * (Sp + Sn) * E;
@@ -37,8 +38,32 @@ Tensor concat_tokens(const Tensor& past, const Tensor& now) {
 }  // namespace
 
 KVCache::KVCache(Tensor key_, Tensor value_) : key(std::move(key_)), value(std::move(value_)) {
-    check_rank("KVCache (key)", shape_of(key), 3);
-    check_same_shape("KVCache (value, the shape of key)", shape_of(key), shape_of(value));
+    validate("KVCache");
+}
+
+void KVCache::validate(const std::string& where) const {
+    check_rank(where + " (key)", shape_of(key), 3);
+    check_same_shape(where + " (value, the shape of key)", shape_of(key), shape_of(value));
+}
+
+std::size_t KVCache::batch_size() const {
+    validate("KVCache::batch_size");
+    return key.shape()[0];
+}
+
+std::size_t KVCache::length() const {
+    validate("KVCache::length");
+    return key.shape()[1];
+}
+
+std::size_t KVCache::embed_dim() const {
+    validate("KVCache::embed_dim");
+    return key.shape()[2];
+}
+
+std::size_t KVCache::bytes() const {
+    validate("KVCache::bytes");
+    return 2 * key.size() * sizeof(float);
 }
 
 Tensor causal_mask(std::size_t Sq, std::size_t Sk) {
@@ -57,6 +82,7 @@ Tensor causal_mask(std::size_t Sq, std::size_t Sk) {
 
 void BaseSelfAttentionConfig::validate() const {
     require_positive("BaseSelfAttention", "embed_dim", embed_dim);
+    require_weight_size("BaseSelfAttention", "embed_dim", embed_dim, "embed_dim", embed_dim);
 }
 
 BaseSelfAttention::BaseSelfAttention(const BaseSelfAttentionConfig& config, Generator& gen)
@@ -72,6 +98,9 @@ BaseSelfAttention::QueryKeyValue BaseSelfAttention::construct_query_key_value(
     check_input("BaseSelfAttention (x)", x, embed_dim);
     QueryKeyValue qkv{query_proj(x), key_proj(x), value_proj(x)};
     if (kv_cache) {
+        // key and value are public: a caller may have replaced either since the cache was
+        // made, so both are checked here, before anything is read.
+        kv_cache->validate("BaseSelfAttention (kv_cache)");
         const Shape sc = shape_of(kv_cache->key);
         if (sc[0] != x.shape()[0] || sc[2] != embed_dim)
             throw_shape_error("BaseSelfAttention (kv_cache.key for x " + shape_str(shape_of(x)) + ")",
@@ -96,6 +125,7 @@ Tensor BaseSelfAttention::calculate_unmasked_attention_logits(const Tensor& quer
     // One sgemm per batch element reading key as transposed (CblasTrans), as PyTorch's matmul
     // does for the view key.transpose(1, 2): no [B, E, Sk] copy at every decoding step.
     const std::size_t B = query.shape()[0], Sq = query.shape()[1], Sk = key.shape()[1], E = embed_dim;
+    check_allocation("calculate_unmasked_attention_logits", Shape{B, Sq, Sk});
     Tensor logits = xt::zeros<float>(Shape{B, Sq, Sk});
     if (Sq && Sk) {
         for (std::size_t b = 0; b < B; ++b)

@@ -88,6 +88,8 @@ void MultiHeadAttentionWrapperConfig::validate() const {
     require_positive(where, "d_out", d_out);
     require_positive(where, "context_length", context_length);
     require_probability(where, "dropout", dropout);
+    require_weight_size(where, "d_out", d_out, "d_in", d_in);
+    require_mask_size(where, "context_length", context_length);
 }
 
 MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(const MultiHeadAttentionWrapperConfig& config,
@@ -129,6 +131,9 @@ void MultiHeadAttentionConfig::validate() const {
     check_heads(where, d_out, num_heads);
     require_positive(where, "context_length", context_length);
     require_probability(where, "dropout", dropout);
+    require_weight_size(where, "d_out", d_out, "d_in", d_in);
+    require_weight_size(where, "d_out", d_out, "d_out", d_out);
+    require_mask_size(where, "context_length", context_length);
 }
 
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, Generator& gen)
@@ -161,6 +166,7 @@ MultiHeadAttention::MultiHeadAttention(nn::Linear Wq, nn::Linear Wk, nn::Linear 
     head_dim = wq[0] / num_heads;
     if (context_length == 0)
         throw std::invalid_argument("MultiHeadAttention: expected context_length > 0, got 0");
+    require_mask_size("MultiHeadAttention", "context_length", context_length);
     mask = attn::triu(attn::ones({context_length, context_length}), 1);
 }
 
@@ -207,9 +213,28 @@ Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
 
 // ------------------------------------------------------------------------- GPT-2
 
+namespace {
+
+// Every check of a GPT2Config, before the layer draws anything.
+const GPT2Config& checked(const GPT2Config& config) {
+    const std::string where = "GPT2Attention";
+    check_heads(where + " (n_embd, n_head)", config.n_embd, config.n_head);
+    require_positive(where, "block_size", config.block_size);
+    require_probability(where, "dropout", config.dropout);
+    std::size_t three = 0;
+    if (__builtin_mul_overflow(config.n_embd, std::size_t{3}, &three))
+        throw std::length_error(where + " (c_attn weight [3 * n_embd, n_embd]): 3 * n_embd = 3 * " +
+                                std::to_string(config.n_embd) + " overflows");
+    require_weight_size(where + " (c_attn)", "3 * n_embd", three, "n_embd", config.n_embd);
+    require_mask_size(where, "block_size", config.block_size);
+    return config;
+}
+
+}  // namespace
+
 GPT2Attention::GPT2Attention(const GPT2Config& config, nn::BernoulliBackend backend,
                              Generator& gen)
-    : max_positions(config.block_size),
+    : max_positions(checked(config).block_size),
       embed_dim(config.n_embd),
       num_heads((check_heads("GPT2Attention (n_embd, n_head)", config.n_embd, config.n_head),
                  config.n_head)),

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "attn/functional.hpp"
+#include "attn/text_file.hpp"
 
 namespace attn {
 
@@ -46,6 +47,7 @@ TokenizerData TokenizerData::load(const std::filesystem::path& path) {
     int number = 0;
     while (std::getline(in, line)) {
         ++number;
+        require_utf8(path, static_cast<std::size_t>(number), line);
         if (line.empty()) continue;
         if (line[0] == '#') {
             data.provenance.push_back(line.size() > 2 && line[1] == ' ' ? line.substr(2) : line.substr(1));
@@ -70,8 +72,9 @@ TokenizerData TokenizerData::load(const std::filesystem::path& path) {
             bad_line(path, number, "unknown row kind '" + f[0] + "'");
         }
     }
+    if (in.bad()) throw std::runtime_error(path.string() + ": cannot be read");
     if (data.unk_token_id < 0 || data.bos_token_id < 0 || data.eos_token_id < 0)
-        throw std::runtime_error(path.string() + ": missing a special token row (unk, bos, eos)");
+        bad_line(path, number, "missing a special token row (unk, bos, eos) by the end of the file");
     return data;
 }
 
@@ -105,6 +108,7 @@ BatchEncoding pad_batch(const std::vector<std::vector<std::int64_t>>& sequences,
     std::size_t S = 0;
     for (const auto& s : sequences) S = std::max(S, s.size());
     const std::size_t B = sequences.size();
+    check_allocation("pad_batch", Shape{B, S}, sizeof(std::int64_t));
     BatchEncoding out;
     out.input_ids = xt::zeros<std::int64_t>(Shape{B, S});
     out.attention_mask = xt::zeros<std::int64_t>(Shape{B, S});
@@ -134,6 +138,7 @@ Tensor pad_sequences(const std::vector<Tensor>& sequences, PaddingSide side, flo
         S = std::max(S, s[0]);
     }
     const std::size_t B = sequences.size();
+    check_allocation("pad_sequences", Shape{B, S, E});
     Tensor out = xt::empty<float>(Shape{B, S, E});
     out.fill(padding_value);
     for (std::size_t b = 0; b < B; ++b) {

@@ -219,8 +219,10 @@ std::string torch_repr(const Shape& shape, const std::vector<T>& flat, const Pri
     std::vector<T> seen;
     for (std::size_t i : kept_indices(shape, summarize, static_cast<std::size_t>(opts.edgeitems)))
         seen.push_back(flat[i]);
-    auto [width, fmt] = make_formatter(seen);
-    TorchLayout layout{shape, strides_of(shape), summarize, opts, width,
+    // Not a structured binding: C++20 lets a lambda capture one, but clang 14 does not yet.
+    const auto formatter = make_formatter(seen);
+    const auto& fmt = formatter.second;
+    TorchLayout layout{shape, strides_of(shape), summarize, opts, formatter.first,
                        [&flat, &fmt](std::size_t i) { return fmt(flat[i]); }};
     return prefix + layout.tensor_str(0, 0, indent) + ")";
 }

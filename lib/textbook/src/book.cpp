@@ -11,6 +11,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "attn/text_file.hpp"
+
 namespace textbook {
 
 using namespace attn;
@@ -60,6 +62,7 @@ Book Book::load(const std::filesystem::path& data_dir) {
     int number = 0;
     while (std::getline(in, line)) {
         ++number;
+        attn::require_utf8(manifest, static_cast<std::size_t>(number), line);
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty() || line[0] == '#') continue;
         const auto f = split_tabs(line);
@@ -97,12 +100,16 @@ Book Book::load(const std::filesystem::path& data_dir) {
         std::ostringstream text;
         text << bin.rdbuf();
         e.text = text.str();
+        // A bad byte in a block names the block's own line, not the manifest's.
+        attn::require_utf8_lines(block, e.text);
         while (!e.text.empty() && (e.text.back() == '\n' || e.text.back() == '\r'))
             e.text.pop_back();
         if (e.text.empty()) malformed(manifest, number, "block file " + block.string() + " is empty");
         book.entries_.push_back(std::move(e));
     }
-    if (book.entries_.empty()) throw std::runtime_error(manifest.string() + ": no entries");
+    if (in.bad()) throw std::runtime_error(manifest.string() + ": cannot read the book's manifest");
+    if (book.entries_.empty())
+        malformed(manifest, number, "no entries by the end of the file");
     return book;
 }
 

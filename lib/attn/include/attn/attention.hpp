@@ -18,6 +18,7 @@ namespace attn {
 class SelfAttention_v1 {
 public:
     /// Draws the three `[d_in, d_out]` matrices from `gen` (3 * d_in * d_out 32-bit draws).
+    /// @throws std::length_error (nothing drawn) when `[d_in, d_out]` cannot be allocated.
     SelfAttention_v1(std::size_t d_in, std::size_t d_out, Generator& gen = default_generator());
 
     /// `x: [T, d_in] -> context_vec: [T, d_out]`:
@@ -61,7 +62,8 @@ struct CausalAttentionConfig {
     nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
 
     /// @throws std::invalid_argument naming the field and its value when a size is 0 or
-    /// `dropout` is NaN or outside [0, 1].
+    /// `dropout` is NaN or outside [0, 1]; std::length_error when a weight or the
+    /// `[context_length, context_length]` mask cannot be allocated.
     void validate() const;
 };
 
@@ -114,7 +116,11 @@ public:
     /// The output width `d_out`.
     std::size_t d_out() const { return W_query.out_features(); }
     /// The most tokens `forward` accepts: the mask's size.
-    std::size_t context_length() const { return mask.shape()[0]; }
+    /// @throws std::invalid_argument when `mask` (public) was replaced by a 0-d tensor.
+    std::size_t context_length() const {
+        if (mask.dimension() == 0) throw_shape_error("CausalAttention (mask)", "2-D", Shape{});
+        return mask.shape()[0];
+    }
 
     nn::Linear W_query;  ///< `Linear(d_in, d_out)`
     nn::Linear W_key;    ///< `Linear(d_in, d_out)`
@@ -131,10 +137,21 @@ void require_positive(const std::string& where, const char* field, std::size_t v
 /// outside [0, 1] (a dropout probability).
 void require_probability(const std::string& where, const char* field, double p);
 
+/// Checks that the `[n, n]` causal mask of a config (`context_length`, `block_size`) can be
+/// allocated, before the module draws any weight.
+/// @throws std::length_error `"<where> (mask [<field>, <field>]): cannot allocate ..."`.
+void require_mask_size(const std::string& where, const char* field, std::size_t n);
+
+/// Checks that a `[r, c]` weight of a config can be allocated, before anything is drawn.
+/// @throws std::length_error `"<where> (weight [<rows>, <cols>]): cannot allocate ..."`.
+void require_weight_size(const std::string& where, const char* rows, std::size_t r,
+                         const char* cols, std::size_t c);
+
 /// `mask.bool()[:T, :T]`: the top-left `[T, T]` corner of a `[context_length, context_length]`
 /// 0/1 mask, as booleans (true = masked). Used by `CausalAttention` and `MultiHeadAttention`.
 /// @throws std::invalid_argument naming `where` when `T > context_length` (the book's
-/// modules cannot attend over more tokens than their mask has rows).
+/// modules cannot attend over more tokens than their mask has rows), or when `mask` (a public
+/// member) is not square 2-D.
 BoolTensor causal_mask_for(const std::string& where, const Tensor& mask, std::size_t T);
 
 }  // namespace attn

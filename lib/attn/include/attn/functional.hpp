@@ -18,12 +18,17 @@ namespace attn {
 // ---------------------------------------------------------------- creation
 
 /// `torch.ones(size)`: float32 ones of the given shape.
+/// @throws std::length_error naming the shape when it cannot be allocated
+/// (`check_allocation`: the size calculation overflows or exceeds `max_tensor_bytes()`).
 Tensor ones(const Shape& size);
 
 /// `torch.zeros(size)`: float32 zeros of the given shape.
+/// @throws std::length_error as `ones`.
 Tensor zeros(const Shape& size);
 
 /// `torch.arange(0, n)`: int64 `[0, 1, ..., n-1]`, shape `[n]`.
+/// @throws std::invalid_argument when `n < 0`; std::length_error when `[n]` cannot be
+/// allocated.
 LongTensor arange(std::int64_t n);
 
 // ---------------------------------------------------------------- shape
@@ -38,7 +43,9 @@ Tensor T(const Tensor& x);
 
 /// `x.reshape(size)` / `x.contiguous().view(size)`: same elements in row-major order, new
 /// shape; one entry may be `-1` (inferred).
-/// @throws std::invalid_argument when the element counts differ.
+/// @throws std::invalid_argument when the element counts differ, a size is below -1, two
+/// are -1, or -1 stands beside a 0 (ambiguous, as PyTorch says); std::length_error when the
+/// sizes' product overflows.
 Tensor view(const Tensor& x, const std::vector<long>& size);
 
 /// `torch.stack(tensors, dim)`: `k` tensors of equal shape `[...]` -> a new dimension of
@@ -48,7 +55,8 @@ Tensor stack(const std::vector<Tensor>& tensors, long dim = 0);
 
 /// `torch.cat(tensors, dim)`: joins tensors along an existing dimension; all other
 /// dimensions must agree.
-/// @throws std::invalid_argument when the list is empty or the other dimensions differ.
+/// @throws std::invalid_argument when the list is empty or the other dimensions differ;
+/// std::length_error when the result cannot be allocated.
 Tensor cat(const std::vector<Tensor>& tensors, long dim);
 
 /// `x[index]` along the first dimension: `[n, ...] -> [...]` (`inputs[1]`).
@@ -66,7 +74,9 @@ Tensor slice(const Tensor& x, long dim, long start, long stop);
 /// `[n] @ [n] -> []`, `[n] @ [n, p] -> [p]`, `[m, n] @ [n] -> [m]`,
 /// `[m, n] @ [n, p] -> [m, p]`, and batched `[..., m, n] @ [..., n, p] -> [..., m, p]` with
 /// the batch dimensions broadcast.
-/// @throws std::invalid_argument when the inner dimensions or the batch dimensions do not fit.
+/// @throws std::invalid_argument when the inner dimensions or the batch dimensions do not fit;
+/// std::length_error when the result cannot be allocated (e.g. `[m, 0] @ [0, n]` with a
+/// huge `m * n`).
 Tensor matmul(const Tensor& a, const Tensor& b);
 
 /// The matrix product under `matmul` and `nn::Linear`: row-major `C[m, n] = A[m, k] @ B`,

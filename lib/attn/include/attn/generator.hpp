@@ -76,6 +76,8 @@ void manual_seed(std::uint64_t seed);
 
 /// `torch.rand(*size)`: float32 uniforms in [0, 1), one 32-bit draw per element, row-major
 /// (`uniform_(0, 1)`). Returns a tensor of shape `size`.
+/// @throws std::length_error (nothing drawn) when a tensor of `size` cannot be allocated
+/// (`check_allocation`).
 Tensor rand(const Shape& size, Generator& gen = default_generator());
 
 /// `tensor.uniform_(from, to)`, in place, any shape, row-major: per element one 32-bit draw
@@ -94,7 +96,8 @@ Tensor& uniform_(Tensor& t, double from, double to, Generator& gen = default_gen
 /// `low + r % (high - low)` where `r` is one 32-bit draw when `high - low < 2^32` and one
 /// 64-bit draw otherwise (`uniform_int_from_to_distribution`, core/DistributionsHelper.h;
 /// the modulo keeps PyTorch's slight bias towards small values).
-/// @throws std::invalid_argument when `low >= high` (nothing is drawn then).
+/// @throws std::invalid_argument when `low >= high` (nothing is drawn then);
+/// std::length_error when a tensor of `size` cannot be allocated (`check_allocation`).
 LongTensor randint(std::int64_t low, std::int64_t high, const Shape& size,
                    Generator& gen = default_generator());
 
@@ -103,6 +106,7 @@ LongTensor randint(std::int64_t low, std::int64_t high, const Shape& size,
 LongTensor randint(std::int64_t high, const Shape& size, Generator& gen = default_generator());
 
 /// `torch.randn(*size)`: standard normal float32 samples of shape `size`, `normal_(0, 1)`.
+/// @throws std::length_error (nothing drawn) when a tensor of `size` cannot be allocated.
 Tensor randn(const Shape& size, Generator& gen = default_generator());
 
 /// `tensor.normal_(mean, std)`, in place, any shape, row-major; both of PyTorch's CPU paths

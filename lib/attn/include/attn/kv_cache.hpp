@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "attn/functional.hpp"
@@ -27,11 +28,21 @@ struct KVCache {
     /// @throws std::invalid_argument when `key` is not 3-D or `value` differs from it in shape.
     KVCache(Tensor key, Tensor value);
 
-    std::size_t batch_size() const { return key.shape()[0]; }  ///< `B`
-    std::size_t length() const { return key.shape()[1]; }      ///< `S_past`
-    std::size_t embed_dim() const { return key.shape()[2]; }   ///< `E`
+    /// Checks the invariant the constructor established: `key` 3-D and `value` of the same
+    /// shape. `key` and `value` are public (a chapter prints and concatenates them), so every
+    /// reader below, and `BaseSelfAttention::forward`, calls this before reading them.
+    /// @throws std::invalid_argument naming `where` and both shapes otherwise.
+    void validate(const std::string& where = "KVCache") const;
+
+    /// `B`. @throws std::invalid_argument as `validate`.
+    std::size_t batch_size() const;
+    /// `S_past`. @throws std::invalid_argument as `validate`.
+    std::size_t length() const;
+    /// `E`. @throws std::invalid_argument as `validate`.
+    std::size_t embed_dim() const;
     /// Bytes held: `2 * B * S_past * E * sizeof(float)`.
-    std::size_t bytes() const { return 2 * key.size() * sizeof(float); }
+    /// @throws std::invalid_argument as `validate`.
+    std::size_t bytes() const;
 
     Tensor key;    ///< `[B, S_past, E]`
     Tensor value;  ///< `[B, S_past, E]`
@@ -91,8 +102,10 @@ public:
 
     /// `construct_query_key_value(x, kv_cache)`: `x [B, Sq, E]`; with a cache, `key` and
     /// `value` are `torch.concat([kv_cache.key, key_proj(x)], dim=1)` (000 In [32]/[33]).
-    /// @throws std::invalid_argument when `x` is not `[B, Sq, E]`, or the cache's batch size or
-    /// width differs from `x`'s (naming both shapes).
+    /// @throws std::invalid_argument when `x` is not `[B, Sq, E]`, the cache's `key` is not
+    /// 3-D or its `value` differs from it in shape (`KVCache::validate`), or the cache's batch
+    /// size or width differs from `x`'s (naming both shapes); std::length_error when the
+    /// concatenation cannot be allocated.
     QueryKeyValue construct_query_key_value(const Tensor& x,
                                             const KVCache* kv_cache = nullptr) const;
 

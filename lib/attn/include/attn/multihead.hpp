@@ -44,7 +44,8 @@ struct MultiHeadAttentionWrapperConfig {
     nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
 
     /// @throws std::invalid_argument naming the field and its value when a size or
-    /// `num_heads` is 0, or `dropout` is NaN or outside [0, 1].
+    /// `num_heads` is 0, or `dropout` is NaN or outside [0, 1]; std::length_error when a
+    /// weight or the `[context_length, context_length]` mask cannot be allocated.
     void validate() const;
 };
 
@@ -100,7 +101,9 @@ struct MultiHeadAttentionConfig {
 
     /// @throws std::invalid_argument naming the field and its value when a size is 0,
     /// `num_heads` is 0 or does not divide `d_out` (the book asserts "d_out must be divisible
-    /// by num_heads"), or `dropout` is NaN or outside [0, 1].
+    /// by num_heads"), or `dropout` is NaN or outside [0, 1]; std::length_error when a
+    /// weight or the `[context_length, context_length]` mask cannot be allocated (PyTorch:
+    /// "Storage size calculation overflowed" for `context_length = 2^32`).
     void validate() const;
 };
 
@@ -143,7 +146,8 @@ public:
     /// layout. `W_query`, `W_key`, `W_value`: `[d_out, d_in]` weights; `out_proj`:
     /// `[d_out, d_out]`.
     /// @throws std::invalid_argument when the layers' shapes disagree, `num_heads` does not
-    /// divide `d_out`, or `context_length` is 0.
+    /// divide `d_out`, or `context_length` is 0; std::length_error when the mask cannot be
+    /// allocated.
     MultiHeadAttention(nn::Linear W_query, nn::Linear W_key, nn::Linear W_value,
                        nn::Linear out_proj, std::size_t context_length, std::size_t num_heads,
                        double dropout,
@@ -220,7 +224,9 @@ public:
 
     /// Builds the layer from `gen`: `3 S^2 + S^2` 32-bit draws (plus `4 S` with `bias`).
     /// @throws std::invalid_argument when `n_head` is 0 or does not divide `n_embd`, a size
-    /// is 0, or `dropout` is outside [0, 1].
+    /// is 0, or `dropout` is outside [0, 1] (all checked before anything is drawn);
+    /// std::length_error when `c_attn`'s `[3 n_embd, n_embd]` weight or the
+    /// `[block_size, block_size]` buffer cannot be allocated.
     explicit GPT2Attention(const GPT2Config& config,
                            nn::BernoulliBackend backend = nn::BernoulliBackend::portable,
                            Generator& gen = default_generator());

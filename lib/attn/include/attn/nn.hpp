@@ -31,8 +31,11 @@ std::string backend_name(BernoulliBackend backend);
 /// the same bound: `in_features * out_features (+ out_features)` 32-bit draws.
 class Linear {
 public:
-    /// Builds and initialises the layer from `gen`.
-    /// @throws std::invalid_argument when a feature count is 0.
+    /// Builds and initialises the layer from `gen`. A size may be 0, as in PyTorch: the
+    /// empty weight draws nothing, and with `in_features == 0` the bias is drawn with bound 0
+    /// (all zeros, `out_features` draws), so `forward` of `[N, 0]` gives the bias.
+    /// @throws std::length_error (nothing drawn) when `[out_features, in_features]` cannot be
+    /// allocated (`check_allocation`).
     Linear(std::size_t in_features, std::size_t out_features, bool bias = true,
            Generator& gen = default_generator());
 
@@ -43,11 +46,21 @@ public:
 
     /// `forward(x)`: `[..., in_features] -> [..., out_features]` (also `[in_features]` ->
     /// `[out_features]`), computed as `x @ weight^T + bias` with BLAS sgemm.
-    /// @throws std::invalid_argument when the last dimension of `x` is not `in_features`.
+    /// @throws std::invalid_argument when the last dimension of `x` is not `in_features`, or
+    /// when `weight`/`bias` were replaced by tensors that do not fit (`check_parameters`);
+    /// std::length_error when the output cannot be allocated.
     Tensor operator()(const Tensor& x) const;
 
-    std::size_t in_features() const { return weight.shape()[1]; }   ///< `in_features`
-    std::size_t out_features() const { return weight.shape()[0]; }  ///< `out_features`
+    /// `in_features`: the weight's second dimension.
+    /// @throws std::invalid_argument when `weight` is not 2-D.
+    std::size_t in_features() const;
+    /// `out_features`: the weight's first dimension.
+    /// @throws std::invalid_argument when `weight` is not 2-D.
+    std::size_t out_features() const;
+
+    /// Checks the public parameters: `weight` 2-D, `bias` (if any) `[out_features]`.
+    /// @throws std::invalid_argument naming the parameter and both shapes otherwise.
+    void check_parameters() const;
 
     Tensor weight;              ///< `[out_features, in_features]`
     std::optional<Tensor> bias;  ///< `[out_features]`, or none when built with `bias=false`
@@ -88,7 +101,8 @@ public:
     /// The 0/1 keep-mask `forward` would draw for a tensor of this shape (float32 0 and 1),
     /// advancing the generator the same way; a reader can print it. All ones in evaluation
     /// mode or for `p == 0`, all zeros for `p == 1` (no draws in these cases).
-    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1].
+    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1]; std::length_error
+    /// when a tensor of `shape` cannot be allocated.
     Tensor keep_mask(const Shape& shape, Generator& gen = default_generator()) const;
 
     double p;                  ///< drop probability
@@ -101,12 +115,15 @@ public:
 /// `normal_`'s paths, see generator.hpp).
 class Embedding {
 public:
-    /// @throws std::invalid_argument when a size is 0.
+    /// A size may be 0, as in PyTorch (a table with no rows accepts only empty id tensors).
+    /// @throws std::length_error (nothing drawn) when the table cannot be allocated.
     Embedding(std::size_t num_embeddings, std::size_t embedding_dim,
               Generator& gen = default_generator());
 
     /// `forward(ids)`: int64 ids of any shape `[...]` -> `[..., embedding_dim]`.
-    /// @throws std::invalid_argument when an id is outside `[0, num_embeddings)`.
+    /// @throws std::invalid_argument when an id is outside `[0, num_embeddings)` or `weight`
+    /// was replaced by a tensor that is not 2-D; std::length_error when the output cannot be
+    /// allocated.
     Tensor operator()(const LongTensor& ids) const;
 
     Tensor weight;  ///< `[num_embeddings, embedding_dim]`

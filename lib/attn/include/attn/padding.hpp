@@ -38,8 +38,9 @@ struct TokenizerData {
 
     /// Reads the tab-separated file: `special<TAB>role<TAB>token<TAB>id` rows (roles `unk`,
     /// `bos`, `eos`) and `text<TAB>text<TAB>space-separated ids` rows; `#` lines are comments.
-    /// @throws std::runtime_error naming the file and line when it cannot be read or a row is
-    /// malformed, or when a special token is missing.
+    /// @throws std::runtime_error naming the file when it cannot be read, and `file:line`
+    /// when a row is malformed, holds a byte that is not UTF-8 (`require_utf8`), or when a
+    /// special token is still missing at the end (the last line).
     static TokenizerData load(const std::filesystem::path& path);
 
     /// The ids of every text, in order (the collator's input).

@@ -30,13 +30,43 @@ using Shape = std::vector<std::size_t>;
 std::string shape_str(const Shape& shape);
 
 /// The number of elements of a tensor of this shape (`Tensor.numel()`): the product of the
-/// dimensions, 1 for `[]`.
+/// dimensions, 1 for `[]`. The product is taken left to right with an overflow check, as
+/// PyTorch's: `[0, 2^62, 2^62]` has 0 elements, `[2^62, 2^62, 0]` overflows.
+/// @throws std::length_error naming the shape when a step of the product does not fit in
+/// `std::size_t` (PyTorch: "Storage size calculation overflowed").
 std::size_t numel(const Shape& shape);
 
-/// The shape of any of the three tensor types, as a `Shape`.
+/// The most bytes one tensor may hold: this machine's physical memory, and at most 2^40
+/// (1 TiB, the largest block AddressSanitizer's allocator hands out). A larger tensor could
+/// not be filled anyway, so the library refuses it up front instead of failing mid-way.
+std::size_t max_tensor_bytes();
+
+/// Checks, before anything is allocated, that a tensor of `shape` with elements of
+/// `element_size` bytes can exist: its element count and byte count fit in `std::size_t`
+/// and the bytes are at most `max_tensor_bytes()`. Every library function that makes a
+/// tensor from a size it was given (factories, modules, masks) calls it.
+/// @throws std::length_error `"<where>: cannot allocate a tensor of shape [...]: ..."` saying
+/// whether the size calculation overflowed or how many bytes exceed the limit.
+void check_allocation(const std::string& where, const Shape& shape,
+                      std::size_t element_size = sizeof(float));
+
+/// Checks that a tensor's storage holds as many elements as its shape multiplies out to.
+/// xtensor computes sizes without an overflow check, so an array made directly with a shape
+/// such as `[2^32, 2^32]` gets that shape and 0 elements; the library refuses to read it.
+/// @throws std::length_error naming the shape when its element count overflows or differs
+/// from `size`.
+void check_storage(const Shape& shape, std::size_t size);
+
+/// The shape of any of the three tensor types, as a `Shape`. Every library function reads
+/// shapes through here, so a tensor whose shape does not match its storage is refused before
+/// any element is read.
+/// @throws std::length_error as `check_storage` (only for arrays made outside the library
+/// with an overflowing shape).
 template <class E>
 Shape shape_of(const E& t) {
-    return Shape(t.shape().begin(), t.shape().end());
+    Shape s(t.shape().begin(), t.shape().end());
+    check_storage(s, t.size());
+    return s;
 }
 
 /// Throws `std::invalid_argument("<where>: expected <expected>, got <actual>")`.

@@ -18,6 +18,7 @@ namespace {
 
 // y[rows, n] = x[rows, d] @ W^T (+ b after the product, as Linear's `y += bias`).
 void linear(const nn::Linear& l, const float* x, std::size_t rows, float* y) {
+    l.check_parameters();  // weight and bias are public: checked before they are read
     const std::size_t in = l.in_features(), out = l.out_features();
     fast::gemm(rows, out, in, x, in, false, l.weight.data(), in, true, y, out);
     if (l.bias) {

@@ -67,7 +67,9 @@ public:
     /// Reads `<data_dir>/book/manifest.tsv` and every block it names.
     /// @throws std::runtime_error naming the file and line of a malformed manifest line
     /// (wrong number of fields, unknown style or check, bad chapter or precision, duplicate
-    /// id) or of a block file that cannot be read.
+    /// id, no entries), of a block file that cannot be read or is empty, and of the first
+    /// byte that is not UTF-8 (in the manifest: its line; in a block file: the block's own
+    /// `file:line`). Every message is one line and never echoes the bad bytes.
     static Book load(const std::filesystem::path& data_dir);
 
     /// The entry with this id.

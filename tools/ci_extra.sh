@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# CI's second half (issue 15): what a user's machine may differ in. Run by .ci/run after the
+# gcc build and its test suite; also usable by hand:
+#
+#   tools/ci_extra.sh [GCC_BUILD_DIR]      # default: build (must be built already)
+#
+# 1. clang:     a clang 14 build in build-clang; its test suite; every executable chapter
+#               must print byte for byte what the gcc build prints (default and --no-compare).
+# 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
+#               build-asan; its test suite and every chapter, halting on the first report.
+# 3. fuzzers:   the libFuzzer targets of the data parsers (tests/fuzz/, built in build-asan,
+#               so also under ASan + UBSan) for FUZZ_SECONDS each (default 60): 0 crashes.
+#
+# Each part prints how long it took. The counts of all checks go to
+# GCC_BUILD_DIR/ci-extra-counts as "passed failed skipped" for .ci/run's closing line; the exit
+# status is 0 only when every check passed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+gcc_build=${1:-build}
+fuzz_seconds=${FUZZ_SECONDS:-60}
+counts_file="$gcc_build/ci-extra-counts"
+logs="$gcc_build/ci-extra-logs"  # every part's full output
+mkdir -p "$logs"
+passed=0
+failed=0
+skipped=0
+echo "0 1 0" > "$counts_file"  # until the end: a crash of this script counts as a failure
+
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "ci_extra: FAILED: $*"; }
+
+# Adds a meson test log's results to the counts.
+count_meson() {
+  local log="$1/meson-logs/testlog.json"
+  if [ ! -f "$log" ]; then fail "no test log in $1"; return; fi
+  passed=$((passed + $(grep -c '"result": "OK"' "$log" || true)))
+  failed=$((failed + $(grep -c -E '"result": "(FAIL|TIMEOUT|ERROR|UNEXPECTEDPASS)"' "$log" || true)))
+  skipped=$((skipped + $(grep -c '"result": "SKIP"' "$log" || true)))
+}
+
+timed() {  # timed NAME COMMAND...: runs a part and prints its wall time
+  local name=$1 start=$SECONDS
+  shift
+  echo "ci_extra: === $name ==="
+  "$@"
+  echo "ci_extra: $name took $((SECONDS - start)) s"
+}
+
+# What these parts need beyond tools/bootstrap.sh: clang 14 and its runtimes (ASan, UBSan,
+# libFuzzer), all from Debian 12.
+install_tools() {
+  local packages=(clang-14 libclang-rt-14-dev) missing=() p
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "Installing from Debian: ${missing[*]}"
+    if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+}
+
+# Every executable chapter of a build directory.
+chapters_of() {
+  local c
+  for c in "$1"/chapters/chapter_*; do
+    [ -f "$c" ] && [ -x "$c" ] && echo "$c"
+  done
+}
+
+setup() {  # setup DIR [meson options...]: configures DIR with clang 14 once
+  local dir=$1
+  shift
+  [ -f "$dir/build.ninja" ] || CC=clang-14 CXX=clang++-14 meson setup "$dir" "$@" > "$logs/$dir.setup.log" 2>&1 \
+    || { tail -n 30 "$logs/$dir.setup.log"; return 1; }
+}
+
+part_clang() {
+  if ! { setup build-clang && ninja -C build-clang > "$logs/build-clang.log" 2>&1; }; then
+    tail -n 40 "$logs/build-clang.log"; fail "clang build"; return
+  fi
+  pass
+  meson test -C build-clang --print-errorlogs > "$logs/build-clang-test.log" 2>&1 || tail -n 40 "$logs/build-clang-test.log"
+  count_meson build-clang
+  local c name n=0 same=0
+  for c in $(chapters_of "$gcc_build"); do
+    name=$(basename "$c")
+    n=$((n + 1))
+    if [ ! -x "build-clang/chapters/$name" ]; then fail "clang did not build $name"; continue; fi
+    local ok=1 args
+    for args in "" "--no-compare"; do
+      # shellcheck disable=SC2086
+      if ! cmp -s <("$c" $args 2>&1) <("build-clang/chapters/$name" $args 2>&1); then
+        ok=0
+        echo "ci_extra: $name ${args:-(default)}: clang's output differs from gcc's:"
+        # shellcheck disable=SC2086
+        diff <("$c" $args 2>&1) <("build-clang/chapters/$name" $args 2>&1) | head -n 10
+      fi
+    done
+    if ((ok)); then pass; same=$((same + 1)); else fail "$name: clang output differs"; fi
+  done
+  echo "ci_extra: $same of $n chapters print byte for byte the same with clang 14 as with gcc"
+  ((n > 0)) || fail "no chapters found in $gcc_build"
+}
+
+sanitizer_env() {
+  export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:print_summary=1
+  # tests/ubsan.supp: only xtensor's stride computation, which the bad-input table's
+  # deliberately broken arrays overflow (the library checks every shape it makes first).
+  export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1:print_summary=1:suppressions=$PWD/tests/ubsan.supp
+}
+
+part_sanitizers() {
+  sanitizer_env
+  if ! { setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
+         && ninja -C build-asan > "$logs/build-asan.log" 2>&1; }; then
+    tail -n 40 "$logs/build-asan.log"; fail "ASan + UBSan build"; return
+  fi
+  pass
+  meson test -C build-asan --print-errorlogs --timeout-multiplier 4 > "$logs/build-asan-test.log" 2>&1 \
+    || tail -n 60 "$logs/build-asan-test.log"
+  count_meson build-asan
+  local c name log
+  for c in $(chapters_of build-asan); do
+    name=$(basename "$c")
+    log="$logs/$name.sanitizers.log"
+    if "$c" > /dev/null 2> "$log" && "$c" --no-compare > /dev/null 2>> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
+      pass
+    else
+      tail -n 30 "$log"; fail "$name under ASan + UBSan"
+    fi
+  done
+}
+
+part_fuzzers() {
+  sanitizer_env
+  local dir tmp target seeds
+  dir=build-asan/tests/fuzz
+  tmp=$(mktemp -d)
+  mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer"
+  head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
+  local i=0 f
+  for f in $(find data/book -name '*.txt' | sort | head -n 20); do
+    cp "$f" "$tmp/seeds/fuzz_block/block$i.txt"; i=$((i + 1))
+  done
+  for f in data/tokenizer/*.tsv; do cp "$f" "$tmp/seeds/fuzz_tokenizer/"; done
+  for target in fuzz_manifest fuzz_block fuzz_tokenizer; do
+    if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
+    mkdir -p "$tmp/corpus/$target" "$tmp/artifacts/$target" "$tmp/work"
+    seeds="$tmp/seeds/$target"
+    if TMPDIR="$tmp/work" "$dir/$target" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 \
+         -max_len=4096 -print_final_stats=1 -artifact_prefix="$tmp/artifacts/$target/" \
+         "$tmp/corpus/$target" "$seeds" > "$tmp/$target.log" 2>&1; then
+      pass
+      echo "ci_extra: $target: $(grep -E '^stat::number_of_executed_units' "$tmp/$target.log" | awk '{print $2}') inputs, 0 crashes in ${fuzz_seconds} s"
+    else
+      tail -n 40 "$tmp/$target.log"
+      fail "$target found a crash (artifacts: $(ls "$tmp/artifacts/$target"))"
+    fi
+  done
+  rm -rf "$tmp"
+}
+
+total_start=$SECONDS
+timed "install clang 14" install_tools || fail "installing clang 14"
+timed "clang 14 build, tests, chapters byte-identical to gcc" part_clang
+timed "ASan + UBSan build, tests, chapters" part_sanitizers
+timed "libFuzzer targets, ${fuzz_seconds} s each" part_fuzzers
+echo "ci_extra: all parts took $((SECONDS - total_start)) s"
+echo "$passed $failed $skipped" > "$counts_file"
+echo "ci_extra: $passed passed, $failed failed, $skipped skipped"
+((failed == 0))
