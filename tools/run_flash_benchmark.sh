@@ -3,7 +3,7 @@
 # run, so that each peak RSS belongs to one benchmark; the runs are interleaved (naive, tiled,
 # naive, ...) and repeated ROUNDS times (default 3); the summary keeps the minimum time.
 #   data/benchmarks/flash.json         every run's Google Benchmark JSON, with the context
-#   data/benchmarks/flash_summary.tsv  per benchmark: min time, peak RSS, runs
+#   data/benchmarks/flash_summary.tsv  per benchmark: min wall and CPU time, peak RSS, runs
 # Usage: tools/run_flash_benchmark.sh <path to flash_benchmark> (or `meson compile -C build
 # run-flash-benchmark`). Not part of the tests; record `uptime` beside the numbers.
 set -euo pipefail
@@ -38,12 +38,13 @@ best = {}
 for r in runs:
     for b in r["benchmarks"]:
         key = b["name"]
-        e = best.setdefault(key, {"label": b["label"], "T": int(b["T"]), "ms": [], "rss": []})
+        e = best.setdefault(key, {"label": b["label"], "T": int(b["T"]), "ms": [], "cpu": [], "rss": []})
         e["ms"].append(b["real_time"])
+        e["cpu"].append(b["cpu_time"])
         e["rss"].append(b["peak_rss_bytes"])
 with open(out_tsv, "w") as f:
-    f.write("path\tT\tmin_ms\tpeak_rss_MiB\truns\n")
+    f.write("path\tT\tmin_ms\tmin_cpu_ms\tpeak_rss_MiB\truns\n")
     for key, e in sorted(best.items(), key=lambda kv: (kv[1]["T"], kv[1]["label"])):
-        f.write(f"{e['label']}\t{e['T']}\t{min(e['ms']):.1f}\t{max(e['rss']) / 2**20:.1f}\t{len(e['ms'])}\n")
+        f.write(f"{e['label']}\t{e['T']}\t{min(e['ms']):.1f}\t{min(e['cpu']):.1f}\t{max(e['rss']) / 2**20:.1f}\t{len(e['ms'])}\n")
 print(open(out_tsv).read())
 PY

@@ -134,12 +134,16 @@ Tensor einsum_bnd_di(const Tensor& x, const Tensor& W) {
                                     shape_str(sw) + " do not fit");
     const std::size_t rows = sx[0] * sx[1], D = sx[2], I = sw[1];
     Tensor y = xt::zeros<float>(Shape{sx[0], sx[1], I});
-    for (std::size_t r = 0; r < rows; ++r)
-        for (std::size_t i = 0; i < I; ++i) {
-            float acc = 0.0f;  // sum over d, in order
-            for (std::size_t d = 0; d < D; ++d) acc += x.data()[r * D + d] * W.data()[d * I + i];
-            y.data()[r * I + i] = acc;
+    // Each output is the sum over d in order; the loop over i inside runs the I sums side
+    // by side (the same additions in the same order, vectorised across outputs).
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* yr = y.data() + r * I;
+        for (std::size_t d = 0; d < D; ++d) {
+            const float a = x.data()[r * D + d];
+            const float* w = W.data() + d * I;
+            for (std::size_t i = 0; i < I; ++i) yr[i] += a * w[i];
         }
+    }
     return y;
 }
 
@@ -165,13 +169,14 @@ Tensor einsum_bhnm_bhmd(const Tensor& A, const Tensor& V) {
     const std::size_t BH = sa[0] * sa[1], n = sa[2], m = sa[3], D = sv[3];
     Tensor y = xt::zeros<float>(Shape{sa[0], sa[1], n, D});
     for (std::size_t g = 0; g < BH; ++g)
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t d = 0; d < D; ++d) {
-                float acc = 0.0f;  // sum over m, in order
-                for (std::size_t j = 0; j < m; ++j)
-                    acc += A.data()[(g * n + i) * m + j] * V.data()[(g * m + j) * D + d];
-                y.data()[(g * n + i) * D + d] = acc;
+        for (std::size_t i = 0; i < n; ++i) {
+            float* yi = y.data() + (g * n + i) * D;  // sums over m in order, side by side over d
+            for (std::size_t j = 0; j < m; ++j) {
+                const float a = A.data()[(g * n + i) * m + j];
+                const float* vj = V.data() + (g * m + j) * D;
+                for (std::size_t d = 0; d < D; ++d) yi[d] += a * vj[d];
             }
+        }
     return y;
 }
 
