@@ -1,5 +1,6 @@
 // Chapter 12: from three passes to one (online softmax, tiled attention). Prose: docs/chapters/.
 #include <array>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,7 +66,13 @@ int main(int argc, char** argv) {
         const attn::Tensor heads = attn::transpose(attn::view(batch, {2, 6, 1, 3}), 1, 2);  // [2, 1, 6, 3]
         const attn::flash::Config causal{.block_q = 2, .block_k = 2, .is_causal = true};
         const attn::Tensor padded = attn::flash::attention(heads, heads, heads, causal, attention_mask);
+        const float inf = std::numeric_limits<float>::infinity();
+        const attn::Tensor no_key = {-inf, -inf, -inf};  // query 0 of sequence 0: every key masked
+        const auto none = attn::flash::online_normalizer(no_key.data(), no_key.size());
         //! [masks]
+        ch.show("a row of -inf: torch.softmax, masked_softmax, and the online state (m, l)",
+                attn::repr(attn::softmax(no_key)) + "\n" + attn::repr(attn::masked_softmax(no_key)) + "\n(" +
+                    attn::repr(attn::scalar_tensor(none.m)) + ", " + attn::repr(attn::scalar_tensor(none.l)) + ")");
         ch.show("attention over a left-padded batch, causal: sequence 0", attn::repr(attn::select(attn::select(padded, 0), 0)));
         ch.show("NaN in the tiled result, and in the naive one (masked_softmax)",
                 textbook::join_counts({attn::count_nan(padded),
