@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
         const attn::flash::Config causal{.block_q = 2, .block_k = 2, .is_causal = true};
         const attn::Tensor padded = attn::flash::attention(heads, heads, heads, causal, attention_mask);
         const float inf = std::numeric_limits<float>::infinity();
-        const attn::Tensor no_key = {-inf, -inf, -inf};  // query 0 of sequence 0: every key masked
+        const attn::Tensor no_key = {-inf, -inf, -inf};  // a query whose every key is masked
         const auto none = attn::flash::online_normalizer(no_key.data(), no_key.size());
         //! [masks]
         ch.show("a row of -inf: torch.softmax, masked_softmax, and the online state (m, l)",
