@@ -190,3 +190,25 @@ TEST_CASE("every relation of the book has a test named after it; unreproducible 
         }
     }
 }
+
+namespace {
+
+// The text of a chapter's block whose label starts with `label`.
+std::string block_text(const std::string& chapter, const std::string& label) {
+    const auto rec = records().find(chapter);
+    REQUIRE(rec != records().end());
+    for (const auto& b : rec->second.blocks)
+        if (b.label.rfind(label, 0) == 0) return b.text;
+    FAIL("chapter " << chapter << " has no block labelled '" << label << "...'");
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("chapter 12's tiled forward of the book's module prints as chapter 7's (b) context_vecs") {
+    // Chapter 7's block is Raschka's printed output (checked as text in test_multihead).
+    const std::string chapter7 = block_text("7", "(b) context_vecs = mha(batch)");
+    CHECK(chapter7.rfind("tensor([[[0.3190, 0.4858],", 0) == 0);
+    CHECK(block_text("12", "(b) context_vecs = mha(batch), tiled") == chapter7);
+    CHECK(block_text("11", "(b) context_vecs = mha(batch)") == chapter7);
+}

@@ -122,4 +122,78 @@ std::string with_shape(const attn::LongTensor& x) {
     return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
 }
 
+// ---------------------------------------------------------------- chapters 11 and 12
+
+namespace {
+
+std::string fixed4(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4f", static_cast<double>(v));
+    return buf;
+}
+
+std::string list4(const std::vector<float>& v, float divide_by = 1.0f) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + fixed4(v[i] / divide_by);
+    return out + "]";
+}
+
+std::string pad_right(std::string s, std::size_t width) {
+    if (s.size() < width) s.append(width - s.size(), ' ');
+    return s;
+}
+
+}  // namespace
+
+std::string normalizer_lines(const attn::Tensor& x,
+                             const std::vector<attn::flash::Normalizer>& trace) {
+    if (x.size() != trace.size())
+        throw std::invalid_argument("normalizer_lines: " + std::to_string(x.size()) +
+                                    " elements but " + std::to_string(trace.size()) + " states");
+    std::string out = "j  x_j      m        l";
+    for (std::size_t j = 0; j < trace.size(); ++j)
+        out.append("\n").append(pad_right(std::to_string(j), 3))
+            .append(pad_right(fixed4(x.data()[j]), 9))
+            .append(pad_right(fixed4(trace[j].m), 9))
+            .append(fixed4(trace[j].l));
+    return out;
+}
+
+std::string row_state_lines(const std::vector<attn::flash::RowState>& trace) {
+    std::string out;
+    std::size_t first = 0;
+    for (const auto& st : trace) {
+        if (!out.empty()) out += "\n";
+        out += "keys " + std::to_string(first) + ".." + std::to_string(st.keys_seen - 1) +
+               ": m = " + fixed4(st.m) + ", l = " + fixed4(st.l) + ", O = " + list4(st.O) +
+               ", O / l = " + list4(st.O, st.l);
+        first = st.keys_seen;
+    }
+    return out;
+}
+
+std::string ulp_lines(const std::vector<std::pair<std::string, double>>& cases) {
+    std::string out;
+    double worst = 0.0;
+    char buf[32];
+    for (const auto& [label, ulps] : cases) {
+        std::snprintf(buf, sizeof buf, "%.1f", ulps);
+        out += label + ": " + buf + " ulp\n";
+        worst = std::max(worst, ulps);
+    }
+    std::snprintf(buf, sizeof buf, "%.1f", worst);
+    return out + "largest: " + buf + " ulp";
+}
+
+std::string diff_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows,
+                       const attn::Tensor& reference) {
+    std::size_t width = 0;
+    for (const auto& row : rows) width = std::max(width, row.first.size());
+    std::string out;
+    for (const auto& [label, t] : rows)
+        out.append(out.empty() ? "" : "\n").append(pad_right(label, width + 2))
+            .append(max_abs_diff_text(t, reference));
+    return out;
+}
+
 }  // namespace textbook

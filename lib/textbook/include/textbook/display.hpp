@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "attn/flash.hpp"
 #include "attn/padding.hpp"
 #include "attn/tensor.hpp"
 
@@ -78,5 +79,27 @@ std::string import_warning_note();
 std::string with_shape(const attn::Tensor& x);
 /// `with_shape` for an int64 tensor (001 In [5]: `tokens, tokens.shape`).
 std::string with_shape(const attn::LongTensor& x);
+
+// ---------------------------------------------------------------- chapters 11 and 12
+
+/// The online normaliser's state after each element (chapter 12), one line per element:
+/// `j  x_j  m  l` with 4 decimals under a header line. `x` and `trace` have one entry each
+/// per element.
+/// @throws std::invalid_argument when their lengths differ.
+std::string normalizer_lines(const attn::Tensor& x,
+                             const std::vector<attn::flash::Normalizer>& trace);
+
+/// The fused row's state after each key block (chapter 12), one line per block:
+/// `keys 0..j  m  l  O  O / l` with 4 decimals (`O` and `O / l` as lists).
+std::string row_state_lines(const std::vector<attn::flash::RowState>& trace);
+
+/// One line per measured case, `label: N ulp` (N with one decimal), then `largest: N ulp`.
+std::string ulp_lines(const std::vector<std::pair<std::string, double>>& cases);
+
+/// One line per labelled tensor: the label, padded to the longest, and
+/// `max_abs_diff_text(tensor, reference)` (chapter 11's layouts against chapter 7's module).
+/// @throws std::invalid_argument when a shape differs from the reference's.
+std::string diff_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows,
+                       const attn::Tensor& reference);
 
 }  // namespace textbook

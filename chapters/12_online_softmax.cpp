@@ -1,0 +1,100 @@
+// Chapter 12: from three passes to one (online softmax, tiled attention). Prose: docs/chapters/.
+#include <array>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+
+#include "attn/flash.hpp"
+#include "attn/functional.hpp"
+#include "attn/generator.hpp"
+#include "attn/multihead.hpp"
+#include "attn/padding.hpp"
+#include "attn/print.hpp"
+#include "textbook/chapter.hpp"
+#include "textbook/display.hpp"
+
+int main(int argc, char** argv) {
+    return textbook::run(argc, argv, {.name = "12_online_softmax"}, [](textbook::Chapter& ch) {
+        const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
+
+        ch.step("three_pass");
+        //! [three_pass]
+        const attn::Tensor query = attn::select(inputs, 1);  // "journey", chapter 1's x^(2)
+        const attn::Tensor scores = attn::matmul(inputs, query);
+        const attn::Tensor weights = attn::flash::softmax_three_pass(scores);
+        //! [three_pass]
+        ch.show("scores of x^(2), and softmax in three passes", attn::repr(scores) + "\n" + attn::repr(weights));
+
+        ch.step("online");
+        //! [online]
+        std::vector<attn::flash::Normalizer> trace;
+        attn::flash::online_normalizer(scores.data(), scores.size(), &trace);
+        const attn::Tensor weights_online = attn::flash::softmax_online(scores);
+        //! [online]
+        ch.show("(m, l) after each score", textbook::normalizer_lines(scores, trace));
+        ch.show("softmax_online(scores); max |difference| to three passes",
+                attn::repr(weights_online) + "\n" + textbook::max_abs_diff_text(weights_online, weights));
+
+        ch.step("fused");
+        //! [fused]
+        const auto row = attn::flash::fused_row_trace(query, inputs, inputs, /*block_k=*/2);
+        const auto& last = row.back();
+        const attn::Tensor context_2 = attn::Tensor(xt::adapt(last.O)) / last.l;
+        //! [fused]
+        ch.show("m, l and O after each block of two keys", textbook::row_state_lines(row));
+        ch.show("context_vec_2 = O / l (chapter 1: tensor([0.4419, 0.6515, 0.5683]))",
+                attn::repr(context_2));
+
+        ch.step("tiled");
+        //! [tiled]
+        const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6
+        attn::manual_seed(123);
+        const attn::MultiHeadAttention mha(
+            {.d_in = 3, .d_out = 2, .context_length = batch.shape()[1], .num_heads = 2});
+        const attn::Tensor context_vecs = attn::flash::forward(mha, batch, {.block_q = 2, .block_k = 2});
+        //! [tiled]
+        ch.show("(b) context_vecs = mha(batch), tiled, and its shape",
+                attn::repr(context_vecs) + "\ncontext_vecs.shape: " + attn::repr(attn::shape_of(context_vecs)));
+
+        ch.step("masks");
+        //! [masks]
+        const attn::LongTensor attention_mask = {{0, 0, 0, 1, 1, 1}, {1, 1, 1, 1, 1, 1}};  // left padding
+        const attn::Tensor heads = attn::transpose(attn::view(batch, {2, 6, 1, 3}), 1, 2);  // [2, 1, 6, 3]
+        const attn::flash::Config causal{.block_q = 2, .block_k = 2, .is_causal = true};
+        const attn::Tensor padded = attn::flash::attention(heads, heads, heads, causal, attention_mask);
+        const float inf = std::numeric_limits<float>::infinity();
+        const attn::Tensor no_key = {-inf, -inf, -inf};  // a query whose every key is masked
+        const auto none = attn::flash::online_normalizer(no_key.data(), no_key.size());
+        //! [masks]
+        ch.show("a row of -inf: torch.softmax, masked_softmax, and the online state (m, l)",
+                attn::repr(attn::softmax(no_key)) + "\n" + attn::repr(attn::masked_softmax(no_key)) + "\n(" +
+                    attn::repr(attn::scalar_tensor(none.m)) + ", " + attn::repr(attn::scalar_tensor(none.l)) + ")");
+        ch.show("attention over a left-padded batch, causal: sequence 0",
+                attn::repr(attn::select(attn::select(padded, 0), 0)));
+        const attn::Tensor padded_naive = attn::flash::attention_naive(heads, heads, heads, causal, attention_mask);
+        ch.show("NaN in the tiled result, and in the naive one (masked_softmax)",
+                textbook::join_counts({attn::count_nan(padded), attn::count_nan(padded_naive)}));
+
+        ch.step("ulp");
+        //! [ulp]
+        attn::Generator gen(12);
+        const attn::flash::Config causal_blocks{.block_q = 32, .block_k = 16, .is_causal = true};
+        std::vector<std::pair<std::string, double>> cases;
+        for (const auto [B, H, T, d] : {std::array<std::size_t, 4>{1, 2, 50, 8}, {2, 3, 97, 16}, {3, 4, 130, 64}}) {
+            const attn::Tensor q = attn::randn({B, H, T, d}, gen), k = attn::randn({B, H, T, d}, gen),
+                               v = attn::randn({B, H, T, d}, gen);
+            const attn::Tensor tiled = attn::flash::attention(q, k, v, causal_blocks);
+            const attn::Tensor naive = attn::flash::attention_naive(q, k, v, causal_blocks);
+            const std::string label = "B=" + std::to_string(B) + " H=" + std::to_string(H) +
+                                      " T=" + std::to_string(T) + " d=" + std::to_string(d);
+            cases.emplace_back(label, attn::flash::max_diff_in_ulps(tiled, naive, xt::amax(xt::abs(v))()));
+        }
+        //! [ulp]
+        ch.show("largest |tiled - naive| on random sizes (blocks 32 x 16, causal), in ulp of max |v|",
+                textbook::ulp_lines(cases));
+    });
+}

@@ -1,0 +1,143 @@
+// Tests of the layouts of chapter 11 (attn/efficient.hpp). Expected values are relations to
+// chapter 7's MultiHeadAttention (checked against the book and the oracle in
+// test_multihead.cpp): every layout, with weights mapped from it, computes the same function.
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/efficient.hpp"
+#include "attn/functional.hpp"
+#include "attn/generator.hpp"
+#include "attn/multihead.hpp"
+#include "attn/print.hpp"
+
+namespace {
+
+const attn::AttentionKernel kKernels[] = {
+    attn::AttentionKernel::matmul_softmax, attn::AttentionKernel::sdpa_is_causal,
+    attn::AttentionKernel::sdpa_attn_mask, attn::AttentionKernel::tiled};
+
+}  // namespace
+
+TEST_CASE("combined QKV with chapter 7's kernel is chapter 7's module, bit for bit") {
+    attn::manual_seed(123);
+    const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .num_heads = 2});
+    const attn::Tensor batch = attn::stack({textbook::inputs(), textbook::inputs()}, 0);
+    const attn::Tensor expected = mha(batch);
+    CHECK(test::max_abs_diff(attn::combine_qkv(mha, attn::AttentionKernel::matmul_softmax)(batch), expected) == 0.0);
+    CHECK(test::max_abs_diff(attn::to_einsum(mha)(batch), expected) == 0.0);
+    for (auto kernel : kKernels)
+        CHECK(attn::repr(attn::combine_qkv(mha, kernel)(batch)) == attn::repr(expected));
+    CHECK(attn::repr(attn::to_torch_layout(mha)(batch, batch, batch, attn::causal_attn_mask(6)).attn_output) ==
+          attn::repr(expected));
+}
+
+TEST_CASE("every layout equals MultiHeadAttention on random sizes") {
+    attn::Generator gen(99);
+    for (int round = 0; round < 6; ++round) {
+        const auto r = attn::randint(1, 100, {5}, gen);
+        const std::size_t H = 1 + r(0) % 4, hd = 1 + r(1) % 12, d_in = 1 + r(2) % 20;
+        const std::size_t T = 1 + r(3) % 40, b = 1 + r(4) % 3;
+        INFO("H=" << H << " hd=" << hd << " d_in=" << d_in << " T=" << T << " b=" << b);
+        const attn::MultiHeadAttention mha({.d_in = d_in, .d_out = H * hd, .context_length = 40,
+                                            .num_heads = H, .qkv_bias = round % 2 == 0}, gen);
+        const attn::Tensor x = attn::randn({b, T, d_in}, gen);
+        const attn::Tensor expected = mha(x);
+        for (auto kernel : kKernels) CHECK(test::max_abs_diff(attn::combine_qkv(mha, kernel)(x), expected) < 2e-5);
+        CHECK(test::max_abs_diff(attn::to_einsum(mha)(x), expected) < 2e-5);
+        const auto torch_mha = attn::to_torch_layout(mha);
+        for (bool need_weights : {true, false})
+            CHECK(test::max_abs_diff(torch_mha(x, x, x, attn::causal_attn_mask(T), need_weights).attn_output,
+                                     expected) < 2e-5);
+    }
+}
+
+TEST_CASE("need_weights returns the weights averaged over the heads") {
+    attn::Generator gen(5);
+    const attn::MultiHeadAttention mha({.d_in = 6, .d_out = 8, .context_length = 9, .num_heads = 4}, gen);
+    const attn::Tensor x = attn::randn({2, 9, 6}, gen);
+    const auto out = attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(9), true);
+    REQUIRE(out.attn_output_weights.has_value());
+    const attn::Tensor heads_mean = attn::sum(mha.forward_steps(x).attn_weights, 1) / 4.0f;
+    CHECK(test::max_abs_diff(*out.attn_output_weights, heads_mean) < 1e-6);
+    CHECK_FALSE(attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(9), false).attn_output_weights.has_value());
+}
+
+TEST_CASE("control: a layout with its key and value blocks swapped does not equal", "[!shouldfail]") {
+    attn::Generator gen(8);
+    const attn::MultiHeadAttention mha({.d_in = 5, .d_out = 6, .context_length = 7, .num_heads = 2}, gen);
+    attn::MultiHeadAttention swapped(mha.W_query, mha.W_value, mha.W_key, mha.out_proj, 7, 2, 0.0);
+    const attn::Tensor x = attn::randn({1, 7, 5}, gen);
+    CHECK(test::max_abs_diff(attn::combine_qkv(swapped, attn::AttentionKernel::tiled)(x), mha(x)) < 2e-5);
+}
+
+TEST_CASE("the layouts' shape errors name what is wrong") {
+    attn::Generator gen(1);
+    const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 5, .num_heads = 2}, gen);
+    test::require_invalid([&] { attn::combine_qkv(mha, attn::AttentionKernel::tiled)(attn::rand({1, 6, 3})); }, {"6"});
+    test::require_invalid([&] { attn::to_einsum(mha)(attn::rand({1, 4, 2})); }, {"MHAEinsum", "[b, T, 3]"});
+    test::require_invalid([] { attn::MultiHeadAttentionCombinedQKVConfig{.d_in = 3, .d_out = 3, .num_heads = 2,
+                                                                       .context_length = 4}.validate(); },
+                          {"divisible", "d_out = 3"});
+    test::require_invalid([] { attn::einsum_bnd_di(attn::rand({1, 2, 3}), attn::rand({4, 2})); }, {"bnd,di->bni"});
+    const attn::Tensor x = attn::rand({1, 4, 3});
+    test::require_invalid([&] { attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(3)); }, {"attn_mask"});
+}
+
+namespace {
+
+const nlohmann::json& oracle_case(const std::string& name) {
+    static const nlohmann::json doc = [] {
+        std::ifstream in(textbook::data_dir() / "oracle" / "efficient.json");
+        REQUIRE(in.good());
+        return nlohmann::json::parse(in);
+    }();
+    for (const auto& c : doc["cases"])
+        if (c["name"] == name) return c;
+    FAIL("no oracle case " << name);
+    throw std::logic_error("unreachable");
+}
+
+attn::Tensor oracle_tensor(const nlohmann::json& out) {
+    attn::Tensor t = xt::zeros<float>(out["shape"].get<attn::Shape>());
+    const auto values = out["values"].get<std::vector<double>>();
+    REQUIRE(values.size() == t.size());
+    for (std::size_t i = 0; i < values.size(); ++i) t.data()[i] = static_cast<float>(values[i]);
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("nn.MultiheadAttention's layout equals PyTorch's module (oracle, seeds 123 and 0)") {
+    for (const auto& [name, seed, d, heads, bias] :
+         {std::tuple{"torch_mha_seed123", 123, 2u, 2u, false}, std::tuple{"torch_mha_random", 0, 8u, 4u, true}}) {
+        INFO(name);
+        const auto& c = oracle_case(name)["outputs"];
+        attn::manual_seed(seed);
+        const attn::MultiHeadAttention mha({.d_in = d, .d_out = d, .context_length = 64, .num_heads = heads, .qkv_bias = bias});
+        const attn::Tensor x = attn::rand(c["x"]["shape"].get<attn::Shape>());
+        REQUIRE(test::max_abs_diff(x, oracle_tensor(c["x"])) == 0.0);
+        const auto out = attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(x.shape()[1]), true);
+        CHECK(test::max_abs_diff(out.attn_output, oracle_tensor(c["attn_output"])) < 1e-6);
+        CHECK(test::max_abs_diff(*out.attn_output_weights, oracle_tensor(c["attn_output_weights"])) < 1e-6);
+        CHECK(test::max_abs_diff(mha(x), oracle_tensor(c["mha"])) == 0.0);
+    }
+}
+
+TEST_CASE("MultiHeadAttentionCombinedQKV drawn after seed 123 holds PyTorch's weights and output") {
+    const auto& c = oracle_case("combined_qkv_book")["outputs"];
+    attn::manual_seed(123);
+    const attn::MultiHeadAttentionCombinedQKV m({.d_in = 3, .d_out = 2, .num_heads = 2, .context_length = 6});
+    CHECK(test::max_abs_diff(m.qkv.weight, oracle_tensor(c["qkv_weight"])) == 0.0);
+    CHECK(test::max_abs_diff(m.proj.weight, oracle_tensor(c["proj_weight"])) == 0.0);
+    const attn::Tensor batch = attn::stack({textbook::inputs(), textbook::inputs()}, 0);
+    CHECK(attn::repr(m(batch)) == c["output"]["repr"].get<std::string>());
+}
