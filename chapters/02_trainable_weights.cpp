@@ -1,5 +1,5 @@
 // Chapter 2: self-attention with trainable weights (notebook 004 In [16], In [27];
-// notebook 002 In [1]). Prose: docs/chapters/02_trainable_weights.md.
+// notebook 002 In [1]; Raschka 3 In [17]-[24]). Prose: docs/chapters/02_trainable_weights.md.
 #include <cmath>
 
 #include "attn/attention.hpp"
@@ -36,12 +36,14 @@ int main(int argc, char** argv) {
         const attn::Tensor attn_score_22 = attn::matmul(query_2, key_2);
         const attn::Tensor attn_scores_2 = attn::matmul(query_2, attn::T(keys));
         //! [journey]
-        ch.show("query_2 = x_2 @ W_query, key_2, value_2",
-                attn::repr(query_2) + "\n" + attn::repr(key_2) + "\n" + attn::repr(value_2));
-        ch.show("keys.shape, values.shape",
-                attn::repr_tuple({attn::repr(attn::shape_of(keys)), attn::repr(attn::shape_of(values))}));
-        ch.show("attn_score_22 = query_2 . key_2", attn::repr(attn_score_22));
-        ch.show("attn_scores_2 = query_2 @ keys.T", attn::repr(attn_scores_2));
+        ch.book("rch03-In17", "query_2 = x_2 @ W_query", attn::repr(query_2));
+        ch.show("key_2 = x_2 @ W_key, value_2 = x_2 @ W_value",
+                attn::repr(key_2) + "\n" + attn::repr(value_2));
+        ch.book("rch03-In18", "keys.shape, values.shape",
+                "keys.shape: " + attn::repr(attn::shape_of(keys)) +
+                    "\nvalues.shape: " + attn::repr(attn::shape_of(values)));
+        ch.book("rch03-In19", "attn_score_22 = query_2 . key_2", attn::repr(attn_score_22));
+        ch.book("rch03-In20", "attn_scores_2 = query_2 @ keys.T", attn::repr(attn_scores_2));
 
         ch.step("scaled");
         //! [scaled]
@@ -49,7 +51,8 @@ int main(int argc, char** argv) {
         const attn::Tensor attn_weights_2 = attn::softmax(attn::Tensor(attn_scores_2 / std::sqrt(d_k)));
         const attn::Tensor context_vec_2 = attn::matmul(attn_weights_2, values);
         //! [scaled]
-        ch.show("attn_weights_2 = softmax(attn_scores_2 / d_k**0.5)", attn::repr(attn_weights_2));
+        ch.book("rch03-In21", "attn_weights_2 = softmax(attn_scores_2 / d_k**0.5)", attn::repr(attn_weights_2));
+        ch.book("rch03-In22", "context_vec_2 = attn_weights_2 @ values", attn::repr(context_vec_2));
         ch.book("004-In16", "context vector of \"journey\"",
                 "Context Vector for journey: " + attn::repr(context_vec_2));
 
@@ -58,7 +61,7 @@ int main(int argc, char** argv) {
         attn::manual_seed(123);
         const attn::SelfAttention_v1 sa_v1(d_in, d_out);
         //! [v1]
-        ch.show("SelfAttention_v1(3, 2)(inputs), seed 123", attn::repr(sa_v1(inputs)));
+        ch.book("rch03-In23", "SelfAttention_v1(3, 2)(inputs), seed 123", attn::repr(sa_v1(inputs)));
 
         ch.step("v2");
         //! [v2]
@@ -66,7 +69,7 @@ int main(int argc, char** argv) {
         const attn::SelfAttention_v2 sa_v2(d_in, d_out);
         const attn::Tensor context = sa_v2(inputs);
         //! [v2]
-        ch.book("002-In01", "SelfAttention_v2(3, 2)(inputs), seed 789", attn::repr(context));
+        ch.book("002-In01,rch03-In24", "SelfAttention_v2(3, 2)(inputs), seed 789", attn::repr(context));
         ch.book("004-In27", "the same, printed through NumPy",
                 "Context Matrix for all words:\n " + attn::numpy_str(context));
     });

@@ -1,5 +1,5 @@
 // Chapter 3: causal attention with a simple mask and renormalisation
-// (notebook 002 In [3]-[8], notebook 004 In [30]-[41]). Prose: docs/chapters/03_simple_mask.md.
+// (notebook 002 In [3]-[8], notebook 004 In [30]-[41], Raschka 3 In [25]-[28]). Prose: docs/chapters/03_simple_mask.md.
 #include <cmath>
 
 #include "attn/attention.hpp"
@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
         //! [weights]
         ch.book("002-In03", "the attention weights of SelfAttention_v2 (seed 789)",
                 "Attention weights:\n" + attn::repr(attn_weights));
+        ch.book("rch03-In25", "the same weights, printed without a label", attn::repr(attn_weights));
         ch.book("004-In30", "the same weights, printed through NumPy",
                 "Attention Weight Matrix for all words:\n " + attn::numpy_str(attn_weights));
         ch.book("002-In04", "attn_scores.shape", attn::repr(attn::shape_of(attn_scores)));
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
         //! [mask]
         ch.book("002-In05", "mask_simple = torch.tril(torch.ones(6, 6)), and its shape",
                 attn::repr_tuple({attn::repr(mask_simple), attn::repr(attn::shape_of(mask_simple))}));
+        ch.book("rch03-In26", "mask_simple alone", attn::repr(mask_simple));
         ch.book("004-In36", "the same mask, printed through NumPy",
                 "Simple Mask: \n " + attn::numpy_str(mask_simple));
 
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
         //! [masked]
         const attn::Tensor masked_simple = attn_weights * mask_simple;
         //! [masked]
-        ch.book("002-In06", "masked_simple = attn_weights * mask_simple", attn::repr(masked_simple));
+        ch.book("002-In06,rch03-In27", "masked_simple = attn_weights * mask_simple", attn::repr(masked_simple));
         ch.book("004-In38", "the same, printed through NumPy",
                 "Masked Attention-Weights: \n " + attn::numpy_str(masked_simple));
 
@@ -52,7 +54,7 @@ int main(int argc, char** argv) {
         const attn::Tensor masked_simple_norm = masked_simple / row_sums;
         //! [renorm]
         ch.book("002-In07", "row_sums = masked_simple.sum(dim=-1, keepdim=True)", attn::repr(row_sums));
-        ch.book("002-In08", "masked_simple_norm = masked_simple / row_sums",
+        ch.book("002-In08,rch03-In28", "masked_simple_norm = masked_simple / row_sums",
                 attn::repr(masked_simple_norm));
         ch.book("004-In39", "the same, printed through NumPy",
                 "Normalized Masked Attention-Weights: \n " + attn::numpy_str(masked_simple_norm));

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
         //! [masked]
         ch.book("002-In10", "masked = attn_scores.masked_fill(mask.bool(), -torch.inf), and its shape",
                 attn::repr_tuple({attn::repr(masked), attn::repr(attn::shape_of(masked))}));
+        ch.book("rch03-In29", "masked alone", attn::repr(masked));
         ch.book("004-In43", "the same masked scores, printed through NumPy",
                 "Masked Attention Scores: \n " + attn::numpy_str(masked));
 
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
         const float d_k = static_cast<float>(keys.shape().back());
         const attn::Tensor attn_weights = attn::softmax(attn::Tensor(masked / std::sqrt(d_k)), -1);
         //! [softmax]
-        ch.book("002-In11", "attn_weights = softmax(masked / d_k**0.5)", attn::repr(attn_weights));
+        ch.book("002-In11,rch03-In30", "attn_weights = softmax(masked / d_k**0.5)", attn::repr(attn_weights));
         ch.book("004-In44", "the same, printed through NumPy",
                 "Normalized Masked Attention-Weights: \n " + attn::numpy_str(attn_weights));
 

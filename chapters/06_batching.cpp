@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
         ch.book("002-In14", "inputs.shape", attn::repr(attn::shape_of(inputs)));
         const std::string batch_text = attn::repr(batch) + "\n=====\n" + attn::repr(attn::shape_of(batch));
         ch.book("002-In15", "batch = torch.stack((inputs, inputs), dim=0), and its shape", batch_text);
+        ch.book("rch03-In33", "batch.shape", attn::repr(attn::shape_of(batch)));
 
         ch.step("sizes");
         //! [sizes]
@@ -44,6 +45,8 @@ int main(int argc, char** argv) {
                 "Context vectors:\n" + attn::repr(context_vecs) + "\n\nShape: " +
                     attn::repr(attn::shape_of(context_vecs)));
         ch.show("32-bit draws since the seed (3 Linear(3, 2) layers of 6)", textbook::draws_since_seed());
+        ch.book("rch03-In34", "the same, as Raschka prints it",
+                attn::repr(context_vecs) + "\ncontext_vecs.shape: " + attn::repr(attn::shape_of(context_vecs)));
 
         ch.step("steps");
         //! [steps]

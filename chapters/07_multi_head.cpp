@@ -1,4 +1,4 @@
-// Chapter 7: multi-head attention, three layouts (004 In [58]-[62], 003 In [2]-[8]). Prose: docs/chapters/.
+// Chapter 7: multi-head attention, three layouts (004 In [58]-[62], 003 In [2]-[8], Raschka 3 In [35]-[36]). Prose: docs/chapters/.
 #include <cmath>
 #include <limits>
 
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
                 textbook::shape_lines({{"heads[0](batch)", wrapped.head_outputs[0]},
                                        {"heads[1](batch)", wrapped.head_outputs[1]},
                                        {"torch.cat(..., dim=-1)", wrapped.context_vec}}));
-        ch.show("(a) context_vecs = mha(batch), and its shape",
+        ch.book("rch03-In35", "(a) context_vecs = mha(batch), and its shape",
                 attn::repr(wrapped.context_vec) + "\ncontext_vecs.shape: " +
                     attn::repr(attn::shape_of(wrapped.context_vec)));
 
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
                                        {"  .contiguous().view(b, T, d_out)", steps.context_merged},
                                        {"out_proj(context_vec)", steps.context_vec}}));
         ch.show("(b) the module", attn::repr(mha));
-        ch.show("(b) context_vecs = mha(batch), and its shape",
+        ch.book("rch03-In36", "(b) context_vecs = mha(batch), and its shape",
                 attn::repr(steps.context_vec) + "\ncontext_vecs.shape: " +
                     attn::repr(attn::shape_of(steps.context_vec)));
 

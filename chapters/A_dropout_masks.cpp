@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
         //! [ones]
         ch.show("[portable backend] 002 In [12]'s cell: nn.Dropout(0.5)(torch.ones(6, 6))",
                 "Example:\n" + attn::repr(example) + "\n\nDropout:\n" + attn::repr(ones_portable));
+        ch.book("rch03-In31", "[portable backend] Raschka's same cell, print(dropout(example))",
+                attn::repr(ones_portable));
         ch.show("32-bit draws the call made, MKL and portable",
                 "MKL:      " + draws_mkl + "\nportable: " + draws_portable);
 
@@ -52,7 +54,7 @@ int main(int argc, char** argv) {
         attn::manual_seed(123);
         const attn::Tensor weights_portable = dropout_portable(attn_weights);
         //! [weights]
-        ch.show("[portable backend] 002 In [13]'s cell: dropout(attn_weights)",
+        ch.book("rch03-In32", "[portable backend] 002 In [13]'s cell: dropout(attn_weights)",
                 attn::repr(weights_portable));
 
         ch.step("fourth");

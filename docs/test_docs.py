@@ -49,7 +49,8 @@ def block_divs(page):
     out = {}
     for m in re.finditer(r'<div class="book-block ([^"]*)" data-entry="([^"]+)">', page):
         end = page.find('<div class="book-block ', m.end())
-        out.setdefault(m.group(2), (m.group(1), page[m.start():end if end > 0 else len(page)]))
+        for entry in m.group(2).split():  # a block mirroring cells of two sources names both
+            out.setdefault(entry, (m.group(1), page[m.start():end if end > 0 else len(page)]))
     return out
 
 

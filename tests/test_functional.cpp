@@ -152,3 +152,16 @@ TEST_CASE("scaled_dot_product_attention equals the written-out formula") {
     CHECK_THROWS_AS(attn::scaled_dot_product_attention(q2, k, v, mask, true), std::invalid_argument);
     test::require_invalid([&] { attn::scaled_dot_product_attention(q2, attn::ones({2, 3}), v); }, {"[..., S, 2]", "[2, 3]"});
 }
+
+TEST_CASE("sum adds a short row in PyTorch's order (row_sum: four partial sums)") {
+    // PyTorch's row_sum for 6 floats: ((((x0 + x4) + x5) + x1) + x2) + x3. With 1e8 in x0 and
+    // -1e8 in x4 they cancel first and the four 1s survive: 4. Added in order, each 1 is lost
+    // against 1e8 (its ulp is 8) and only the last one survives: 1.
+    const attn::Tensor x = attn::tensor({1e8f, 1.0f, 1.0f, 1.0f, -1e8f, 1.0f});
+    CHECK(attn::sum(x)() == 4.0f);
+    CHECK(attn::sum(x, -1)() == 4.0f);
+    const attn::Tensor rows = attn::stack({x, x}, 0);  // [2, 6]: each row alike
+    CHECK(attn::sum(rows, -1)(1) == 4.0f);
+    // Fewer than four elements: in order, as PyTorch (the partial sums start at 0).
+    CHECK(attn::sum(attn::tensor({1e8f, 1.0f, -1e8f}))() == 0.0f);
+}

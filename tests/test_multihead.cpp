@@ -13,6 +13,7 @@
 
 #include "support.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -591,4 +592,40 @@ TEST_CASE("layouts agree in notebook 003's sizes and the book's", "[equivalence]
     layer.eval();
     const attn::Tensor x = signed_rand({16, 5, 12}, attn::default_generator());
     CHECK(attn::allclose(layer(x), attn::split_c_attn(layer)(x), 0.0, 1e-6));
+}
+
+TEST_CASE("Raschka's exercise 3.2 solution: our shape is its shape, its values no causal average can give",
+          "[book]") {
+    // rch03x-Ex32 is marked unreproducible; this test shows why, from its printed numbers.
+    const auto printed = test::printed_numbers("rch03x-Ex32");
+    REQUIRE(printed.size() == 2 * 6 * 2 + 3);  // 24 values, then torch.Size([2, 6, 2])
+    const attn::Tensor inputs = textbook::inputs();
+    attn::manual_seed(123);
+    const attn::MultiHeadAttentionWrapper mha({.d_in = 3, .d_out = 1, .context_length = 6, .num_heads = 2});
+    const attn::Tensor ours = mha(attn::stack({inputs, inputs}, 0));
+    CHECK(attn::repr(attn::shape_of(ours)) == "torch.Size([2, 6, 2])");
+    CHECK(test::book_text("rch03x-Ex32").find("context_vecs.shape: torch.Size([2, 6, 2])") != std::string::npos);
+    // Any Linear(3, 1) of PyTorch's init has |w_i| <= 1/sqrt(3); a value x . w is then at most
+    // sum |x_i| / sqrt(3) in size, and a causal average of values no larger than the largest.
+    double bound = 0.0;
+    for (std::size_t t = 0; t < 6; ++t) {
+        double row = 0.0;
+        for (std::size_t i = 0; i < 3; ++i) row += std::fabs(static_cast<double>(inputs(t, i)));
+        bound = std::max(bound, row / std::sqrt(3.0));
+    }
+    double largest_printed = 0.0;
+    for (std::size_t i = 0; i < 24; ++i) largest_printed = std::max(largest_printed, std::fabs(printed[i].value));
+    CHECK(bound < 1.21);
+    CHECK(largest_printed > bound);  // -1.4744: not an average of such values
+    // Ours: each head's rows lie between the head's smallest and largest value.
+    for (std::size_t h = 0; h < 2; ++h) {
+        const attn::Tensor v = mha.heads[h].W_value(inputs);  // [6, 1]
+        for (std::size_t t = 0; t < 6; ++t) {
+            float lo = v(0, 0), hi = v(0, 0);
+            for (std::size_t s = 1; s <= t; ++s) lo = std::min(lo, v(s, 0)), hi = std::max(hi, v(s, 0));
+            CHECK(ours(0, t, h) >= lo - 1e-6f);
+            CHECK(ours(0, t, h) <= hi + 1e-6f);
+            CHECK(std::fabs(ours(0, t, h)) <= bound);
+        }
+    }
 }

@@ -5,8 +5,10 @@ Run from the repository root:
 
     python3 tools/extract_book.py
 
-It reads the notebook text exports in ../shared/seeds/ (relative to the repository root),
-takes every printed output verbatim, and rewrites data/book/ completely:
+It reads the text exports in data/sources/ (the five notebooks in data/sources/seeds/,
+Raschka's chapter 3 and its exercise solutions in data/sources/raschka/; provenance and
+licenses in data/sources/README.md), takes every printed output verbatim, and rewrites
+data/book/ completely:
 
     data/book/manifest.tsv          one line per printed output (see data/book/README.md)
     data/book/<nnn>/<id>.txt        the printed output, verbatim, one file per entry
@@ -17,7 +19,10 @@ that reprints it, its style and check, and the first and last line of the output
 The script locates each cell by its `In [n]:` header, finds the declared first line after the
 code (it must follow a blank line and occur once in the cell) and the declared last line,
 and fails loudly if the notebooks no longer match the table. NO_OUTPUT lists the cells that
-print nothing, so that a cell missing from both lists is an error too.
+print nothing, so that a cell missing from both lists is an error too. FENCED names the
+markdown sections whose printed output stands in a ``` fence instead of a cell (Raschka's
+exercises 3.2 and 3.3 show their solutions that way): such a "cell" is the section from its
+`## Exercise 3.2` header, and its output sits between fence lines instead of blank lines.
 
 Standard library only.
 """
@@ -31,7 +36,7 @@ import shutil
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SEEDS = os.path.normpath(os.path.join(ROOT, "..", "shared", "seeds"))
+SOURCES = os.path.join(ROOT, "data", "sources")
 BOOK = os.path.join(ROOT, "data", "book")
 
 NOTEBOOKS = {
@@ -40,7 +45,15 @@ NOTEBOOKS = {
     "002": "002_71906f06d162f7d6.txt",
     "003": "003_438c88fedacf0297.txt",
     "004": "004_d8a07657e05181d5.txt",
+    "rch03": "raschka_ch03.txt",
+    "rch03x": "raschka_ch03_exercises.txt",
 }
+# Folder of each source under data/sources/.
+FOLDER = {nb: ("raschka" if nb.startswith("rch") else "seeds") for nb in NOTEBOOKS}
+# How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
+SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex."}
+# Markdown sections that show a printed output in a fence (no `In [n]:` cell).
+FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
 
 # Cells (by execution count) that print nothing; every other `In [n]:` cell must be in TABLE.
 NO_OUTPUT = {
@@ -49,6 +62,8 @@ NO_OUTPUT = {
     "002": [2, 16, 18],
     "003": [1],
     "004": [1, 2, 17, 52, 54, 58],
+    "rch03": [2, 15, 16],
+    "rch03x": [2, 3, 4, 5],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what)
@@ -362,6 +377,158 @@ TABLE = [
       "Second head Context Matrix:",
       " [0.19460025 0.08155501]]",
       "MultiHeadAtt output for batch element 1 (labelled 'Second head')"),
+    # ---------------------------------------------------------------- Raschka, chapter 3
+    # Executed with torch 2.4.0 (portable Bernoulli path); seeds 123 and 789 as in 002/004.
+    E("rch03", 1, 0, 1, "text", "unreproducible:torch_version_of_the_run", False,
+      "torch version: 2.4.0", "torch version: 2.4.0",
+      "the torch version the notebook ran with (2.4.0; this project mirrors 1.13)"),
+    E("rch03", 3, 0, 1, "torch", "exact", False,
+      "tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])",
+      "tensor([0.9544, 1.4950, 1.4754, 0.8434, 0.7070, 1.0865])",
+      "attn_scores_2: journey's dot product with each token (torch.dot loop)"),
+    E("rch03", 4, 1, 1, "torch", "exact", False,
+      "tensor(0.9544)", "tensor(0.9544)",
+      "the dot product of inputs[0] and query written as a loop"),
+    E("rch03", 4, 2, 1, "torch", "exact", False,
+      "tensor(0.9544)", "tensor(0.9544)",
+      "torch.dot(inputs[0], query): the same number"),
+    E("rch03", 5, 0, 1, "torch", "exact", False,
+      "Attention weights: tensor([0.1455, 0.2278, 0.2249, 0.1285, 0.1077, 0.1656])",
+      "Sum: tensor(1.0000)",
+      "attn_scores_2 / attn_scores_2.sum(), and its sum"),
+    E("rch03", 6, 0, 1, "torch", "exact", False,
+      "Attention weights: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])",
+      "Sum: tensor(1.)",
+      "softmax_naive(attn_scores_2), and its sum"),
+    E("rch03", 7, 0, 1, "torch", "exact", False,
+      "Attention weights: tensor([0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581])",
+      "Sum: tensor(1.)",
+      "torch.softmax(attn_scores_2, dim=0), and its sum"),
+    E("rch03", 8, 0, 1, "torch", "exact", False,
+      "tensor([0.4419, 0.6515, 0.5683])", "tensor([0.4419, 0.6515, 0.5683])",
+      "context_vec_2: the inputs weighted by attn_weights_2, summed in a loop"),
+    E("rch03", 9, 0, 1, "torch", "exact", False,
+      "tensor([[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],",
+      "        [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])",
+      "attn_scores from a double loop of torch.dot"),
+    E("rch03", 10, 0, 1, "torch", "exact", False,
+      "tensor([[0.9995, 0.9544, 0.9422, 0.4753, 0.4576, 0.6310],",
+      "        [0.6310, 1.0865, 1.0605, 0.6565, 0.2935, 0.9450]])",
+      "attn_scores = inputs @ inputs.T"),
+    E("rch03", 11, 0, 1, "torch", "exact", False,
+      "tensor([[0.2098, 0.2006, 0.1981, 0.1242, 0.1220, 0.1452],",
+      "        [0.1385, 0.2184, 0.2128, 0.1420, 0.0988, 0.1896]])",
+      "attn_weights = torch.softmax(attn_scores, dim=-1)"),
+    E("rch03", 12, 1, 1, "text", "exact", False,
+      "Row 2 sum: 1.0", "Row 2 sum: 1.0",
+      "Python's sum of row 2's six printed weights (a float64: 1.0)"),
+    E("rch03", 12, 2, 1, "torch", "exact", False,
+      "All row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])",
+      "All row sums: tensor([1.0000, 1.0000, 1.0000, 1.0000, 1.0000, 1.0000])",
+      "attn_weights.sum(dim=-1): every row sums to 1"),
+    E("rch03", 13, 0, 1, "torch", "exact", False,
+      "tensor([[0.4421, 0.5931, 0.5790],",
+      "        [0.4177, 0.6503, 0.5645]])",
+      "all_context_vecs = attn_weights @ inputs"),
+    E("rch03", 14, 0, 1, "torch", "exact", False,
+      "Previous 2nd context vector: tensor([0.4419, 0.6515, 0.5683])",
+      "Previous 2nd context vector: tensor([0.4419, 0.6515, 0.5683])",
+      "context_vec_2 again: row 2 of all_context_vecs"),
+    E("rch03", 17, 0, 2, "torch", "exact", False,
+      "tensor([0.4306, 1.4551])", "tensor([0.4306, 1.4551])",
+      "query_2 = x_2 @ W_query (Parameter(rand) weights, seed 123)"),
+    E("rch03", 18, 0, 2, "text", "exact", False,
+      "keys.shape: torch.Size([6, 2])", "values.shape: torch.Size([6, 2])",
+      "shapes of keys and values"),
+    E("rch03", 19, 0, 2, "torch", "exact", False,
+      "tensor(1.8524)", "tensor(1.8524)",
+      "attn_score_22 = query_2.dot(keys_2)"),
+    E("rch03", 20, 0, 2, "torch", "exact", False,
+      "tensor([1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440])",
+      "tensor([1.2705, 1.8524, 1.8111, 1.0795, 0.5577, 1.5440])",
+      "attn_scores_2 = query_2 @ keys.T"),
+    E("rch03", 21, 0, 2, "torch", "exact", False,
+      "tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])",
+      "tensor([0.1500, 0.2264, 0.2199, 0.1311, 0.0906, 0.1820])",
+      "attn_weights_2 = softmax(attn_scores_2 / sqrt(d_k))"),
+    E("rch03", 22, 0, 2, "torch", "exact", False,
+      "tensor([0.3061, 0.8210])", "tensor([0.3061, 0.8210])",
+      "context_vec_2 = attn_weights_2 @ values"),
+    E("rch03", 23, 0, 2, "torch", "exact", False,
+      "tensor([[0.2996, 0.8053],", "        [0.2990, 0.8040]], grad_fn=<MmBackward0>)",
+      "SelfAttention_v1(d_in, d_out)(inputs) (Parameter(rand) weights, seed 123)"),
+    E("rch03", 24, 0, 2, "torch", "exact", False,
+      "tensor([[-0.0739,  0.0713],", "        [-0.0754,  0.0693]], grad_fn=<MmBackward0>)",
+      "SelfAttention_v2(d_in, d_out)(inputs) (nn.Linear weights, seed 789)"),
+    E("rch03", 25, 0, 3, "torch", "exact", False,
+      "tensor([[0.1921, 0.1646, 0.1652, 0.1550, 0.1721, 0.1510],",
+      "       grad_fn=<SoftmaxBackward0>)",
+      "attention weights of sa_v2's queries and keys"),
+    E("rch03", 26, 0, 3, "torch", "exact", False,
+      "tensor([[1., 0., 0., 0., 0., 0.],", "        [1., 1., 1., 1., 1., 1.]])",
+      "mask_simple = tril(ones(6, 6))"),
+    E("rch03", 27, 0, 3, "torch", "exact", False,
+      "tensor([[0.1921, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],",
+      "       grad_fn=<MulBackward0>)",
+      "masked_simple = attn_weights * mask_simple"),
+    E("rch03", 28, 0, 3, "torch", "exact", False,
+      "tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],",
+      "       grad_fn=<DivBackward0>)",
+      "masked_simple_norm = masked_simple / row_sums"),
+    E("rch03", 29, 0, 4, "torch", "exact", False,
+      "tensor([[0.2899,   -inf,   -inf,   -inf,   -inf,   -inf],",
+      "       grad_fn=<MaskedFillBackward0>)",
+      "attn_scores.masked_fill(mask.bool(), -inf)"),
+    E("rch03", 30, 0, 4, "torch", "exact", False,
+      "tensor([[1.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],",
+      "       grad_fn=<SoftmaxBackward0>)",
+      "softmax(masked / sqrt(d_k)): rows sum to 1 again"),
+    E("rch03", 31, 0, "A", "torch", "exact", False,
+      "tensor([[2., 2., 0., 2., 2., 0.],", "        [0., 2., 2., 2., 2., 0.]])",
+      "dropout(0.5) of ones(6, 6) after seed 123 (portable Bernoulli path)"),
+    E("rch03", 32, 0, "A", "torch", "exact", False,
+      "tensor([[2.0000, 0.0000, 0.0000, 0.0000, 0.0000, 0.0000],",
+      "       grad_fn=<MulBackward0>)",
+      "dropout(0.5) of the causal attention weights after seed 123 (portable path)"),
+    E("rch03", 33, 0, 6, "text", "exact", False,
+      "torch.Size([2, 6, 3])", "torch.Size([2, 6, 3])",
+      "batch.shape: two copies of the inputs"),
+    E("rch03", 34, 0, 6, "torch", "exact", False,
+      "tensor([[[-0.4519,  0.2216],", "context_vecs.shape: torch.Size([2, 6, 2])",
+      "CausalAttention context vectors of the batch (seed 123, dropout 0) and shape"),
+    E("rch03", 35, 0, 7, "torch", "exact", False,
+      "tensor([[[-0.4519,  0.2216,  0.4772,  0.1063],",
+      "context_vecs.shape: torch.Size([2, 6, 4])",
+      "MultiHeadAttentionWrapper, two heads (seed 123, dropout 0), and shape"),
+    E("rch03", 36, 0, 7, "torch", "exact", False,
+      "tensor([[[0.3190, 0.4858],", "context_vecs.shape: torch.Size([2, 6, 2])",
+      "MultiHeadAttention, d_out 2, two heads (seed 123, dropout 0), and shape"),
+    E("rch03", 37, 0, "X", "torch", "exact", False,
+      "tensor([[[[1.3208, 1.1631, 1.2879],", "          [0.5903, 1.0620, 0.9912]]]])",
+      "a @ a.transpose(2, 3) for a (1, 2, 3, 4) tensor: one product per head"),
+    E("rch03", 38, 1, "X", "torch", "exact", False,
+      "First head:", "        [1.2879, 1.8424, 2.0402]])",
+      "the first head's product first_head @ first_head.T"),
+    E("rch03", 38, 2, "X", "torch", "exact", False,
+      "Second head:", "        [0.5903, 1.0620, 0.9912]])",
+      "the second head's product second_head @ second_head.T"),
+    # ---------------------------------------------------------------- Raschka, exercises
+    E("rch03x", 1, 0, "X", "text", "unreproducible:torch_version_of_the_run", False,
+      "torch version: 2.4.0", "torch version: 2.4.0",
+      "the torch version the notebook ran with (2.4.0; this project mirrors 1.13)"),
+    E("rch03x", 6, 0, "X", "torch", "exact", False,
+      "tensor([[-0.5337, -0.1051],", "        [-0.5299, -0.1081]], grad_fn=<MmBackward0>)",
+      "exercise 3.1: SelfAttention_v1 with SelfAttention_v2's weights, transposed"),
+    E("rch03x", 7, 0, "X", "torch", "exact", False,
+      "tensor([[-0.5337, -0.1051],", "        [-0.5299, -0.1081]], grad_fn=<MmBackward0>)",
+      "exercise 3.1: SelfAttention_v2 (seed 123), the same output"),
+    E("rch03x", "Exercise 3.2", 0, "X", "torch",
+      "unreproducible:values_outside_every_causal_average_of_the_chapter_values", False,
+      "tensor([[[-9.1476e-02,  3.4164e-02],", "context_vecs.shape: torch.Size([2, 6, 2])",
+      "exercise 3.2: MultiHeadAttentionWrapper with d_out 1, two heads (seed 123)"),
+    E("rch03x", "Exercise 3.3", 0, "X", "text", "exact", False,
+      "2360064  # (2.36 M)", "2360064  # (2.36 M)",
+      "exercise 3.3: parameters of a GPT-2-sized MultiHeadAttention (768, 12 heads, 1024)"),
 ]
 
 COLUMNS = ["id", "notebook", "cell", "chapter", "style", "precision", "check", "file", "what"]
@@ -381,8 +548,17 @@ def blank(line: str) -> bool:
     return line.strip() == ""
 
 
+def boundary(line: str, fenced: bool) -> bool:
+    """What may stand before and after an output: a blank line, or in a fenced section the
+    fence itself."""
+    return blank(line) or (fenced and line.strip() == "```")
+
+
 def entry_id(e: E) -> str:
-    base = f"{e.nb}-In{e.cell:02d}"
+    if isinstance(e.cell, str):  # a fenced section: `Exercise 3.2` -> `Ex32`
+        base = f"{e.nb}-Ex{re.sub(r'[^0-9]', '', e.cell)}"
+    else:
+        base = f"{e.nb}-In{e.cell:02d}"
     return base if e.part == 0 else f"{base}-{e.part}"
 
 
@@ -394,13 +570,16 @@ def precision(e: E) -> str:
     return "-"
 
 
-def split_cells(lines: list[str]) -> dict[int, tuple[int, int]]:
-    """Cell number -> (index of the header line, index one past the cell's last line)."""
+def split_cells(lines: list[str], fenced=()) -> dict:
+    """Cell number (or fenced section name) -> (index of the header line, index one past the
+    cell's last line)."""
     heads = []
     for i, line in enumerate(lines):
         m = HEADER_RE.match(line)
         if m:
             heads.append((int(m.group(1)), i))
+        elif line.startswith("## ") and line[3:].strip() in fenced:
+            heads.append((line[3:].strip(), i))
     cells = {}
     for k, (n, i) in enumerate(heads):
         end = heads[k + 1][1] if k + 1 < len(heads) else len(lines)
@@ -428,7 +607,8 @@ def extract(nb: str, lines: list[str], cells: dict, entries: list[E]) -> dict[st
     for e in entries:
         by_cell.setdefault(e.cell, []).append(e)
     for cell, parts in by_cell.items():
-        where = f"{NOTEBOOKS[nb]} In [{cell}]"
+        where = f"{NOTEBOOKS[nb]} {cell_name(cell)}"
+        fenced = isinstance(cell, str)
         if cell not in cells:
             fail(f"{where}: no such cell header")
         head, end = cells[cell]
@@ -437,11 +617,13 @@ def extract(nb: str, lines: list[str], cells: dict, entries: list[E]) -> dict[st
             fail(f"{where}: table parts {[p.part for p in parts]}, expected {expected_parts}")
         # The first output: its first line must occur once in the cell, after a blank line.
         first = parts[0].first.rstrip()
-        hits = [i for i in range(head + 1, end) if lines[i].rstrip() == first]
+        hits = [i for i in range(head + 1, end)
+                if lines[i].rstrip() == first and boundary(lines[i - 1], fenced)]
         if len(hits) != 1:
-            fail(f"{where}: first output line {first!r} found {len(hits)} times in the cell")
+            fail(f"{where}: first output line {first!r} found {len(hits)} times in the cell "
+                 "after a blank line")
         start = hits[0]
-        if not blank(lines[start - 1]):
+        if not boundary(lines[start - 1], fenced):
             fail(f"{where}: the output does not follow a blank line (line {start})")
         if start - 1 <= head:
             fail(f"{where}: no code before the output")
@@ -473,7 +655,7 @@ def extract(nb: str, lines: list[str], cells: dict, entries: list[E]) -> dict[st
             blocks[entry_id(e)] = text
             start = last + 1
         # After the last output of the cell: a blank line (then prose or the next cell) or EOF.
-        if start < len(lines) and not blank(lines[start]):
+        if start < len(lines) and not boundary(lines[start], fenced):
             fail(f"{where}: line {start + 1} right after the output is not blank: "
                  f"{lines[start]!r}")
     return blocks
@@ -486,11 +668,18 @@ def check_no_output_cells(nb: str, lines: list[str], cells: dict) -> None:
     for n in NO_OUTPUT[nb]:
         if n not in cells:
             fail(f"{NOTEBOOKS[nb]}: declared silent cell In [{n}] not found")
+        if isinstance(n, str):
+            fail(f"{NOTEBOOKS[nb]}: a fenced section cannot be silent: {n}")
         head, end = cells[n]
         for i in range(head + 1, end):
             if suspicious.match(lines[i]):
                 fail(f"{NOTEBOOKS[nb]} In [{n}] is declared silent but line {i + 1} "
                      f"looks printed: {lines[i]!r}")
+
+
+def cell_name(cell) -> str:
+    """`In [8]`, or the fenced section's name: `Exercise 3.2 (markdown)`."""
+    return f"{cell} (markdown)" if isinstance(cell, str) else f"In [{cell}]"
 
 
 def field(value: str, name: str, eid: str) -> str:
@@ -509,11 +698,13 @@ def write_readme(rows: list[dict]) -> str:
     out = []
     out.append("# data/book: the book\n\n")
     out.append(
-        "Every output printed by the five source notebooks (`../shared/seeds/`, text exports\n"
-        "of Jupyter notebooks), stored verbatim with its provenance. The chapters reprint these\n"
-        "blocks and the golden tests compare the chapters' output with them.\n\n"
+        "Every output printed by the five source notebooks (`data/sources/seeds/`, text exports\n"
+        "of Jupyter notebooks) and by Raschka's chapter 3 and its exercise solutions\n"
+        "(`data/sources/raschka/`, rasbt/LLMs-from-scratch, Apache License 2.0, run with torch\n"
+        "2.4.0), stored verbatim with its provenance (`data/sources/README.md`). The chapters\n"
+        "reprint these blocks and the golden tests compare the chapters' output with them.\n\n"
         "**Generated file tree: do not edit by hand.** Everything here is written by\n"
-        "`tools/extract_book.py` (Python 3, standard library only) from `../shared/seeds/`\n"
+        "`tools/extract_book.py` (Python 3, standard library only) from `data/sources/`\n"
         "plus the table inside the script. To regenerate, from the repository root:\n\n"
         "    python3 tools/extract_book.py\n\n"
         "The script deletes and rewrites `data/book/` completely. It locates each cell by its\n"
@@ -537,10 +728,15 @@ def write_readme(rows: list[dict]) -> str:
         "| column | meaning |\n|---|---|\n"
         "| `id` | `<notebook number>-In<2-digit cell>`, e.g. `002-In08`; a cell that printed "
         "several separate outputs (separate `print` calls) gets `-1`, `-2`, ... in order "
-        "(`004-In64-2`). A displayed tuple, or one `print` of several values, is one output. |\n"
-        "| `notebook` | the notebook's file name in `../shared/seeds/` |\n"
-        "| `cell` | the cell, e.g. `In [8]` |\n"
-        "| `chapter` | the chapter that reprints it (integer, 1-10; `A` for appendix A) |\n"
+        "(`004-In64-2`). A displayed tuple, or one `print` of several values, is one output. "
+        "Raschka's are `rch03-In..` (chapter 3) and `rch03x-In..` (exercise solutions); an "
+        "output shown in a markdown fence instead of a cell is named after its section "
+        "(`rch03x-Ex32`: exercise 3.2). |\n"
+        "| `notebook` | the source's file name in `data/sources/seeds/` or "
+        "`data/sources/raschka/` |\n"
+        "| `cell` | the cell, e.g. `In [8]`, or `Exercise 3.2 (markdown)` |\n"
+        "| `chapter` | the chapter that reprints it (integer, 1-10; `A` for appendix A; `X` for "
+        "the exercises program) |\n"
         "| `style` | `torch` (a PyTorch tensor repr, alone, in a tuple, or in a labelled print), "
         "`numpy` (NumPy array printing: notebook 004's `.detach().numpy()`), `text` (anything "
         "else: `torch.Size(...)` alone, `True`, dicts, module reprs, errors, strings) |\n"
@@ -554,7 +750,8 @@ def write_readme(rows: list[dict]) -> str:
         "- `exact`: byte for byte (after stripping `grad_fn=<...>`). Seeded torch-style and "
         "text outputs of notebooks 002 (seeds 789/123) and 004 (123/789), and deterministic "
         "outputs of every notebook (shapes, `True`, masks, token ids, module reprs, the "
-        "`RuntimeError` of 000 In [36]).\n"
+        "`RuntimeError` of 000 In [36]); every seeded or deterministic output of Raschka's "
+        "notebooks (seeds 123 and 789; dropout on the portable Bernoulli path).\n"
         "- `ulp:4`: notebook 004's NumPy-style blocks: same skeleton, every number within 4 "
         "float32 ulp (or 1e-7 absolute near zero).\n"
         "- `relation:<name>`: unseeded values (notebooks 000, 001, 003), not reproducible; the "
@@ -580,7 +777,13 @@ def write_readme(rows: list[dict]) -> str:
         "  - `cross_entropy_near_log_vocab`: 001 In [21], the loss of untrained logits is "
         "about ln 100.\n"
         "- `unreproducible:<why>`: printed by the environment, not by the computation (000 In "
-        "[18], the tail of a tqdm warning on stderr when `transformers` is imported).\n\n"
+        "[18], the tail of a tqdm warning on stderr when `transformers` is imported; the "
+        "`torch version: 2.4.0` line of both Raschka notebooks), or not by the code shown: "
+        "Raschka's exercise 3.2 solution (`rch03x-Ex32`) prints values no causal average of "
+        "the chapter's values can take (row 1 of each head is token 1's value itself, yet "
+        "later rows grow past the largest value any `Linear(3, 1)` of the chapter's init can "
+        "give), so it was printed by other code or inputs; the exercises program shows what the "
+        "code computes and checks the shape.\n\n"
         "Blocks the export cut short (`(truncated in the export)`) end mid-tensor; compare only "
         "what is there.\n\n")
     out.append("## Counts\n\n")
@@ -593,7 +796,7 @@ def write_readme(rows: list[dict]) -> str:
     out.append("| **all** | " + " | ".join(str(c) for c in tot) + f" | {sum(tot)} |\n\n")
     per_ch = collections.Counter(r["chapter"] for r in rows)
     out.append("| chapter | entries |\n|---|---|\n")
-    for ch in [*range(1, 11), "A"]:
+    for ch in [*range(1, 11), "A", "X"]:
         out.append(f"| {ch} | {per_ch.get(ch, 0)} |\n")
     trunc = [r["id"] for r in rows if r["what"].endswith(TRUNCATED)]
     out.append("\nTruncated in the export: " + ", ".join(f"`{t}`" for t in trunc) + ".\n")
@@ -601,9 +804,10 @@ def write_readme(rows: list[dict]) -> str:
 
 
 def main() -> int:
-    if not os.path.isdir(SEEDS):
-        print(f"extract_book: no seeds directory {SEEDS}", file=sys.stderr)
-        return 1
+    for nb, name in NOTEBOOKS.items():
+        if not os.path.isfile(os.path.join(SOURCES, FOLDER[nb], name)):
+            print(f"extract_book: no source {FOLDER[nb]}/{name} in {SOURCES}", file=sys.stderr)
+            return 1
     ids = [entry_id(e) for e in TABLE]
     dup = [i for i, c in collections.Counter(ids).items() if c > 1]
     if dup:
@@ -613,22 +817,26 @@ def main() -> int:
     rows = []
     try:
         for nb, name in NOTEBOOKS.items():
-            with open(os.path.join(SEEDS, name), encoding="utf-8", newline="") as f:
+            with open(os.path.join(SOURCES, FOLDER[nb], name), encoding="utf-8",
+                      newline="") as f:
                 raw = f.read()
             if "\r" in raw:
                 fail(f"{name}: carriage returns in the export")
             lines = raw.split("\n")
-            cells = split_cells(lines)
+            cells = split_cells(lines, FENCED.get(nb, ()))
             entries = [e for e in TABLE if e.nb == nb]
             declared = {e.cell for e in entries} | set(NO_OUTPUT[nb])
+            if set(FENCED.get(nb, ())) - {e.cell for e in entries}:
+                fail(f"{name}: fenced sections without a table row")
             if {e.cell for e in entries} & set(NO_OUTPUT[nb]):
                 fail(f"{name}: cells both silent and printing")
             if declared != set(cells):
-                fail(f"{name}: cells in the notebook {sorted(cells)} != declared "
-                     f"{sorted(declared)}")
+                fail(f"{name}: cells in the notebook {sorted(cells, key=str)} != declared "
+                     f"{sorted(declared, key=str)}")
             check_no_output_cells(nb, lines, cells)
             blocks = extract(nb, lines, cells, entries)
-            for e in sorted(entries, key=lambda e: (e.cell, e.part)):
+            for e in sorted(entries, key=lambda e: (isinstance(e.cell, str), str(e.cell)
+                                                    if isinstance(e.cell, str) else e.cell, e.part)):
                 eid = entry_id(e)
                 text = blocks[eid]
                 if text not in raw:
@@ -642,7 +850,7 @@ def main() -> int:
                 if e.truncated and not e.check.startswith("relation:"):
                     fail(f"{eid}: truncated block must be checked through a relation")
                 rows.append(dict(
-                    id=eid, nb=nb, notebook=name, cell=f"In [{e.cell}]", chapter=e.chapter,
+                    id=eid, nb=nb, notebook=name, cell=cell_name(e.cell), chapter=e.chapter,
                     style=e.style, precision=precision(e), check=e.check,
                     file=f"{nb}/{eid}.txt", what=what, text=text))
     except Mismatch as err:
@@ -660,7 +868,7 @@ def main() -> int:
     os.makedirs(BOOK, exist_ok=True)
 
     manifest = ["# " + "\t".join(COLUMNS) + "\n",
-                "# Generated by tools/extract_book.py from ../shared/seeds; "
+                "# Generated by tools/extract_book.py from data/sources; "
                 "do not edit by hand (run python3 tools/extract_book.py).\n"]
     for r in rows:
         fields = [field(str(r[c]), c, r["id"]) for c in COLUMNS]

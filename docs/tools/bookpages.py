@@ -42,9 +42,15 @@ class Entry:
         return self.check.split(":", 1)[1] if ":" in self.check else ""
 
     @property
+    def source(self):
+        """How headers name the source: `002`, or `Raschka 3` / `Raschka 3 ex.`."""
+        return {"raschka_ch03.txt": "Raschka 3",
+                "raschka_ch03_exercises.txt": "Raschka 3 ex."}.get(self.notebook, self.notebook[:3])
+
+    @property
     def short_cell(self):
-        """`002 In [8]`: how chapter headers name the cell."""
-        return f"{self.notebook[:3]} {self.cell}"
+        """`002 In [8]`, `Raschka 3 In [25]`: how chapter headers name the cell."""
+        return f"{self.source} {self.cell}"
 
 
 @dataclass
@@ -215,18 +221,21 @@ MARKS = {
 }
 
 
-def verdict(block, book):
-    """(kind, words) for a block: kind is a key of MARKS. Read from the record's comparison."""
-    entry = book.by_id.get(block.entry_id) if block.entry_id else None
+def verdict(block, book, k=0):
+    """(kind, words) for a block's k-th source (a block may mirror a cell of each source):
+    kind is a key of MARKS. Read from the record's comparison with that source."""
+    source = block.sources[k] if k < len(block.sources) else None
+    entry = book.by_id.get(source) if source else None
     if entry is None:
         return "new", "the notebooks do not print this"
-    result = block.comparison["result"] if block.comparison else "differs"
+    comparison = next((c for c in block.comparisons if c.get("entry") == source), None)
+    result = comparison["result"] if comparison else "differs"
     if result == "identical":
         return "identical", f"identical to the notebook ({describe_check(entry)})"
     if result == "within_ulp":
-        return "close", f"{html.escape(block.comparison['summary'])} ({describe_check(entry)})"
+        return "close", f"{html.escape(comparison['summary'])} ({describe_check(entry)})"
     if result in ("differs", "differs_expected"):
-        return "differs", f"{html.escape(block.comparison['summary'])} ({describe_check(entry)})"
+        return "differs", f"{html.escape(comparison['summary'])} ({describe_check(entry)})"
     if result == "relation":
         rel = entry.detail
         return "relation", (f"not compared as text: the notebook's values are unseeded. Checked "
@@ -260,40 +269,42 @@ def pre(text):
 
 
 def block_html(block, book):
-    kind, words = verdict(block, book)
-    cls, mark = MARKS[kind]
-    entry = book.by_id.get(block.entry_id) if block.entry_id else None
-    cell = ", ".join(book.by_id[s].short_cell for s in block.sources if s in book.by_id) or "new"
-    attrs = f' data-entry="{html.escape(entry.id)}"' if entry else ""
+    """A block beside each source's block it mirrors (a seed notebook's, Raschka's, or both)."""
+    entries = [book.by_id[s] for s in block.sources if s in book.by_id]
+    kind, _ = verdict(block, book)
+    cls, _ = MARKS[kind]
+    cell = ", ".join(e.short_cell for e in entries) or "new"
+    attrs = f' data-entry="{html.escape(" ".join(e.id for e in entries))}"' if entries else ""
     out = [f'<div class="book-block book-{cls}"{attrs}>',
            f'<div class="book-head"><span class="book-cell">{html.escape(cell)}</span> '
            f'{html.escape(block.what)}</div>']
-    if entry:
+    if not entries:
+        # A block the notebooks never printed: the "new" tag in its header says so.
+        out += ['<div class="book-single">', pre(block.body), '</div>', "</div>"]
+        return "\n".join(out)
+    for k, entry in enumerate(entries):
+        kind, words = verdict(block, book, k)
+        cls, mark = MARKS[kind]
         out += ['<div class="book-pair">',
                 '<div class="book-side book-ours"><div class="book-label">this program printed</div>',
-                pre(block.body), '</div>',
+                pre(block.body) if k == 0 else pre("(the same block)"), '</div>',
                 '<div class="book-side book-theirs"><div class="book-label">the notebook printed '
                 f'(<code>{html.escape(entry.id)}</code>, {html.escape(entry.notebook)} '
                 f'{html.escape(entry.cell)})</div>',
                 pre(entry.text), '</div>', '</div>']
-    else:
-        out += ['<div class="book-single">', pre(block.body), '</div>']
-    if entry is None:
-        # A block the notebooks never printed: the "new" tag in its header says so.
-        out.append("</div>")
-        return "\n".join(out)
-    if entry.kind == "exact" and "grad_fn=" in entry.text:
-        words += " (after removing <code>grad_fn=&lt;...&gt;</code>: there is no autograd here)"
-    out.append(f'<div class="book-verdict"><span class="book-mark" title="{cls}">{mark}</span> '
-               f'{words}</div>')
-    diffs = block.comparison["differences"] if block.comparison else []
-    if diffs:
-        # Differences that fail the check stay open; last-digit ones within tolerance fold.
-        opened = " open" if kind == "differs" else ""
-        out.append(f'<details class="book-diffs"{opened}><summary>{len(diffs)} line(s) of '
-                   'differences</summary>')
-        out += [f'<div class="book-diff">{html.escape(d)}</div>' for d in diffs]
-        out.append("</details>")
+        if entry.kind == "exact" and "grad_fn=" in entry.text:
+            words += " (after removing <code>grad_fn=&lt;...&gt;</code>: there is no autograd here)"
+        out.append(f'<div class="book-verdict"><span class="book-mark" title="{cls}">{mark}</span> '
+                   f'{words}</div>')
+        comparison = next((c for c in block.comparisons if c.get("entry") == entry.id), None)
+        diffs = comparison["differences"] if comparison else []
+        if diffs:
+            # Differences that fail the check stay open; last-digit ones within tolerance fold.
+            opened = " open" if kind == "differs" else ""
+            out.append(f'<details class="book-diffs"{opened}><summary>{len(diffs)} line(s) of '
+                       'differences</summary>')
+            out += [f'<div class="book-diff">{html.escape(d)}</div>' for d in diffs]
+            out.append("</details>")
     out.append("</div>")
     return "\n".join(out)
 
@@ -393,9 +404,9 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, all_na
         for b in run.blocks:
             if b.step == step:
                 frags.append(block_html(b, book))
-                for src in b.sources:
+                for k, src in enumerate(b.sources):
                     if src in book.by_id:
-                        printed[src] = verdict(b, book)
+                        printed[src] = verdict(b, book, k)
         return frags
 
     first = blocks_of("")

@@ -31,7 +31,7 @@ exactly that many draws (checked with `torch.rand(n)`, one draw per element).
 
 Before writing, the script checks that it reproduces the book where the book has the same
 cells: notebook 002 In [19] and 004 In [62] and In [64] (the second run after In [62], see
-../shared/notes/pytorch-cpu-rng.md), comparing with `data/book/`.
+data/sources/notes/pytorch-cpu-rng.md), comparing with `data/book/`.
 
 Neither building nor testing the project needs this script or PyTorch: the JSON it wrote is
 committed, and `tests/test_multihead.cpp` reads only that.

@@ -119,6 +119,12 @@ const Entry& Book::at(const std::string& id) const {
     throw std::out_of_range("book: no entry with id '" + id + "' in data/book/manifest.tsv");
 }
 
+std::string source_name(const Entry& entry) {
+    if (entry.notebook == "raschka_ch03.txt") return "Raschka 3";
+    if (entry.notebook == "raschka_ch03_exercises.txt") return "Raschka 3 ex.";
+    return entry.notebook.substr(0, 3);
+}
+
 attn::Tensor inputs() {
     return attn::tensor({{0.43f, 0.15f, 0.89f},   // Your     (x^1)
                          {0.55f, 0.87f, 0.66f},   // journey  (x^2)

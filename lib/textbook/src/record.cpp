@@ -119,7 +119,7 @@ std::string render_block(const BlockRecord& block, const Book& book, bool compar
     if (block.kind == "new") out << "new";
     for (std::size_t i = 0; i < block.sources.size(); ++i) {
         const Entry& e = book.at(block.sources[i]);
-        out << (i ? ", " : "") << e.notebook.substr(0, 3) << ' ' << e.cell;
+        out << (i ? ", " : "") << source_name(e) << ' ' << e.cell;
     }
     out << " · " << block.label << '\n' << block.text << '\n';
     if (compare) {

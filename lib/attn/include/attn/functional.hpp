@@ -86,11 +86,15 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std::size_t k,
                    std::size_t n, bool transpose_b);
 
-/// `x.sum(dim, keepdim)`: float32 sum over one dimension, accumulated in order.
+/// `x.sum(dim, keepdim)`: float32 sum over one dimension. A contiguous row (the last
+/// dimension) shorter than 8 is added in PyTorch's order (`row_sum`: four partial sums, then
+/// the rest, then the partial sums: for 6 elements ((((x0 + x4) + x5) + x1) + x2) + x3);
+/// everything else is accumulated in order.
 /// @throws std::invalid_argument when `dim` is out of range.
 Tensor sum(const Tensor& x, long dim, bool keepdim = false);
 
-/// `x.sum()` of every element: a 0-d tensor.
+/// `x.sum()` of every element: a 0-d tensor, in the same order as `sum(x, -1)` of one row
+/// (why chapter 1's naive softmax sums to exactly `tensor(1.)`, as PyTorch prints it).
 Tensor sum(const Tensor& x);
 
 /// `x.argmax(dim)`: int64 index of the first maximum along `dim`.

@@ -5,7 +5,7 @@
 /// every distribution is built from its 32-bit draws (or 64-bit draws made of two 32-bit
 /// ones) in a fixed way. Reproducing those constructions draw for draw is what lets the
 /// seeded tensors of the book come out identical. The facts are collected in
-/// `../shared/notes/pytorch-cpu-rng.md` and checked bit for bit against streams recorded
+/// `data/sources/notes/pytorch-cpu-rng.md` and checked bit for bit against streams recorded
 /// from PyTorch 1.13.1 (`data/oracle/generator/`, written by
 /// `tools/oracle/generator_streams.py`; tested in `tests/test_generator.cpp`).
 ///

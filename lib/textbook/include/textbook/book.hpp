@@ -49,7 +49,7 @@ struct Check {
 /// One printed output of a notebook.
 struct Entry {
     std::string id;         ///< e.g. `002-In08`, `004-In64-2` (the second output of In [64])
-    std::string notebook;   ///< the notebook's file name in `../shared/seeds/`
+    std::string notebook;   ///< the source's file name in `data/sources/seeds/` or `raschka/`
     std::string cell;       ///< e.g. `In [8]`
     std::string chapter;    ///< the chapter that prints it: `1`..`10`, or `A` (the appendix)
     std::string style;      ///< `torch`, `numpy` or `text`
@@ -82,6 +82,10 @@ public:
 private:
     std::vector<Entry> entries_;
 };
+
+/// How a chapter header names an entry's source: the notebook's number (`002`), or
+/// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions.
+std::string source_name(const Entry& entry);
 
 /// The book's input: the six 3-d embeddings of "Your journey starts with one step",
 /// `[6, 3]` float32, one row per token (notebook 002 In [1], notebook 004 In [2]).
