@@ -30,7 +30,7 @@ import sys
 
 import torch
 import torch.nn as nn
-from oracle_common import cpu_capability, debian_version, mt_part
+from oracle_common import blas_library, cpu_capability, debian_version, draws_since
 
 SCRIPT = "tools/oracle/gqa_swa.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -189,17 +189,6 @@ INPUTS = torch.tensor([[0.43, 0.15, 0.89],
 BATCH = torch.stack((INPUTS, INPUTS))
 
 
-def draws_since(seed, state):
-    target = mt_part(state)
-    for n in range(0, 20000):
-        torch.manual_seed(seed)
-        if n:
-            torch.rand(n)
-        if mt_part(torch.get_rng_state()) == target:
-            return n
-    raise RuntimeError("draw count not found")
-
-
 def record(t):
     t = t.detach().contiguous()
     out = {"shape": list(t.shape), "values": [float(v) for v in t.reshape(-1).tolist()]}
@@ -288,17 +277,6 @@ CASES = [
      "sliding_window_size=4); x = torch.rand(2, 12, 4); swa(x); then x fed in chunks of 5 with use_cache=True",
      case_swa_decode, dict(seed=9, B=2, T=12, d_in=4, d_out=6, num_heads=3, window=4, chunk=5)),
 ]
-
-
-def blas_library():
-    torch.ones(2, 2) @ torch.ones(2, 2)
-    libs = set()
-    with open("/proc/self/maps", encoding="utf-8") as f:
-        for line in f:
-            path = line.split()[-1]
-            if "blas" in os.path.basename(path):
-                libs.add(os.path.realpath(path))
-    return sorted(libs)
 
 
 def main():
