@@ -21,6 +21,7 @@
 #include "attn/functional.hpp"
 #include "attn/generator.hpp"
 #include "attn/gqa.hpp"
+#include "attn/multihead.hpp"
 #include "attn/print.hpp"
 #include "attn/swa.hpp"
 #include "textbook/book.hpp"
@@ -221,6 +222,17 @@ TEST_CASE("MultiHeadAttentionWithSWA with seed 123 on the book's batch equals Py
     const json& expected = c["outputs"]["context_vecs"];
     CHECK(attn::repr(out) == expected["repr"].get<std::string>());
     CHECK(max_ulp(out, oracle_tensor(expected)) <= kUlps);
+}
+
+TEST_CASE("SWA's rows within the window equal MultiHeadAttention's with the same seed", "[swa][relation]") {
+    attn::manual_seed(123);
+    const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
+                                               .num_heads = 2, .sliding_window_size = 3});
+    attn::manual_seed(123);
+    const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 6, .num_heads = 2});
+    const attn::Tensor a = swa(batch()), b = mha(batch());
+    CHECK(test::max_abs_diff(attn::slice(a, 1, 0, 3), attn::slice(b, 1, 0, 3)) == 0.0);
+    CHECK(test::max_abs_diff(attn::slice(a, 1, 3, 6), attn::slice(b, 1, 3, 6)) > 1e-3);
 }
 
 TEST_CASE("control: the causal mask instead of the window does not give PyTorch's SWA output",
