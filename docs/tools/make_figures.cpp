@@ -31,6 +31,7 @@
 #include "attn/multihead.hpp"
 #include "attn/nn.hpp"
 #include "attn/padding.hpp"
+#include "attn/swa.hpp"
 #include "textbook/svg.hpp"
 #include "attn/tensor.hpp"
 
@@ -346,6 +347,18 @@ std::vector<Figure> figures(const fs::path& data_dir) {
                      style.col_labels = style.row_labels;
                      style.precision = 2;
                      return textbook::svg::heatmaps(panels, titles, style);
+                 }});
+
+    f.push_back({14, "ch14_window_mask.svg",
+                 "Chapter 14: which keys each query sees (1 = visible): the causal mask (left) and "
+                 "the sliding window of W = 3 (right), 0 <= q_pos - k_pos < W.",
+                 [] {
+                     const auto visible = [](std::size_t window) {
+                         return attn::Tensor(1.0f - attn::to_float(attn::sliding_window_mask(0, 6, 0, 6, window)));
+                     };
+                     auto style = token_style("Causal mask and sliding-window mask");
+                     style.precision = 0;
+                     return textbook::svg::heatmaps({visible(6), visible(3)}, {"causal", "window W = 3"}, style);
                  }});
     return f;
 }

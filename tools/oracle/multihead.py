@@ -48,7 +48,7 @@ import sys
 
 import numpy as np
 import torch
-from oracle_common import MT_BYTES, mt_part  # noqa: E402
+from oracle_common import MT_BYTES, blas_library, draws_since, mt_part  # noqa: E402,F401
 
 SCRIPT = "tools/oracle/multihead.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -153,19 +153,6 @@ INPUTS = torch.tensor([[0.43, 0.15, 0.89],
                        [0.77, 0.25, 0.10],
                        [0.05, 0.80, 0.55]])
 BATCH = torch.stack((INPUTS, INPUTS), dim=0)
-
-
-def draws_since(seed, state):
-    """How many 32-bit draws separate `state` from a fresh `manual_seed(seed)` (searched up to
-    a bound; one `torch.rand` element is one draw)."""
-    target = mt_part(state)
-    for n in range(0, 20000):
-        torch.manual_seed(seed)
-        if n:
-            torch.rand(n)
-        if mt_part(torch.get_rng_state()) == target:
-            return n
-    raise RuntimeError("draw count not found")
 
 
 def record(t):
@@ -320,18 +307,6 @@ def check_against_book(cases):
     if not np.array_equal(first[0], second[0]):
         facts.append("the first run of In [64] does not print the book's values")
     return facts
-
-
-def blas_library():
-    """The BLAS shared object this process actually loaded (from /proc/self/maps)."""
-    torch.ones(2, 2) @ torch.ones(2, 2)
-    libs = set()
-    with open("/proc/self/maps", encoding="utf-8") as f:
-        for line in f:
-            path = line.split()[-1]
-            if "blas" in os.path.basename(path):
-                libs.add(os.path.realpath(path))
-    return sorted(libs)
 
 
 def main():

@@ -1,5 +1,6 @@
 """What the oracle scripts share: how they describe the PyTorch that ran them, and how they
 compare generator states. Run the scripts with Debian's /usr/bin/python3 (python3-torch)."""
+import os
 import subprocess
 
 import torch
@@ -30,3 +31,28 @@ def cpu_capability():
         if "CPU capability usage" in line:
             return line.split(":", 1)[1].strip()
     return "unknown"
+
+
+def draws_since(seed, state):
+    """How many 32-bit draws separate `state` from a fresh `manual_seed(seed)` (searched up to
+    a bound; one `torch.rand` element is one draw)."""
+    target = mt_part(state)
+    for n in range(0, 20000):
+        torch.manual_seed(seed)
+        if n:
+            torch.rand(n)
+        if mt_part(torch.get_rng_state()) == target:
+            return n
+    raise RuntimeError("draw count not found")
+
+
+def blas_library():
+    """The BLAS shared object this process actually loaded (from /proc/self/maps)."""
+    torch.ones(2, 2) @ torch.ones(2, 2)
+    libs = set()
+    with open("/proc/self/maps", encoding="utf-8") as f:
+        for line in f:
+            path = line.split()[-1]
+            if "blas" in os.path.basename(path):
+                libs.add(os.path.realpath(path))
+    return sorted(libs)

@@ -196,4 +196,30 @@ std::string diff_lines(const std::vector<std::pair<std::string, attn::Tensor>>& 
     return out;
 }
 
+// ---------------------------------------------------------------- chapters 13-14 (GQA, SWA)
+
+std::string gb_text(std::size_t bytes) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / 1e9);
+    std::string digits(buf);
+    const std::size_t dot = digits.find('.');
+    std::string whole = digits.substr(0, dot), grouped;
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+        if (i && (whole.size() - i) % 3 == 0) grouped += ',';
+        grouped += whole[i];
+    }
+    return grouped + digits.substr(dot) + " GB";
+}
+
+std::string labelled_lines(const std::vector<std::pair<std::string, std::string>>& rows) {
+    std::size_t width = 0;
+    for (const auto& [label, text] : rows) width = std::max(width, label.size());
+    std::string out;
+    for (const auto& [label, text] : rows) {
+        if (!out.empty()) out += '\n';
+        out += label + std::string(width - label.size() + 2, ' ') + text;
+    }
+    return out;
+}
+
 }  // namespace textbook

@@ -102,4 +102,14 @@ std::string ulp_lines(const std::vector<std::pair<std::string, double>>& cases);
 std::string diff_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows,
                        const attn::Tensor& reference);
 
+// ---------------------------------------------------------------- chapters 13-14 (GQA, SWA)
+
+/// Raschka's `convert_bytes` (memory_estimator_gqa.py): bytes as decimal gigabytes with
+/// thousands separators and two decimals, `f"{n / 1000**3:,.2f} GB"`: `17.18 GB`.
+std::string gb_text(std::size_t bytes);
+
+/// One line per row, `label  text`, the labels padded to one column (two spaces after the
+/// longest); no newline at the end.
+std::string labelled_lines(const std::vector<std::pair<std::string, std::string>>& rows);
+
 }  // namespace textbook

@@ -1,0 +1,315 @@
+// Tests of grouped-query attention (chapter 13) and sliding-window attention (chapter 14).
+//
+// Expected values come from the oracle data/oracle/gqa_swa.json, recorded from Debian's
+// python3-torch on the reference BLAS by tools/oracle/gqa_swa.py with Raschka's modules
+// (ch04/04_gqa, ch04/06_swa, copied into the script); printed text is compared exactly, values
+// within kUlps float32 ulps (values within 1e-7 absolute count as equal, near zero a last-bit
+// difference is many ulps of a tiny result). Decoding with a cache is compared with the full
+// recomputation (a relation), at every step.
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "attn/functional.hpp"
+#include "attn/generator.hpp"
+#include "attn/gqa.hpp"
+#include "attn/multihead.hpp"
+#include "attn/print.hpp"
+#include "attn/swa.hpp"
+#include "textbook/book.hpp"
+
+namespace {
+
+using json = nlohmann::json;
+constexpr long long kUlps = 4;  // the stated bound for every oracle value
+
+const json& oracle_case(const std::string& name) {
+    static const json j = [] {
+        std::ifstream in(textbook::data_dir() / "oracle" / "gqa_swa.json");
+        REQUIRE(in.good());
+        return json::parse(in);
+    }();
+    for (const auto& c : j["cases"])
+        if (c["name"] == name) return c;
+    FAIL("no oracle case " << name);
+    throw std::logic_error("unreachable");
+}
+
+attn::Tensor oracle_tensor(const json& out) {
+    attn::Tensor t = attn::zeros(out["shape"].get<attn::Shape>());
+    const auto& values = out["values"];
+    REQUIRE(values.size() == t.size());
+    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<float>(values[i].get<double>());
+    return t;
+}
+
+long long max_ulp(const attn::Tensor& a, const attn::Tensor& b) {
+    REQUIRE(attn::shape_of(a) == attn::shape_of(b));
+    long long worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::abs(double(a.data()[i]) - double(b.data()[i])) <= 1e-7) continue;
+        worst = std::max(worst, textbook::ulp_distance(a.data()[i], b.data()[i]));
+    }
+    return worst;
+}
+
+attn::Tensor batch() {
+    const attn::Tensor inputs = textbook::inputs();
+    return attn::stack({inputs, inputs}, 0);
+}
+
+attn::GroupedQueryAttentionConfig book_gqa(std::size_t groups) {
+    return {.d_in = 3, .d_out = 8, .context_length = 6, .dropout = 0.0, .num_heads = 4,
+            .num_kv_groups = groups};
+}
+
+// The outputs of feeding x [b, T, d] in chunks of `chunk` through `step`, concatenated.
+template <class Step>
+attn::Tensor in_chunks(const attn::Tensor& x, std::size_t chunk, Step step) {
+    std::vector<attn::Tensor> outs;
+    const long T = static_cast<long>(x.shape()[1]);
+    for (long i = 0; i < T; i += static_cast<long>(chunk))
+        outs.push_back(step(attn::slice(x, 1, i, std::min(T, i + static_cast<long>(chunk)))));
+    return attn::cat(outs, 1);
+}
+
+}  // namespace
+
+// ============================================================================ GQA
+
+TEST_CASE("GroupedQueryAttention with seed 123 on the book's batch equals PyTorch (GQA, MQA, MHA)",
+          "[gqa][oracle]") {
+    for (const auto& [name, groups] : {std::pair{"gqa_book_s123", 2}, {"mqa_book_s123", 1},
+                                       {"mha_book_s123", 4}}) {
+        INFO(name);
+        const json& c = oracle_case(name);
+        attn::manual_seed(123);
+        const attn::GroupedQueryAttention gqa(book_gqa(groups));
+        CHECK(attn::default_generator().draws_since_seed() == c["draws_after_init"].get<std::uint64_t>());
+        CHECK(attn::repr(gqa) == c["repr"].get<std::string>());
+        const attn::Tensor out = gqa(batch());
+        const json& expected = c["outputs"]["context_vecs"];
+        CHECK(attn::repr(out) == expected["repr"].get<std::string>());
+        CHECK(max_ulp(out, oracle_tensor(expected)) <= kUlps);
+        attn::GroupedKVCache cache;
+        gqa.forward(batch(), cache);
+        CHECK(attn::repr(attn::shape_of(cache.key)) == c["cache_k_shape"].get<std::string>());
+    }
+}
+
+TEST_CASE("GroupedQueryAttention in training mode draws PyTorch's dropout mask", "[gqa][oracle]") {
+    const json& c = oracle_case("gqa_train_s5");
+    attn::manual_seed(5);
+    const attn::GroupedQueryAttention gqa({.d_in = 4, .d_out = 8, .context_length = 5, .dropout = 0.3,
+                                           .num_heads = 4, .num_kv_groups = 2, .qkv_bias = true});
+    const attn::Tensor x = attn::rand({2, 5, 4});
+    CHECK(attn::max_abs_diff(x, oracle_tensor(c["outputs"]["x"])) == 0.0f);
+    CHECK(max_ulp(gqa(x), oracle_tensor(c["outputs"]["context_vec"])) <= kUlps);
+}
+
+TEST_CASE("GQA decoding in chunks of 3 equals PyTorch's cached decoding and cache", "[gqa][oracle]") {
+    const json& c = oracle_case("gqa_decode_s7");
+    attn::manual_seed(7);
+    const attn::GroupedQueryAttention gqa({.d_in = 4, .d_out = 12, .context_length = 10,
+                                           .num_heads = 6, .num_kv_groups = 3, .qkv_bias = true});
+    const attn::Tensor x = attn::rand({2, 10, 4});
+    CHECK(max_ulp(gqa(x), oracle_tensor(c["outputs"]["full"])) <= kUlps);
+    attn::GroupedKVCache cache;
+    const attn::Tensor cached = in_chunks(x, 3, [&](const attn::Tensor& t) { return gqa.forward(t, cache); });
+    CHECK(max_ulp(cached, oracle_tensor(c["outputs"]["cached"])) <= kUlps);
+    CHECK(max_ulp(cache.key, oracle_tensor(c["outputs"]["cache_k"])) <= kUlps);
+    CHECK(max_ulp(cache.value, oracle_tensor(c["outputs"]["cache_v"])) <= kUlps);
+    CHECK(cache.bytes() == 2 * 2 * 3 * 10 * 2 * sizeof(float));  // only the 3 key/value heads
+}
+
+TEST_CASE("control: repeat (tiling) instead of repeat_interleave does not give PyTorch's GQA",
+          "[gqa][control]") {
+    const json& c = oracle_case("gqa_book_s123");
+    attn::manual_seed(123);
+    attn::GroupedQueryAttention gqa(book_gqa(2));
+    // Rows of groups tiled [K1, K2, K1, K2] instead of [K1, K1, K2, K2]: the MHA this equals
+    // pairs query head 1 with key head 2.
+    attn::MultiHeadAttention right = attn::expand_kv_groups(gqa);
+    attn::MultiHeadAttention wrong = right;
+    const attn::Tensor wk = attn::view(gqa.W_key.weight, {2, 2, 3});
+    const attn::Tensor wv = attn::view(gqa.W_value.weight, {2, 2, 3});
+    wrong.W_key.weight = attn::view(attn::repeat_along(wk, 2, 0), {8, 3});
+    wrong.W_value.weight = attn::view(attn::repeat_along(wv, 2, 0), {8, 3});
+    const attn::Tensor expected = oracle_tensor(c["outputs"]["context_vecs"]);
+    CHECK(max_ulp(right(batch()), expected) <= kUlps);
+    CHECK(max_ulp(wrong(batch()), expected) > 1000);  // the control fails
+}
+
+TEST_CASE("GQA equals MHA whose key/value weights repeat each group", "[gqa][relation]") {
+    attn::Generator gen(2024);
+    for (std::size_t groups : {1, 2, 3, 6}) {
+        const attn::GroupedQueryAttention gqa({.d_in = 5, .d_out = 12, .context_length = 9,
+                                               .num_heads = 6, .num_kv_groups = groups,
+                                               .qkv_bias = true}, gen);
+        const attn::Tensor x = attn::rand({3, 9, 5}, gen);
+        CHECK(test::max_abs_diff(gqa(x), attn::expand_kv_groups(gqa)(x)) == 0.0);
+    }
+}
+
+TEST_CASE("repeat_interleave and repeat order heads as PyTorch does", "[gqa]") {
+    const attn::Tensor k = attn::tensor({1.0f, 2.0f});
+    CHECK(attn::repr(attn::repeat_interleave(k, 2, 0)) == "tensor([1., 1., 2., 2.])");
+    CHECK(attn::repr(attn::repeat_along(k, 2, 0)) == "tensor([1., 2., 1., 2.])");
+    test::require_invalid([&] { attn::repeat_interleave(k, 0, 0); }, {"repeats"});
+}
+
+TEST_CASE("GQA decoding equals recomputation at every step, token by token and in chunks 1..20",
+          "[gqa][relation]") {
+    attn::Generator gen(31);
+    const attn::GroupedQueryAttention gqa({.d_in = 6, .d_out = 16, .context_length = 64,
+                                           .num_heads = 8, .num_kv_groups = 2, .qkv_bias = true}, gen);
+    const attn::Tensor x = attn::rand({2, 64, 6}, gen);
+    const attn::Tensor full = gqa(x);
+    for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
+        INFO("chunk " << chunk);
+        attn::GroupedKVCache cache;
+        double worst = 0.0;
+        for (long i = 0; i < 64; i += long(chunk)) {
+            const long end = std::min(64L, i + long(chunk));
+            const attn::Tensor step = gqa.forward(attn::slice(x, 1, i, end), cache);
+            // the recomputation of this step: the full forward over the prefix, its last rows
+            const attn::Tensor recomputed = attn::slice(gqa(attn::slice(x, 1, 0, end)), 1, i, end);
+            worst = std::max(worst, test::max_abs_diff(step, recomputed));
+        }
+        CHECK(worst <= 1e-6);
+        CHECK(cache.length() == 64);
+        CHECK(test::max_abs_diff(cache.key, attn::zeros({2, 2, 64, 2})) > 0.0);
+    }
+    (void)full;
+}
+
+TEST_CASE("GQA configurations and inputs that cannot work throw, naming the field", "[gqa][errors]") {
+    using C = attn::GroupedQueryAttentionConfig;
+    test::require_invalid([] { attn::GroupedQueryAttention g(C{.d_in = 3, .d_out = 8, .context_length = 6, .num_heads = 4, .num_kv_groups = 3}); },
+                          {"num_heads must be divisible by num_kv_groups", "num_kv_groups = 3"});
+    test::require_invalid([] { attn::GroupedQueryAttention g(C{.d_in = 3, .d_out = 9, .context_length = 6, .num_heads = 4, .num_kv_groups = 2}); },
+                          {"d_out must be divisible by num_heads", "d_out = 9"});
+    test::require_invalid([] { attn::GroupedQueryAttention g(C{.d_in = 3, .d_out = 8, .context_length = 6, .num_heads = 4}); },
+                          {"num_kv_groups"});
+    attn::manual_seed(1);
+    const attn::GroupedQueryAttention gqa(book_gqa(2));
+    attn::GroupedKVCache cache;
+    gqa.forward(batch(), cache);
+    test::require_invalid([&] { gqa.forward(attn::slice(batch(), 1, 0, 1), cache); },
+                          {"beyond the context", "context_length = 6"});
+    CHECK(cache.pos == 6);  // unchanged
+}
+
+// ============================================================================ SWA
+
+TEST_CASE("MultiHeadAttentionWithSWA with seed 123 on the book's batch equals PyTorch",
+          "[swa][oracle]") {
+    const json& c = oracle_case("swa_book_s123");
+    attn::manual_seed(123);
+    const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
+                                               .num_heads = 2, .sliding_window_size = 3});
+    CHECK(attn::default_generator().draws_since_seed() == c["draws_after_init"].get<std::uint64_t>());
+    CHECK(attn::repr(swa) == c["repr"].get<std::string>());
+    const attn::Tensor out = swa(batch());
+    const json& expected = c["outputs"]["context_vecs"];
+    CHECK(attn::repr(out) == expected["repr"].get<std::string>());
+    CHECK(max_ulp(out, oracle_tensor(expected)) <= kUlps);
+}
+
+TEST_CASE("SWA's rows within the window equal MultiHeadAttention's with the same seed", "[swa][relation]") {
+    attn::manual_seed(123);
+    const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
+                                               .num_heads = 2, .sliding_window_size = 3});
+    attn::manual_seed(123);
+    const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 6, .num_heads = 2});
+    const attn::Tensor a = swa(batch()), b = mha(batch());
+    CHECK(test::max_abs_diff(attn::slice(a, 1, 0, 3), attn::slice(b, 1, 0, 3)) == 0.0);
+    CHECK(test::max_abs_diff(attn::slice(a, 1, 3, 6), attn::slice(b, 1, 3, 6)) > 1e-3);
+}
+
+TEST_CASE("control: the causal mask instead of the window does not give PyTorch's SWA output",
+          "[swa][control]") {
+    const json& c = oracle_case("swa_book_s123");
+    attn::manual_seed(123);
+    const attn::MultiHeadAttentionWithSWA wide({.d_in = 3, .d_out = 4, .context_length = 6,
+                                                .num_heads = 2, .sliding_window_size = 6});
+    CHECK(max_ulp(wide(batch()), oracle_tensor(c["outputs"]["context_vecs"])) > 1000);
+}
+
+TEST_CASE("SWA ring-buffer decoding in chunks of 5 equals PyTorch's trimmed cache", "[swa][oracle]") {
+    const json& c = oracle_case("swa_decode_s9");
+    attn::manual_seed(9);
+    const attn::MultiHeadAttentionWithSWA swa({.d_in = 4, .d_out = 6, .context_length = 12,
+                                               .num_heads = 3, .qkv_bias = true,
+                                               .sliding_window_size = 4});
+    const attn::Tensor x = attn::rand({2, 12, 4});
+    CHECK(max_ulp(swa(x), oracle_tensor(c["outputs"]["full"])) <= kUlps);
+    attn::RingKVCache cache = swa.make_cache(2);
+    const attn::Tensor cached = in_chunks(x, 5, [&](const attn::Tensor& t) { return swa.forward(t, cache); });
+    CHECK(max_ulp(cached, oracle_tensor(c["outputs"]["cached"])) <= kUlps);
+    CHECK(max_ulp(cache.recent_keys(4), oracle_tensor(c["outputs"]["cache_k"])) <= kUlps);
+    CHECK(max_ulp(cache.recent_values(4), oracle_tensor(c["outputs"]["cache_v"])) <= kUlps);
+}
+
+TEST_CASE("the window mask: a key is visible when 0 <= q_pos - k_pos < W", "[swa]") {
+    const attn::BoolTensor m = attn::sliding_window_mask(0, 6, 0, 6, 3);
+    for (std::size_t i = 0; i < 6; ++i)
+        for (std::size_t j = 0; j < 6; ++j) CHECK(m(i, j) == !(j <= i && i - j < 3));
+    // W >= T is the causal mask
+    const bool causal = attn::sliding_window_mask(0, 6, 0, 6, 6) == attn::to_bool(attn::triu(attn::ones({6, 6}), 1));
+    CHECK(causal);
+    test::require_invalid([] { attn::sliding_window_mask(0, 2, 0, 2, 0); }, {"window"});
+}
+
+TEST_CASE("SWA decoding equals recomputation at every step, token by token and in chunks 1..20",
+          "[swa][relation]") {
+    attn::Generator gen(77);
+    const std::size_t W = 7;
+    const attn::MultiHeadAttentionWithSWA swa({.d_in = 6, .d_out = 12, .context_length = 64,
+                                               .num_heads = 3, .qkv_bias = true,
+                                               .sliding_window_size = W}, gen);
+    const attn::Tensor x = attn::rand({2, 64, 6}, gen);
+    for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
+        INFO("chunk " << chunk);
+        attn::RingKVCache cache = swa.make_cache(2);
+        const std::size_t bytes = cache.bytes();
+        double worst = 0.0;
+        for (long i = 0; i < 64; i += long(chunk)) {
+            const long end = std::min(64L, i + long(chunk));
+            const attn::Tensor step = swa.forward(attn::slice(x, 1, i, end), cache);
+            const attn::Tensor recomputed = attn::slice(swa(attn::slice(x, 1, 0, end)), 1, i, end);
+            worst = std::max(worst, test::max_abs_diff(step, recomputed));
+            CHECK(cache.bytes() == bytes);  // flat: the ring never grows
+        }
+        CHECK(worst <= 1e-6);
+        CHECK(cache.length() == W);
+        CHECK(cache.pos == 64);
+    }
+}
+
+TEST_CASE("SWA configurations and positions that cannot work throw, naming the field", "[swa][errors]") {
+    using C = attn::MultiHeadAttentionWithSWAConfig;
+    test::require_invalid([] { attn::MultiHeadAttentionWithSWA s(C{.d_in = 3, .d_out = 4, .context_length = 6, .num_heads = 2}); },
+                          {"sliding_window_size", "> 0"});
+    test::require_invalid([] { attn::MultiHeadAttentionWithSWA s(C{.d_in = 3, .d_out = 5, .context_length = 6, .num_heads = 2, .sliding_window_size = 3}); },
+                          {"d_out must be divisible by num_heads", "d_out = 5"});
+    attn::manual_seed(123);
+    const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
+                                               .num_heads = 2, .sliding_window_size = 3});
+    attn::RingKVCache cache = swa.make_cache(2);
+    swa.forward(batch(), cache);  // a chunk of 6 > W = 3 is fine (no negative pointer)
+    test::require_invalid([&] { swa.forward(attn::slice(batch(), 1, 0, 1), cache); },
+                          {"beyond the context", "context_length = 6"});
+    CHECK(cache.pos == 6);
+    test::require_invalid([&] { swa(attn::cat({batch(), batch()}, 1)); }, {"beyond the context"});
+    attn::RingKVCache other(1, 2, 3, 2);
+    test::require_invalid([&] { swa.forward(batch(), other); }, {"cache"});
+}
