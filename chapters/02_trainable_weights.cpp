@@ -10,13 +10,13 @@
 #include "textbook/chapter.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "02_trainable_weights"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "02_trainable_weights", .seeded = true}, [](textbook::Chapter& ch) {
         const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
 
         ch.step("weights");
         //! [weights]
         const std::size_t d_in = 3, d_out = 2;
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::Tensor W_query = attn::nn::rand_parameter(d_in, d_out);
         const attn::Tensor W_key = attn::nn::rand_parameter(d_in, d_out);
         const attn::Tensor W_value = attn::nn::rand_parameter(d_in, d_out);
@@ -58,14 +58,14 @@ int main(int argc, char** argv) {
 
         ch.step("v1");
         //! [v1]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::SelfAttention_v1 sa_v1(d_in, d_out);
         //! [v1]
         ch.book("rch03-In23", "SelfAttention_v1(3, 2)(inputs), seed 123", attn::repr(sa_v1(inputs)));
 
         ch.step("v2");
         //! [v2]
-        attn::manual_seed(789);
+        attn::manual_seed(ch.seed(789));
         const attn::SelfAttention_v2 sa_v2(d_in, d_out);
         const attn::Tensor context = sa_v2(inputs);
         //! [v2]

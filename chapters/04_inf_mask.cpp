@@ -11,12 +11,12 @@
 #include "textbook/chapter.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "04_inf_mask"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "04_inf_mask", .seeded = true}, [](textbook::Chapter& ch) {
         const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
 
         ch.step("scores");
         //! [scores]
-        attn::manual_seed(789);
+        attn::manual_seed(ch.seed(789));
         const attn::SelfAttention_v2 sa_v2(3, 2);
         const attn::Tensor queries = sa_v2.W_query(inputs);
         const attn::Tensor keys = sa_v2.W_key(inputs);

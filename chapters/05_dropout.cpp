@@ -15,13 +15,13 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "05_dropout", .dropout = true}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "05_dropout", .dropout = true, .seeded = true}, [](textbook::Chapter& ch) {
         const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
         using attn::nn::BernoulliBackend;
 
         ch.step("ones");
         //! [ones]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::nn::Dropout dropout(0.5, BernoulliBackend::mkl);  // dropout rate of 50%
         const attn::Tensor example = attn::ones({6, 6});
         //! [ones]
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
 
         ch.step("weights");
         //! [weights]
-        attn::manual_seed(789);  // chapter 4's causal attention weights
+        attn::manual_seed(ch.seed(789));  // chapter 4's causal attention weights
         const attn::SelfAttention_v2 sa_v2(3, 2);
         const attn::Tensor keys = sa_v2.W_key(inputs);
         const attn::Tensor attn_scores = attn::matmul(sa_v2.W_query(inputs), attn::T(keys));
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
             attn::Tensor(attn::masked_fill(attn_scores, causal_mask, -inf) / std::sqrt(d_k)), -1);
         //! [weights]
         //! [weights.2]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::Tensor dropped = dropout(attn_weights);
         //! [weights.2]
         ch.book("002-In13", "[MKL backend] torch.manual_seed(123); dropout(attn_weights)",
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
 
         ch.step("fourth");
         //! [fourth]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::nn::Dropout dropout_portable(0.5, BernoulliBackend::portable);
         attn::Tensor fourth;
         for (int run = 0; run < 4; ++run) fourth = dropout_portable(attn_weights);
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
 
         ch.step("eval");
         //! [eval]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         attn::nn::Dropout dropout_eval(0.5, ch.backend());
         dropout_eval.training = false;  // dropout.eval()
         const attn::Tensor weights_eval = dropout_eval(attn_weights);

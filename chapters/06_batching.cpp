@@ -12,7 +12,7 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "06_batching", .dropout = true}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "06_batching", .dropout = true, .seeded = true}, [](textbook::Chapter& ch) {
         const std::string backend = std::string("[") + ch.backend_name() + " backend] ";
 
         ch.step("batch");
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
 
         ch.step("causal");
         //! [causal]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const std::size_t context_length = batch.shape()[1];  // batch.shape[1]
         const attn::CausalAttention ca({.d_in = d_in, .d_out = d_out, .context_length = context_length, .backend = ch.backend()});
         const attn::Tensor context_vecs = ca(batch);
@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
 
         ch.step("dropout");
         //! [dropout]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::CausalAttention ca_dropout({.d_in = 3, .d_out = 2, .context_length = context_length, .dropout = 0.5, .backend = ch.backend()});
         const auto dropped = ca_dropout.forward_steps(batch);
         //! [dropout]

@@ -11,13 +11,13 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "07_multi_head"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "07_multi_head", .seeded = true}, [](textbook::Chapter& ch) {
         const attn::Tensor inputs = textbook::inputs();               // 002 In [1], 004 In [2]
         const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6
 
         ch.step("wrapper");
         //! [wrapper]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttentionWrapper wrapper(
             {.d_in = 3, .d_out = 2, .context_length = batch.shape()[1], .num_heads = 2});
         const auto wrapped = wrapper.forward_steps(batch);
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
 
         ch.step("head0");
         //! [head0]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6});
         const bool same = xt::all(xt::equal(wrapped.head_outputs[0], ca(batch)));
         //! [head0]
@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
 
         ch.step("mha");
         //! [mha]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttention mha(
             {.d_in = 3, .d_out = 2, .context_length = batch.shape()[1], .num_heads = 2});
         const auto steps = mha.forward_steps(batch);
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
         ch.step("gpt2");
         //! [gpt2]
         const attn::GPT2Config cfg{.block_size = 5, .n_embd = 12, .n_head = 3};  // T, S, H
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         attn::GPT2Attention layer(cfg);
         layer.eval();
         //! [gpt2]

@@ -13,7 +13,7 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "08_kv_cache"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "08_kv_cache", .seeded = true}, [](textbook::Chapter& ch) {
         ch.step("plan");
         ch.book("000-In28", "the notebook's note, a string",
                 attn::repr_str("\nWith KV caching:\nInput: (B,1,E), kv_cache\nOutput: (B,1,E)\n\n"));
@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
         ch.step("setup");
         //! [setup]
         const std::size_t B = 2, S = 4, E = 16;
-        attn::manual_seed(8);
+        attn::manual_seed(ch.seed(8));
         const attn::Tensor z_old = attn::rand({B, S, E});
         const attn::Tensor z = attn::rand({B, 1, E});  // the new token
         const attn::Tensor z_new = attn::cat({z_old, z}, 1);
@@ -88,7 +88,7 @@ int main(int argc, char** argv) {
 
         ch.step("merged");
         //! [merged]
-        attn::manual_seed(43);
+        attn::manual_seed(ch.seed(43));
         const attn::Tensor z2 = attn::rand({B, S, E});
         const attn::BaseSelfAttention merged({.embed_dim = E});
         const attn::BaseOutput output = merged(z2);
@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
 
         ch.step("decode");
         //! [decode]
-        attn::manual_seed(32);
+        attn::manual_seed(ch.seed(32));
         const attn::BaseSelfAttention decoder({.embed_dim = E});
         const attn::Tensor prompt = attn::rand({B, S, E});
         const attn::Tensor tokens = attn::rand({B, 32, E});

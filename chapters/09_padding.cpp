@@ -16,11 +16,11 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "09_padding"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "09_padding", .seeded = true}, [](textbook::Chapter& ch) {
         ch.step("projections");
         //! [projections]
         std::size_t B = 2, S = 8, E = 16;
-        attn::manual_seed(5);
+        attn::manual_seed(ch.seed(5));
         const attn::Tensor z = attn::rand({B, S, E});
         const attn::nn::Linear query_proj(E, E), key_proj(E, E), value_proj(E, E);
         const attn::Tensor query = query_proj(z), key = key_proj(z), value = value_proj(z);
@@ -83,14 +83,14 @@ int main(int argc, char** argv) {
         //! [attention_mask]
         const attn::LongTensor attention_mask = encoded_input.attention_mask;
         B = attention_mask.shape()[0], S = attention_mask.shape()[1];  // B, S = attention_mask.shape
-        attn::manual_seed(24);
+        attn::manual_seed(ch.seed(24));
         const attn::Tensor dummy_logits = attn::apply_attention_mask(attn::rand({B, S, S}), attention_mask);
         //! [attention_mask]
         ch.book("000-In24", "random logits with the attention mask applied", attn::repr(dummy_logits));
 
         ch.step("base");
         //! [base]
-        attn::manual_seed(27);
+        attn::manual_seed(ch.seed(27));
         const attn::Tensor z3 = attn::rand({B, S, E});
         attn::BaseSelfAttention self_atten({.embed_dim = E});
         const auto qkv = self_atten.construct_query_key_value(z3);

@@ -10,14 +10,14 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "10_loss"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "10_loss", .seeded = true}, [](textbook::Chapter& ch) {
         const float inf = std::numeric_limits<float>::infinity();
 
         ch.step("modules");
         //! [modules]
         attn::set_printoptions(/*precision=*/2, /*linewidth=*/200);
         const std::size_t V = 100, d = 768, T = 5;  // vocabulary size, embedding dimension, sequence length
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::nn::Embedding emb(V, d);  // weight [V, d] ~ normal_(0, 1)
         const attn::nn::Linear clf(d, V);     // classification head
         const attn::nn::Linear q_proj(d, d), k_proj(d, d), v_proj(d, d);

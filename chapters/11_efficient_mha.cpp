@@ -13,13 +13,13 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "11_efficient_mha"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "11_efficient_mha", .seeded = true}, [](textbook::Chapter& ch) {
         const attn::Tensor inputs = textbook::inputs();               // 002 In [1], 004 In [2]
         const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6
 
         ch.step("reference");
         //! [reference]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .num_heads = 2});
         const attn::Tensor reference = mha(batch);
         //! [reference]
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
 
         ch.step("wrapper");
         //! [wrapper]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttentionWrapper wrapper({.d_in = 3, .d_out = 2, .context_length = 6, .num_heads = 2});
         const attn::Tensor via_tiled = attn::flash::forward(attn::stack_heads(wrapper), batch, {});
         //! [wrapper]

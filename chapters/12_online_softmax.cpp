@@ -18,7 +18,7 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "12_online_softmax"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "12_online_softmax", .seeded = true}, [](textbook::Chapter& ch) {
         const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
 
         ch.step("three_pass");
@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
         ch.step("tiled");
         //! [tiled]
         const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttention mha(
             {.d_in = 3, .d_out = 2, .context_length = batch.shape()[1], .num_heads = 2});
         const attn::Tensor context_vecs = attn::flash::forward(mha, batch, {.block_q = 2, .block_k = 2});

@@ -11,12 +11,12 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "13_grouped_query"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "13_grouped_query", .seeded = true}, [](textbook::Chapter& ch) {
         ch.step("module");
         //! [module]
         const attn::Tensor inputs = textbook::inputs();
         const attn::Tensor batch = attn::stack({inputs, inputs}, 0);
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::GroupedQueryAttention gqa({.d_in = 3, .d_out = 8, .context_length = 6,
                                                .dropout = 0.0, .num_heads = 4, .num_kv_groups = 2});
         const attn::Tensor context_vecs = gqa(batch);
@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
 
         ch.step("mqa");
         //! [mqa]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::GroupedQueryAttention mqa({.d_in = 3, .d_out = 8, .context_length = 6,
                                                .dropout = 0.0, .num_heads = 4, .num_kv_groups = 1});
         //! [mqa]

@@ -12,7 +12,7 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "14_sliding_window"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "14_sliding_window", .seeded = true}, [](textbook::Chapter& ch) {
         ch.step("mask");
         //! [mask]
         const attn::BoolTensor window_mask = attn::sliding_window_mask(0, 6, 0, 6, /*window=*/3);
@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
         //! [module]
         const attn::Tensor inputs = textbook::inputs();
         const attn::Tensor batch = attn::stack({inputs, inputs}, 0);
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.0,
                                                    .num_heads = 2, .sliding_window_size = 3});
         const attn::Tensor context_vecs = swa(batch);

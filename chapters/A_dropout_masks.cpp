@@ -17,7 +17,7 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "A_dropout_masks", .dropout = true}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "A_dropout_masks", .dropout = true, .seeded = true}, [](textbook::Chapter& ch) {
         const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
         using attn::nn::BernoulliBackend;
 
@@ -26,10 +26,10 @@ int main(int argc, char** argv) {
         const attn::Tensor example = attn::ones({6, 6});
         const attn::nn::Dropout dropout_mkl(0.5, BernoulliBackend::mkl);
         const attn::nn::Dropout dropout_portable(0.5, BernoulliBackend::portable);
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::Tensor ones_mkl = dropout_mkl(example);
         const std::string draws_mkl = textbook::draws_since_seed();
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::Tensor ones_portable = dropout_portable(example);
         const std::string draws_portable = textbook::draws_since_seed();
         //! [ones]
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
 
         ch.step("weights");
         //! [weights]
-        attn::manual_seed(789);  // chapter 4's causal attention weights
+        attn::manual_seed(ch.seed(789));  // chapter 4's causal attention weights
         const attn::SelfAttention_v2 sa_v2(3, 2);
         const attn::Tensor keys = sa_v2.W_key(inputs);
         const attn::Tensor attn_scores = attn::matmul(sa_v2.W_query(inputs), attn::T(keys));
@@ -51,7 +51,7 @@ int main(int argc, char** argv) {
         const float d_k = static_cast<float>(keys.shape().back());
         const attn::Tensor attn_weights = attn::softmax(
             attn::Tensor(attn::masked_fill(attn_scores, causal_mask, -inf) / std::sqrt(d_k)), -1);
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::Tensor weights_portable = dropout_portable(attn_weights);
         //! [weights]
         ch.book("rch03-In32", "[portable backend] 002 In [13]'s cell: dropout(attn_weights)",
@@ -59,14 +59,14 @@ int main(int argc, char** argv) {
 
         ch.step("fourth");
         //! [fourth]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         std::vector<attn::Tensor> runs;
         std::vector<std::string> draws_before;
         for (int run = 0; run < 4; ++run) {  // 004 In [51], four times
             draws_before.push_back(textbook::draws_since_seed());
             runs.push_back(dropout_portable(attn_weights));
         }
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         attn::Tensor fourth_mkl;
         for (int run = 0; run < 4; ++run) fourth_mkl = dropout_mkl(attn_weights);
         //! [fourth]
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
         ch.step("history");
         const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6
         //! [history]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5, .backend = ch.backend()});
         (void)ca(batch);  // In [62]
         const std::string after_62 = textbook::draws_since_seed();

@@ -12,7 +12,7 @@
 #include "textbook/chapter.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "X_exercises"}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "X_exercises", .seeded = true}, [](textbook::Chapter& ch) {
         const attn::Tensor inputs = textbook::inputs();               // Raschka 3 In [2]
         const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6
 
@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
         ch.step("ex31");
         //! [ex31]
         const std::size_t d_in = 3, d_out = 2;
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         attn::SelfAttention_v1 sa_v1(d_in, d_out);
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::SelfAttention_v2 sa_v2(d_in, d_out);
         sa_v1.W_query = attn::T(sa_v2.W_query.weight);  // nn.Linear keeps [d_out, d_in]
         sa_v1.W_key = attn::T(sa_v2.W_key.weight);
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
 
         ch.step("ex32");
         //! [ex32]
-        attn::manual_seed(123);
+        attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttentionWrapper mha_2d({.d_in = 3, .d_out = 1, .context_length = 6, .num_heads = 2});
         const attn::Tensor context_vecs = mha_2d(batch);
         //! [ex32]
