@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "attn/functional.hpp"
 #include "attn/tensor.hpp"
 #include "textbook/book.hpp"
 
@@ -66,6 +67,26 @@ inline double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
         worst = std::max(worst, std::abs(x - y));
     }
     return worst;
+}
+
+/// Largest distance in float32 ulps between two tensors of one shape, counting values within
+/// 1e-7 absolute of each other as 0 (near zero a last-bit difference of the inputs is many
+/// ulps of a tiny result: the "Last bits" rule of the notes).
+inline long long max_ulp(const attn::Tensor& a, const attn::Tensor& b) {
+    REQUIRE(attn::shape_of(a) == attn::shape_of(b));
+    long long worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::abs(double(a.data()[i]) - double(b.data()[i])) <= 1e-7) continue;
+        worst = std::max(worst, textbook::ulp_distance(a.data()[i], b.data()[i]));
+    }
+    return worst;
+}
+
+/// The book's batch, `torch.stack((inputs, inputs))`: `[2, 6, 3]` float32 (002 In [19],
+/// Raschka's `batch`).
+inline attn::Tensor book_batch() {
+    const attn::Tensor inputs = textbook::inputs();
+    return attn::stack({inputs, inputs}, 0);
 }
 
 }  // namespace test

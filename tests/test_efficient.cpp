@@ -3,6 +3,7 @@
 // test_multihead.cpp): every layout, with weights mapped from it, computes the same function.
 #include <catch2/catch.hpp>
 
+#include "oracle.hpp"
 #include "support.hpp"
 
 #include <fstream>
@@ -94,50 +95,30 @@ TEST_CASE("the layouts' shape errors name what is wrong") {
 
 namespace {
 
-const nlohmann::json& oracle_case(const std::string& name) {
-    static const nlohmann::json doc = [] {
-        std::ifstream in(textbook::data_dir() / "oracle" / "efficient.json");
-        REQUIRE(in.good());
-        return nlohmann::json::parse(in);
-    }();
-    for (const auto& c : doc["cases"])
-        if (c["name"] == name) return c;
-    FAIL("no oracle case " << name);
-    throw std::logic_error("unreachable");
-}
-
-attn::Tensor oracle_tensor(const nlohmann::json& out) {
-    attn::Tensor t = xt::zeros<float>(out["shape"].get<attn::Shape>());
-    const auto values = out["values"].get<std::vector<double>>();
-    REQUIRE(values.size() == t.size());
-    for (std::size_t i = 0; i < values.size(); ++i) t.data()[i] = static_cast<float>(values[i]);
-    return t;
-}
-
 }  // namespace
 
 TEST_CASE("nn.MultiheadAttention's layout equals PyTorch's module (oracle, seeds 123 and 0)") {
     for (const auto& [name, seed, d, heads, bias] :
          {std::tuple{"torch_mha_seed123", 123, 2u, 2u, false}, std::tuple{"torch_mha_random", 0, 8u, 4u, true}}) {
         INFO(name);
-        const auto& c = oracle_case(name)["outputs"];
+        const auto& c = test::oracle_case("efficient.json", name)["outputs"];
         attn::manual_seed(seed);
         const attn::MultiHeadAttention mha({.d_in = d, .d_out = d, .context_length = 64, .num_heads = heads, .qkv_bias = bias});
         const attn::Tensor x = attn::rand(c["x"]["shape"].get<attn::Shape>());
-        REQUIRE(test::max_abs_diff(x, oracle_tensor(c["x"])) == 0.0);
+        REQUIRE(test::max_abs_diff(x, test::oracle_tensor(c["x"])) == 0.0);
         const auto out = attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(x.shape()[1]), true);
-        CHECK(test::max_abs_diff(out.attn_output, oracle_tensor(c["attn_output"])) < 1e-6);
-        CHECK(test::max_abs_diff(*out.attn_output_weights, oracle_tensor(c["attn_output_weights"])) < 1e-6);
-        CHECK(test::max_abs_diff(mha(x), oracle_tensor(c["mha"])) == 0.0);
+        CHECK(test::max_abs_diff(out.attn_output, test::oracle_tensor(c["attn_output"])) < 1e-6);
+        CHECK(test::max_abs_diff(*out.attn_output_weights, test::oracle_tensor(c["attn_output_weights"])) < 1e-6);
+        CHECK(test::max_abs_diff(mha(x), test::oracle_tensor(c["mha"])) == 0.0);
     }
 }
 
 TEST_CASE("MultiHeadAttentionCombinedQKV drawn after seed 123 holds PyTorch's weights and output") {
-    const auto& c = oracle_case("combined_qkv_book")["outputs"];
+    const auto& c = test::oracle_case("efficient.json", "combined_qkv_book")["outputs"];
     attn::manual_seed(123);
     const attn::MultiHeadAttentionCombinedQKV m({.d_in = 3, .d_out = 2, .num_heads = 2, .context_length = 6});
-    CHECK(test::max_abs_diff(m.qkv.weight, oracle_tensor(c["qkv_weight"])) == 0.0);
-    CHECK(test::max_abs_diff(m.proj.weight, oracle_tensor(c["proj_weight"])) == 0.0);
+    CHECK(test::max_abs_diff(m.qkv.weight, test::oracle_tensor(c["qkv_weight"])) == 0.0);
+    CHECK(test::max_abs_diff(m.proj.weight, test::oracle_tensor(c["proj_weight"])) == 0.0);
     const attn::Tensor batch = attn::stack({textbook::inputs(), textbook::inputs()}, 0);
     CHECK(attn::repr(m(batch)) == c["output"]["repr"].get<std::string>());
 }

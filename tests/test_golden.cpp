@@ -205,10 +205,10 @@ std::string block_text(const std::string& chapter, const std::string& label) {
 
 }  // namespace
 
-TEST_CASE("chapter 12's tiled forward of the book's module prints as chapter 7's (b) context_vecs") {
-    // Chapter 7's block is Raschka's printed output (checked as text in test_multihead).
-    const std::string chapter7 = block_text("7", "(b) context_vecs = mha(batch)");
-    CHECK(chapter7.rfind("tensor([[[0.3190, 0.4858],", 0) == 0);
-    CHECK(block_text("12", "(b) context_vecs = mha(batch), tiled") == chapter7);
-    CHECK(block_text("11", "(b) context_vecs = mha(batch)") == chapter7);
+TEST_CASE("chapter 12's tiled forward of the book's module prints as Raschka's In [36] (and as chapter 7)") {
+    // The expected text is the book's: Raschka's printed MultiHeadAttention output.
+    const std::string book = test::book_text("rch03-In36");
+    CHECK(block_text("7", "(b) context_vecs = mha(batch)") == book);
+    CHECK(block_text("12", "(b) context_vecs = mha(batch), tiled") == book);
+    CHECK(block_text("11", "(b) context_vecs = mha(batch)") == book);
 }

@@ -8,6 +8,7 @@
 // recomputation (a relation), at every step.
 #include <catch2/catch.hpp>
 
+#include "oracle.hpp"
 #include "support.hpp"
 
 #include <algorithm>
@@ -30,41 +31,6 @@ namespace {
 
 using json = nlohmann::json;
 constexpr long long kUlps = 4;  // the stated bound for every oracle value
-
-const json& oracle_case(const std::string& name) {
-    static const json j = [] {
-        std::ifstream in(textbook::data_dir() / "oracle" / "gqa_swa.json");
-        REQUIRE(in.good());
-        return json::parse(in);
-    }();
-    for (const auto& c : j["cases"])
-        if (c["name"] == name) return c;
-    FAIL("no oracle case " << name);
-    throw std::logic_error("unreachable");
-}
-
-attn::Tensor oracle_tensor(const json& out) {
-    attn::Tensor t = attn::zeros(out["shape"].get<attn::Shape>());
-    const auto& values = out["values"];
-    REQUIRE(values.size() == t.size());
-    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<float>(values[i].get<double>());
-    return t;
-}
-
-long long max_ulp(const attn::Tensor& a, const attn::Tensor& b) {
-    REQUIRE(attn::shape_of(a) == attn::shape_of(b));
-    long long worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::abs(double(a.data()[i]) - double(b.data()[i])) <= 1e-7) continue;
-        worst = std::max(worst, textbook::ulp_distance(a.data()[i], b.data()[i]));
-    }
-    return worst;
-}
-
-attn::Tensor batch() {
-    const attn::Tensor inputs = textbook::inputs();
-    return attn::stack({inputs, inputs}, 0);
-}
 
 attn::GroupedQueryAttentionConfig book_gqa(std::size_t groups) {
     return {.d_in = 3, .d_out = 8, .context_length = 6, .dropout = 0.0, .num_heads = 4,
@@ -90,49 +56,49 @@ TEST_CASE("GroupedQueryAttention with seed 123 on the book's batch equals PyTorc
     for (const auto& [name, groups] : {std::pair{"gqa_book_s123", 2}, {"mqa_book_s123", 1},
                                        {"mha_book_s123", 4}}) {
         INFO(name);
-        const json& c = oracle_case(name);
+        const json& c = test::oracle_case("gqa_swa.json", name);
         attn::manual_seed(123);
         const attn::GroupedQueryAttention gqa(book_gqa(groups));
         CHECK(attn::default_generator().draws_since_seed() == c["draws_after_init"].get<std::uint64_t>());
         CHECK(attn::repr(gqa) == c["repr"].get<std::string>());
-        const attn::Tensor out = gqa(batch());
+        const attn::Tensor out = gqa(test::book_batch());
         const json& expected = c["outputs"]["context_vecs"];
         CHECK(attn::repr(out) == expected["repr"].get<std::string>());
-        CHECK(max_ulp(out, oracle_tensor(expected)) <= kUlps);
+        CHECK(test::max_ulp(out, test::oracle_tensor(expected)) <= kUlps);
         attn::GroupedKVCache cache;
-        gqa.forward(batch(), cache);
+        gqa.forward(test::book_batch(), cache);
         CHECK(attn::repr(attn::shape_of(cache.key)) == c["cache_k_shape"].get<std::string>());
     }
 }
 
 TEST_CASE("GroupedQueryAttention in training mode draws PyTorch's dropout mask", "[gqa][oracle]") {
-    const json& c = oracle_case("gqa_train_s5");
+    const json& c = test::oracle_case("gqa_swa.json", "gqa_train_s5");
     attn::manual_seed(5);
     const attn::GroupedQueryAttention gqa({.d_in = 4, .d_out = 8, .context_length = 5, .dropout = 0.3,
                                            .num_heads = 4, .num_kv_groups = 2, .qkv_bias = true});
     const attn::Tensor x = attn::rand({2, 5, 4});
-    CHECK(attn::max_abs_diff(x, oracle_tensor(c["outputs"]["x"])) == 0.0f);
-    CHECK(max_ulp(gqa(x), oracle_tensor(c["outputs"]["context_vec"])) <= kUlps);
+    CHECK(attn::max_abs_diff(x, test::oracle_tensor(c["outputs"]["x"])) == 0.0f);
+    CHECK(test::max_ulp(gqa(x), test::oracle_tensor(c["outputs"]["context_vec"])) <= kUlps);
 }
 
 TEST_CASE("GQA decoding in chunks of 3 equals PyTorch's cached decoding and cache", "[gqa][oracle]") {
-    const json& c = oracle_case("gqa_decode_s7");
+    const json& c = test::oracle_case("gqa_swa.json", "gqa_decode_s7");
     attn::manual_seed(7);
     const attn::GroupedQueryAttention gqa({.d_in = 4, .d_out = 12, .context_length = 10,
                                            .num_heads = 6, .num_kv_groups = 3, .qkv_bias = true});
     const attn::Tensor x = attn::rand({2, 10, 4});
-    CHECK(max_ulp(gqa(x), oracle_tensor(c["outputs"]["full"])) <= kUlps);
+    CHECK(test::max_ulp(gqa(x), test::oracle_tensor(c["outputs"]["full"])) <= kUlps);
     attn::GroupedKVCache cache;
     const attn::Tensor cached = in_chunks(x, 3, [&](const attn::Tensor& t) { return gqa.forward(t, cache); });
-    CHECK(max_ulp(cached, oracle_tensor(c["outputs"]["cached"])) <= kUlps);
-    CHECK(max_ulp(cache.key, oracle_tensor(c["outputs"]["cache_k"])) <= kUlps);
-    CHECK(max_ulp(cache.value, oracle_tensor(c["outputs"]["cache_v"])) <= kUlps);
+    CHECK(test::max_ulp(cached, test::oracle_tensor(c["outputs"]["cached"])) <= kUlps);
+    CHECK(test::max_ulp(cache.key, test::oracle_tensor(c["outputs"]["cache_k"])) <= kUlps);
+    CHECK(test::max_ulp(cache.value, test::oracle_tensor(c["outputs"]["cache_v"])) <= kUlps);
     CHECK(cache.bytes() == 2 * 2 * 3 * 10 * 2 * sizeof(float));  // only the 3 key/value heads
 }
 
 TEST_CASE("control: repeat (tiling) instead of repeat_interleave does not give PyTorch's GQA",
           "[gqa][control]") {
-    const json& c = oracle_case("gqa_book_s123");
+    const json& c = test::oracle_case("gqa_swa.json", "gqa_book_s123");
     attn::manual_seed(123);
     attn::GroupedQueryAttention gqa(book_gqa(2));
     // Rows of groups tiled [K1, K2, K1, K2] instead of [K1, K1, K2, K2]: the MHA this equals
@@ -143,9 +109,9 @@ TEST_CASE("control: repeat (tiling) instead of repeat_interleave does not give P
     const attn::Tensor wv = attn::view(gqa.W_value.weight, {2, 2, 3});
     wrong.W_key.weight = attn::view(attn::repeat_along(wk, 2, 0), {8, 3});
     wrong.W_value.weight = attn::view(attn::repeat_along(wv, 2, 0), {8, 3});
-    const attn::Tensor expected = oracle_tensor(c["outputs"]["context_vecs"]);
-    CHECK(max_ulp(right(batch()), expected) <= kUlps);
-    CHECK(max_ulp(wrong(batch()), expected) > 1000);  // the control fails
+    const attn::Tensor expected = test::oracle_tensor(c["outputs"]["context_vecs"]);
+    CHECK(test::max_ulp(right(test::book_batch()), expected) <= kUlps);
+    CHECK(test::max_ulp(wrong(test::book_batch()), expected) > 1000);  // the control fails
 }
 
 TEST_CASE("GQA equals MHA whose key/value weights repeat each group", "[gqa][relation]") {
@@ -202,8 +168,8 @@ TEST_CASE("GQA configurations and inputs that cannot work throw, naming the fiel
     attn::manual_seed(1);
     const attn::GroupedQueryAttention gqa(book_gqa(2));
     attn::GroupedKVCache cache;
-    gqa.forward(batch(), cache);
-    test::require_invalid([&] { gqa.forward(attn::slice(batch(), 1, 0, 1), cache); },
+    gqa.forward(test::book_batch(), cache);
+    test::require_invalid([&] { gqa.forward(attn::slice(test::book_batch(), 1, 0, 1), cache); },
                           {"beyond the context", "context_length = 6"});
     CHECK(cache.pos == 6);  // unchanged
 }
@@ -212,16 +178,16 @@ TEST_CASE("GQA configurations and inputs that cannot work throw, naming the fiel
 
 TEST_CASE("MultiHeadAttentionWithSWA with seed 123 on the book's batch equals PyTorch",
           "[swa][oracle]") {
-    const json& c = oracle_case("swa_book_s123");
+    const json& c = test::oracle_case("gqa_swa.json", "swa_book_s123");
     attn::manual_seed(123);
     const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
                                                .num_heads = 2, .sliding_window_size = 3});
     CHECK(attn::default_generator().draws_since_seed() == c["draws_after_init"].get<std::uint64_t>());
     CHECK(attn::repr(swa) == c["repr"].get<std::string>());
-    const attn::Tensor out = swa(batch());
+    const attn::Tensor out = swa(test::book_batch());
     const json& expected = c["outputs"]["context_vecs"];
     CHECK(attn::repr(out) == expected["repr"].get<std::string>());
-    CHECK(max_ulp(out, oracle_tensor(expected)) <= kUlps);
+    CHECK(test::max_ulp(out, test::oracle_tensor(expected)) <= kUlps);
 }
 
 TEST_CASE("SWA's rows within the window equal MultiHeadAttention's with the same seed", "[swa][relation]") {
@@ -230,33 +196,33 @@ TEST_CASE("SWA's rows within the window equal MultiHeadAttention's with the same
                                                .num_heads = 2, .sliding_window_size = 3});
     attn::manual_seed(123);
     const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 6, .num_heads = 2});
-    const attn::Tensor a = swa(batch()), b = mha(batch());
+    const attn::Tensor a = swa(test::book_batch()), b = mha(test::book_batch());
     CHECK(test::max_abs_diff(attn::slice(a, 1, 0, 3), attn::slice(b, 1, 0, 3)) == 0.0);
     CHECK(test::max_abs_diff(attn::slice(a, 1, 3, 6), attn::slice(b, 1, 3, 6)) > 1e-3);
 }
 
 TEST_CASE("control: the causal mask instead of the window does not give PyTorch's SWA output",
           "[swa][control]") {
-    const json& c = oracle_case("swa_book_s123");
+    const json& c = test::oracle_case("gqa_swa.json", "swa_book_s123");
     attn::manual_seed(123);
     const attn::MultiHeadAttentionWithSWA wide({.d_in = 3, .d_out = 4, .context_length = 6,
                                                 .num_heads = 2, .sliding_window_size = 6});
-    CHECK(max_ulp(wide(batch()), oracle_tensor(c["outputs"]["context_vecs"])) > 1000);
+    CHECK(test::max_ulp(wide(test::book_batch()), test::oracle_tensor(c["outputs"]["context_vecs"])) > 1000);
 }
 
 TEST_CASE("SWA ring-buffer decoding in chunks of 5 equals PyTorch's trimmed cache", "[swa][oracle]") {
-    const json& c = oracle_case("swa_decode_s9");
+    const json& c = test::oracle_case("gqa_swa.json", "swa_decode_s9");
     attn::manual_seed(9);
     const attn::MultiHeadAttentionWithSWA swa({.d_in = 4, .d_out = 6, .context_length = 12,
                                                .num_heads = 3, .qkv_bias = true,
                                                .sliding_window_size = 4});
     const attn::Tensor x = attn::rand({2, 12, 4});
-    CHECK(max_ulp(swa(x), oracle_tensor(c["outputs"]["full"])) <= kUlps);
+    CHECK(test::max_ulp(swa(x), test::oracle_tensor(c["outputs"]["full"])) <= kUlps);
     attn::RingKVCache cache = swa.make_cache(2);
     const attn::Tensor cached = in_chunks(x, 5, [&](const attn::Tensor& t) { return swa.forward(t, cache); });
-    CHECK(max_ulp(cached, oracle_tensor(c["outputs"]["cached"])) <= kUlps);
-    CHECK(max_ulp(cache.recent_keys(4), oracle_tensor(c["outputs"]["cache_k"])) <= kUlps);
-    CHECK(max_ulp(cache.recent_values(4), oracle_tensor(c["outputs"]["cache_v"])) <= kUlps);
+    CHECK(test::max_ulp(cached, test::oracle_tensor(c["outputs"]["cached"])) <= kUlps);
+    CHECK(test::max_ulp(cache.recent_keys(4), test::oracle_tensor(c["outputs"]["cache_k"])) <= kUlps);
+    CHECK(test::max_ulp(cache.recent_values(4), test::oracle_tensor(c["outputs"]["cache_v"])) <= kUlps);
 }
 
 TEST_CASE("the window mask: a key is visible when 0 <= q_pos - k_pos < W", "[swa]") {
@@ -305,11 +271,11 @@ TEST_CASE("SWA configurations and positions that cannot work throw, naming the f
     const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
                                                .num_heads = 2, .sliding_window_size = 3});
     attn::RingKVCache cache = swa.make_cache(2);
-    swa.forward(batch(), cache);  // a chunk of 6 > W = 3 is fine (no negative pointer)
-    test::require_invalid([&] { swa.forward(attn::slice(batch(), 1, 0, 1), cache); },
+    swa.forward(test::book_batch(), cache);  // a chunk of 6 > W = 3 is fine (no negative pointer)
+    test::require_invalid([&] { swa.forward(attn::slice(test::book_batch(), 1, 0, 1), cache); },
                           {"beyond the context", "context_length = 6"});
     CHECK(cache.pos == 6);
-    test::require_invalid([&] { swa(attn::cat({batch(), batch()}, 1)); }, {"beyond the context"});
+    test::require_invalid([&] { swa(attn::cat({test::book_batch(), test::book_batch()}, 1)); }, {"beyond the context"});
     attn::RingKVCache other(1, 2, 3, 2);
-    test::require_invalid([&] { swa.forward(batch(), other); }, {"cache"});
+    test::require_invalid([&] { swa.forward(test::book_batch(), other); }, {"cache"});
 }

@@ -11,6 +11,7 @@
 // The layout equivalences are relations between two computations, on random sizes.
 #include <catch2/catch.hpp>
 
+#include "oracle.hpp"
 #include "support.hpp"
 
 #include <algorithm>
@@ -35,54 +36,6 @@ namespace {
 
 using json = nlohmann::json;
 using Catch::Matchers::Contains;
-
-const textbook::Book& book() {
-    static const textbook::Book b = textbook::Book::load(textbook::data_dir());
-    return b;
-}
-
-const json& oracle() {
-    static const json j = [] {
-        std::ifstream in(textbook::data_dir() / "oracle" / "multihead.json");
-        REQUIRE(in.good());
-        return json::parse(in);
-    }();
-    return j;
-}
-
-const json& oracle_case(const std::string& name) {
-    for (const auto& c : oracle()["cases"])
-        if (c["name"] == name) return c;
-    FAIL("no oracle case " << name);
-    throw std::logic_error("unreachable");
-}
-
-attn::Tensor oracle_tensor(const json& out) {
-    const auto shape = out["shape"].get<attn::Shape>();
-    attn::Tensor t = attn::zeros(shape);
-    const auto& values = out["values"];
-    REQUIRE(values.size() == t.size());
-    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<float>(values[i].get<double>());
-    return t;
-}
-
-attn::Tensor batch() {
-    const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
-    return attn::stack({inputs, inputs}, 0);
-}
-
-// Largest distance in float32 ulps between two tensors of the same shape, counting values
-// within 1e-7 absolute of each other as 0 (near zero a last-bit difference of the
-// inputs is many ulps of a tiny result: the "Last bits" rule of the notes).
-long long max_ulp(const attn::Tensor& a, const attn::Tensor& b) {
-    REQUIRE(attn::shape_of(a) == attn::shape_of(b));
-    long long worst = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (std::abs(double(a.data()[i]) - double(b.data()[i])) <= 1e-7) continue;
-        worst = std::max(worst, textbook::ulp_distance(a.data()[i], b.data()[i]));
-    }
-    return worst;
-}
 
 // Every number printed in `text` against `values` (row-major), within `ulps` or 1e-7
 // absolute (the "Last bits" rule of the notes; NumPy prints at most 8 decimals, so a small
@@ -111,19 +64,19 @@ attn::Tensor signed_rand(const attn::Shape& shape, attn::Generator& gen) {
 
 TEST_CASE("the batch of 002 In [14]-[17]: stack((inputs, inputs)) as numbers and as text",
           "[batch][book]") {
-    const attn::Tensor x = batch();
+    const attn::Tensor x = test::book_batch();
     const attn::Tensor inputs = attn::select(x, 0);
-    CHECK(attn::repr(attn::shape_of(inputs)) == book().at("002-In14").text);
+    CHECK(attn::repr(attn::shape_of(inputs)) == test::the_book().at("002-In14").text);
     REQUIRE(attn::shape_of(x) == attn::Shape{2, 6, 3});
     const std::string text = attn::repr(x) + "\n=====\n" + attn::repr(attn::shape_of(x));
     for (const char* id : {"002-In15", "002-In17-1"}) {
-        const auto& entry = book().at(id);
+        const auto& entry = test::the_book().at(id);
         CHECK(text == entry.text);
         const auto nums = textbook::numbers_in(entry.text);
         REQUIRE(nums.size() == 36 + 3);  // the values, then torch.Size([2, 6, 3])
         for (std::size_t i = 0; i < 36; ++i) CHECK(x.data()[i] == static_cast<float>(nums[i].value));
     }
-    CHECK(book().at("002-In17-2").text ==
+    CHECK(test::the_book().at("002-In17-2").text ==
           "d_in: " + std::to_string(inputs.shape().back()) + ", d_out: 2");
 }
 
@@ -132,7 +85,7 @@ TEST_CASE("the batch of 002 In [14]-[17]: stack((inputs, inputs)) as numbers and
 TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batch of two",
           "[causal][book]") {
     attn::manual_seed(123);
-    const attn::Tensor x = batch();
+    const attn::Tensor x = test::book_batch();
     const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = x.shape()[1], .dropout = 0.0});
     // Three bias-free Linear(3, 2) layers, 6 draws each; dropout 0 draws nothing.
     CHECK(attn::default_generator().draws_since_seed() == 18);
@@ -140,7 +93,7 @@ TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batc
     CHECK(attn::default_generator().draws_since_seed() == 18);
     REQUIRE(attn::shape_of(context_vecs) == attn::Shape{2, 6, 2});
 
-    const auto& entry = book().at("002-In19");
+    const auto& entry = test::the_book().at("002-In19");
     SECTION("as numbers, at the printed precision") {
         const auto nums = textbook::numbers_in(textbook::strip_grad_fn(entry.text));
         // 24 values, then the 3 sizes of `Shape: torch.Size([2, 6, 2])`.
@@ -151,8 +104,8 @@ TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batc
         }
     }
     SECTION("against the oracle, to the last bits") {
-        const auto ref = oracle_tensor(oracle_case("nb002_in19")["outputs"]["context_vecs"]);
-        CHECK(max_ulp(context_vecs, ref) <= 4);
+        const auto ref = test::oracle_tensor(test::oracle_case("multihead.json", "nb002_in19")["outputs"]["context_vecs"]);
+        CHECK(test::max_ulp(context_vecs, ref) <= 4);
     }
     SECTION("as printed text") {
         const std::string text = "Context vectors:\n" + attn::repr(context_vecs) +
@@ -165,16 +118,16 @@ TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batc
 TEST_CASE("CausalAttention reproduces 004 In [62]: seed 123, dropout 0.5, portable Bernoulli",
           "[causal][book][dropout]") {
     attn::manual_seed(123);
-    const attn::Tensor x = batch();
+    const attn::Tensor x = test::book_batch();
     const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = x.shape()[1], .dropout = 0.5, .qkv_bias = false, .backend = attn::nn::BernoulliBackend::portable});
     const attn::Tensor context_vecs = ca(x);
-    const auto& ref_case = oracle_case("nb004_history");
+    const auto& ref_case = test::oracle_case("multihead.json", "nb004_history");
     // 18 draws for the layers, 2 per element for the [2, 6, 6] weights' keep-mask.
     CHECK(attn::default_generator().draws_since_seed() == 18 + 2 * 72);
     CHECK(attn::default_generator().draws_since_seed() ==
           ref_case["draws_after"]["in62"].get<std::uint64_t>());
 
-    const auto& entry = book().at("004-In62");
+    const auto& entry = test::the_book().at("004-In62");
     SECTION("as numbers: within 4 ulp of the book") { check_printed_numbers(entry.text, context_vecs, 4); }
     SECTION("the dropped row: batch element 1, token 0 lost its only weight") {
         CHECK(context_vecs(1, 0, 0) == 0.0f);
@@ -191,9 +144,9 @@ TEST_CASE("CausalAttention reproduces 004 In [62]: seed 123, dropout 0.5, portab
 }
 
 TEST_CASE("004 In [64] is the second run of MultiHeadAtt after In [62]", "[mha][book][dropout]") {
-    const auto& ref = oracle_case("nb004_history");
+    const auto& ref = test::oracle_case("multihead.json", "nb004_history");
     attn::manual_seed(123);
-    const attn::Tensor x = batch();
+    const attn::Tensor x = test::book_batch();
     const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5});
     (void)ca(x);  // In [62]
     std::vector<attn::Tensor> runs;
@@ -209,13 +162,13 @@ TEST_CASE("004 In [64] is the second run of MultiHeadAtt after In [62]", "[mha][
     CHECK(draws[1] == draws[0] + 22 + 288);
     CHECK(draws[0] == ref["draws_after"]["in64_first_run"].get<std::uint64_t>());
     CHECK(draws[1] == ref["draws_after"]["in64_second_run"].get<std::uint64_t>());
-    CHECK(max_ulp(runs[0], oracle_tensor(ref["outputs"]["in64_first_run"])) <= 4);
-    CHECK(max_ulp(runs[1], oracle_tensor(ref["outputs"]["in64_second_run"])) <= 4);
+    CHECK(test::max_ulp(runs[0], test::oracle_tensor(ref["outputs"]["in64_first_run"])) <= 4);
+    CHECK(test::max_ulp(runs[1], test::oracle_tensor(ref["outputs"]["in64_second_run"])) <= 4);
 
     const char* labels[] = {"First head Context Matrix: \n", "Second head Context Matrix: \n"};
     const char* ids[] = {"004-In64-1", "004-In64-2"};
     for (int i = 0; i < 2; ++i) {
-        const auto& entry = book().at(ids[i]);
+        const auto& entry = test::the_book().at(ids[i]);
         const attn::Tensor element = attn::select(runs[1], i);
         check_printed_numbers(entry.text, element, 4);
         const auto c = textbook::compare(entry, labels[i] + attn::numpy_str(element));
@@ -230,21 +183,21 @@ TEST_CASE("004 In [64] is the second run of MultiHeadAtt after In [62]", "[mha][
 
 TEST_CASE("CausalAttention with qkv_bias and dropout in training mode matches PyTorch",
           "[causal][oracle][dropout]") {
-    const auto& c = oracle_case("causal_train_s5");
+    const auto& c = test::oracle_case("multihead.json", "causal_train_s5");
     attn::manual_seed(5);
     const attn::CausalAttention ca({.d_in = 4, .d_out = 3, .context_length = 7, .dropout = 0.3, .qkv_bias = true});
     const attn::Tensor x = attn::rand({3, 5, 4});
-    CHECK(max_ulp(x, oracle_tensor(c["outputs"]["x"])) == 0);
-    CHECK(max_ulp(ca(x), oracle_tensor(c["outputs"]["context_vec"])) <= 4);
+    CHECK(test::max_ulp(x, test::oracle_tensor(c["outputs"]["x"])) == 0);
+    CHECK(test::max_ulp(ca(x), test::oracle_tensor(c["outputs"]["context_vec"])) <= 4);
 }
 
 TEST_CASE("CausalAttention on the MKL backend: one draw for the whole dropout mask", "[causal][dropout]") {
     attn::manual_seed(123);
     const attn::CausalAttention ca({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5, .qkv_bias = false, .backend = attn::nn::BernoulliBackend::mkl});
-    const attn::Tensor out = ca(batch());
+    const attn::Tensor out = ca(test::book_batch());
     CHECK(attn::default_generator().draws_since_seed() == 18 + 1);
     // A different mask from the portable one: the book's In [62] is not reproduced.
-    const auto c = textbook::compare(book().at("004-In62"),
+    const auto c = textbook::compare(test::the_book().at("004-In62"),
                                        "Batched Context Matrices: \n\n " + attn::numpy_str(out));
     CHECK_FALSE(c.match);
 }
@@ -296,43 +249,43 @@ TEST_CASE("CausalAttention rejects more tokens than context_length, and bad shap
 
 TEST_CASE("MultiHeadAttentionWrapper: the book's configuration (seed 123, 2 heads of 2)",
           "[wrapper][oracle]") {
-    const auto& c = oracle_case("book_wrapper_s123");
+    const auto& c = test::oracle_case("multihead.json", "book_wrapper_s123");
     attn::manual_seed(123);
     const attn::MultiHeadAttentionWrapper mha({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
-    const auto st = mha.forward_steps(batch());
+    const auto st = mha.forward_steps(test::book_batch());
     REQUIRE(st.head_outputs.size() == 2);
     CHECK(attn::shape_of(st.head_outputs[0]) == attn::Shape{2, 6, 2});
     CHECK(attn::shape_of(st.context_vec) == attn::Shape{2, 6, 4});
     const auto& out = c["outputs"]["context_vecs"];
-    CHECK(max_ulp(st.context_vec, oracle_tensor(out)) <= 4);
+    CHECK(test::max_ulp(st.context_vec, test::oracle_tensor(out)) <= 4);
     CHECK(attn::repr(st.context_vec) == out["repr"].get<std::string>());
     // The first head is 002 In [19]'s CausalAttention: same seed, built first.
-    const auto& entry = book().at("002-In19");
+    const auto& entry = test::the_book().at("002-In19");
     CHECK(("Context vectors:\n" + attn::repr(st.head_outputs[0]) + "\n\nShape: torch.Size([2, 6, 2])") ==
           textbook::strip_grad_fn(entry.text));
 }
 
 TEST_CASE("MultiHeadAttentionWrapper with biases and dropout matches PyTorch (draw order)",
           "[wrapper][oracle][dropout]") {
-    const auto& c = oracle_case("wrapper_train_s11");
+    const auto& c = test::oracle_case("multihead.json", "wrapper_train_s11");
     attn::manual_seed(11);
     const attn::MultiHeadAttentionWrapper mha({.d_in = 5, .d_out = 2, .context_length = 4, .dropout = 0.25, .num_heads = 3, .qkv_bias = true});
     const attn::Tensor x = attn::rand({2, 4, 5});
-    CHECK(max_ulp(x, oracle_tensor(c["outputs"]["x"])) == 0);
-    CHECK(max_ulp(mha(x), oracle_tensor(c["outputs"]["context_vec"])) <= 4);
+    CHECK(test::max_ulp(x, test::oracle_tensor(c["outputs"]["x"])) == 0);
+    CHECK(test::max_ulp(mha(x), test::oracle_tensor(c["outputs"]["context_vec"])) <= 4);
 }
 
 // ============================================================================ (b) weight split
 
 TEST_CASE("MultiHeadAttention: the book's configuration (seed 123, out_proj with bias)",
           "[mha][oracle]") {
-    const auto& c = oracle_case("book_mha_s123");
+    const auto& c = test::oracle_case("multihead.json", "book_mha_s123");
     attn::manual_seed(123);
     const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
     CHECK(mha.out_proj.bias.has_value());
     CHECK(mha.head_dim == 1);
     CHECK(attn::default_generator().draws_since_seed() == 3 * 6 + 4 + 2);
-    const auto st = mha.forward_steps(batch());
+    const auto st = mha.forward_steps(test::book_batch());
     CHECK(attn::shape_of(st.queries) == attn::Shape{2, 6, 2});
     CHECK(attn::shape_of(st.queries_split) == attn::Shape{2, 6, 2, 1});
     CHECK(attn::shape_of(st.queries_heads) == attn::Shape{2, 2, 6, 1});
@@ -341,17 +294,17 @@ TEST_CASE("MultiHeadAttention: the book's configuration (seed 123, out_proj with
     CHECK(attn::shape_of(st.context_transposed) == attn::Shape{2, 6, 2, 1});
     CHECK(attn::shape_of(st.context_merged) == attn::Shape{2, 6, 2});
     const auto& out = c["outputs"]["context_vecs"];
-    CHECK(max_ulp(st.context_vec, oracle_tensor(out)) <= 4);
+    CHECK(test::max_ulp(st.context_vec, test::oracle_tensor(out)) <= 4);
     CHECK(attn::repr(st.context_vec) == out["repr"].get<std::string>());
 }
 
 TEST_CASE("MultiHeadAttention with biases and dropout matches PyTorch", "[mha][oracle][dropout]") {
-    const auto& c = oracle_case("mha_train_s7");
+    const auto& c = test::oracle_case("multihead.json", "mha_train_s7");
     attn::manual_seed(7);
     const attn::MultiHeadAttention mha({.d_in = 4, .d_out = 6, .context_length = 8, .dropout = 0.3, .num_heads = 3, .qkv_bias = true, .out_bias = true});
     const attn::Tensor x = attn::rand({3, 5, 4});
-    CHECK(max_ulp(x, oracle_tensor(c["outputs"]["x"])) == 0);
-    CHECK(max_ulp(mha(x), oracle_tensor(c["outputs"]["context_vec"])) <= 4);
+    CHECK(test::max_ulp(x, test::oracle_tensor(c["outputs"]["x"])) == 0);
+    CHECK(test::max_ulp(mha(x), test::oracle_tensor(c["outputs"]["context_vec"])) <= 4);
 }
 
 TEST_CASE("MultiHeadAttention: d_out not divisible by num_heads, and other bad input",
@@ -381,7 +334,7 @@ TEST_CASE("GPT2Attention prints as notebook 003 In [2]", "[gpt2][book]") {
     cfg.n_head = 3;
     attn::GPT2Attention layer(cfg);
     layer.eval();
-    CHECK(attn::repr(layer) == book().at("003-In02").text);
+    CHECK(attn::repr(layer) == test::the_book().at("003-In02").text);
     CHECK(layer.head_dim == 4);
     CHECK(attn::shape_of(layer.bias) == attn::Shape{1, 1, 5, 5});
 }
@@ -419,19 +372,19 @@ TEST_CASE("notebook 003's walk: shapes and relations hold for several seeds", "[
         const auto st = layer.forward_steps(input_tensor, gen);
         const attn::Tensor& original_output = st.output;
         CHECK(attn::repr_bool(attn::shape_of(input_tensor) == attn::shape_of(original_output)) ==
-              book().at("003-In03").text);
+              test::the_book().at("003-In03").text);
         const auto qkv = attn::split(layer.c_attn(input_tensor), 12, 2);
         REQUIRE(qkv.size() == 3);
         const bool same = attn::shape_of(qkv[0]) == attn::shape_of(qkv[1]) &&
                           attn::shape_of(qkv[1]) == attn::shape_of(qkv[2]) &&
                           attn::shape_of(qkv[2]) == attn::shape_of(input_tensor);
-        CHECK(attn::repr_bool(same) == book().at("003-In04").text);
-        CHECK(attn::repr(attn::shape_of(st.q_heads)) == book().at("003-In05").text);
-        CHECK(attn::repr(attn::shape_of(st.y_heads)) == book().at("003-In06").text);
-        CHECK(attn::repr(attn::shape_of(st.y)) == book().at("003-In07").text);
+        CHECK(attn::repr_bool(same) == test::the_book().at("003-In04").text);
+        CHECK(attn::repr(attn::shape_of(st.q_heads)) == test::the_book().at("003-In05").text);
+        CHECK(attn::repr(attn::shape_of(st.y_heads)) == test::the_book().at("003-In06").text);
+        CHECK(attn::repr(attn::shape_of(st.y)) == test::the_book().at("003-In07").text);
         // c_proj_of_merged_heads_equals_output (003 In [8]).
         CHECK(attn::repr_bool(attn::allclose(layer.c_proj(st.y), original_output)) ==
-              book().at("003-In08").text);
+              test::the_book().at("003-In08").text);
         // The split q is the first S columns of c_attn(x).
         CHECK(test::max_abs_diff(qkv[0], st.q) == 0.0);
         // Not vacuous: a different output is not close.
@@ -440,29 +393,29 @@ TEST_CASE("notebook 003's walk: shapes and relations hold for several seeds", "[
 }
 
 TEST_CASE("GPT2Attention with notebook 003's sizes and seed 123 matches PyTorch", "[gpt2][oracle]") {
-    const auto& c = oracle_case("nb003_gpt2_s123");
+    const auto& c = test::oracle_case("multihead.json", "nb003_gpt2_s123");
     attn::GPT2Config cfg;
     cfg.block_size = 5;
     cfg.n_embd = 12;
     cfg.n_head = 3;
-    const attn::Tensor ref_in = oracle_tensor(c["outputs"]["input_tensor"]);
-    const attn::Tensor ref_out = oracle_tensor(c["outputs"]["original_output"]);
+    const attn::Tensor ref_in = test::oracle_tensor(c["outputs"]["input_tensor"]);
+    const attn::Tensor ref_out = test::oracle_tensor(c["outputs"]["original_output"]);
     attn::manual_seed(123);
     attn::GPT2Attention layer(cfg);
     layer.eval();
     // 12-term dot products: the summation order of the matrix products moves the last bits
     // more than in the 2- and 3-term products of the book's cells, so 8 ulp here.
-    SECTION("forward on the recorded input") { CHECK(max_ulp(layer(ref_in), ref_out) <= 8); }
+    SECTION("forward on the recorded input") { CHECK(test::max_ulp(layer(ref_in), ref_out) <= 8); }
     SECTION("the input drawn with randn after the layer") {
         const attn::Tensor input_tensor = attn::randn({16, 5, 12});
-        CHECK(max_ulp(input_tensor, ref_in) <= 4);
-        CHECK(max_ulp(layer(input_tensor), ref_out) <= 8);
+        CHECK(test::max_ulp(input_tensor, ref_in) <= 4);
+        CHECK(test::max_ulp(layer(input_tensor), ref_out) <= 8);
     }
 }
 
 TEST_CASE("GPT2Attention in training mode: both dropouts, in order, match PyTorch",
           "[gpt2][oracle][dropout]") {
-    const auto& c = oracle_case("gpt2_train_s9");
+    const auto& c = test::oracle_case("multihead.json", "gpt2_train_s9");
     attn::GPT2Config cfg;
     cfg.block_size = 6;
     cfg.n_embd = 6;
@@ -472,8 +425,8 @@ TEST_CASE("GPT2Attention in training mode: both dropouts, in order, match PyTorc
     attn::manual_seed(9);
     const attn::GPT2Attention layer(cfg);
     const attn::Tensor x = attn::rand({2, 4, 6});
-    CHECK(max_ulp(x, oracle_tensor(c["outputs"]["x"])) == 0);
-    CHECK(max_ulp(layer(x), oracle_tensor(c["outputs"]["y"])) <= 4);
+    CHECK(test::max_ulp(x, test::oracle_tensor(c["outputs"]["x"])) == 0);
+    CHECK(test::max_ulp(layer(x), test::oracle_tensor(c["outputs"]["y"])) <= 4);
 }
 
 TEST_CASE("GPT2Attention rejects bad configurations and inputs", "[gpt2][errors]") {
@@ -583,7 +536,7 @@ TEST_CASE("layouts (c) and (b): GPT2Attention equals MultiHeadAttention with c_a
 TEST_CASE("layouts agree in notebook 003's sizes and the book's", "[equivalence]") {
     attn::manual_seed(123);
     const attn::MultiHeadAttentionWrapper wrapper({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
-    CHECK(attn::allclose(wrapper(batch()), attn::stack_heads(wrapper)(batch()), 0.0, 1e-6));
+    CHECK(attn::allclose(wrapper(test::book_batch()), attn::stack_heads(wrapper)(test::book_batch()), 0.0, 1e-6));
     attn::GPT2Config cfg;
     cfg.block_size = 5;
     cfg.n_embd = 12;

@@ -85,6 +85,14 @@ void require_weight_size(const std::string& where, const char* rows, std::size_t
     check_allocation(where + " (weight [" + rows + ", " + cols + "])", Shape{r, c});
 }
 
+void require_divisible(const std::string& where, const char* field, std::size_t value,
+                       const char* divisor_field, std::size_t divisor) {
+    if (divisor == 0 || value % divisor != 0)
+        throw std::invalid_argument(where + ": " + field + " must be divisible by " + divisor_field +
+                                    ", got " + field + " = " + std::to_string(value) + ", " +
+                                    divisor_field + " = " + std::to_string(divisor));
+}
+
 void CausalAttentionConfig::validate() const {
     const std::string where = "CausalAttention";
     require_positive(where, "d_in", d_in);

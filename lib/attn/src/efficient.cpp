@@ -19,10 +19,7 @@ constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 long to_long(std::size_t n) { return static_cast<long>(n); }
 
 std::size_t heads_of(const std::string& where, std::size_t d_out, std::size_t num_heads) {
-    if (num_heads == 0 || d_out % num_heads != 0)
-        throw std::invalid_argument(where + ": d_out must be divisible by num_heads, got d_out = " +
-                                    std::to_string(d_out) + ", num_heads = " +
-                                    std::to_string(num_heads));
+    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
     return d_out / num_heads;
 }
 

@@ -58,14 +58,8 @@ void GroupedQueryAttentionConfig::validate() const {
     require_positive(where, "num_heads", num_heads);
     require_positive(where, "num_kv_groups", num_kv_groups);
     require_positive(where, "context_length", context_length);
-    if (d_out % num_heads != 0)
-        throw std::invalid_argument(where + ": d_out must be divisible by num_heads, got d_out = " +
-                                    std::to_string(d_out) + ", num_heads = " +
-                                    std::to_string(num_heads));
-    if (num_heads % num_kv_groups != 0)
-        throw std::invalid_argument(where + ": num_heads must be divisible by num_kv_groups, got " +
-                                    "num_heads = " + std::to_string(num_heads) +
-                                    ", num_kv_groups = " + std::to_string(num_kv_groups));
+    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
+    require_divisible(where, "num_heads", num_heads, "num_kv_groups", num_kv_groups);
     require_probability(where, "dropout", dropout);
 }
 
@@ -123,16 +117,6 @@ Tensor GroupedQueryAttention::forward(const Tensor& x, GroupedKVCache& cache, Ge
     return out;
 }
 
-std::string repr(const GroupedQueryAttention& m) {
-    return "GroupedQueryAttention(\n"
-           "  (W_key): " + nn::repr(m.W_key) + "\n"
-           "  (W_value): " + nn::repr(m.W_value) + "\n"
-           "  (W_query): " + nn::repr(m.W_query) + "\n"
-           "  (out_proj): " + nn::repr(m.out_proj) + "\n"
-           "  (dropout): " + nn::repr(m.dropout) + "\n"
-           ")";
-}
-
 MultiHeadAttention expand_kv_groups(const GroupedQueryAttention& gqa) {
     // W_key's weight [G * hd, d_in] viewed as [G, hd, d_in]; each group's rows repeated.
     const auto expand = [&](const nn::Linear& l) {
@@ -180,9 +164,7 @@ void KVMemoryConfig::validate() const {
     require_positive(where, "n_kv_heads", n_kv_heads);
     require_positive(where, "n_layers", n_layers);
     require_positive(where, "bytes_per_elem", bytes_per_elem);
-    if (n_heads % n_kv_heads != 0)
-        throw std::invalid_argument(where + ": n_heads must be divisible by n_kv_heads, got " +
-                                    std::to_string(n_heads) + " and " + std::to_string(n_kv_heads));
+    require_divisible(where, "n_heads", n_heads, "n_kv_heads", n_kv_heads);
     if (swa_a + swa_b == 0) throw std::invalid_argument(where + ": expected swa_a + swa_b > 0, got 0:0");
 }
 

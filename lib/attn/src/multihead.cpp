@@ -29,15 +29,6 @@ Shape check_batch(const std::string& where, const Tensor& x, std::size_t width) 
     return s;
 }
 
-void check_heads(const std::string& where, std::size_t d_out, std::size_t num_heads) {
-    if (num_heads == 0 || d_out % num_heads != 0) {
-        throw std::invalid_argument(where + ": d_out must be divisible by num_heads, got d_out = " +
-                                    std::to_string(d_out) + ", num_heads = " +
-                                    std::to_string(num_heads));
-    }
-}
-
-
 // Rows [begin, end) of a Linear's weight (and bias): the layer that computes those outputs.
 nn::Linear linear_rows(const nn::Linear& l, std::size_t begin, std::size_t end) {
     Tensor w = attn::slice(l.weight, 0, to_long(begin), to_long(end));
@@ -128,7 +119,7 @@ void MultiHeadAttentionConfig::validate() const {
     const std::string where = "MultiHeadAttention";
     require_positive(where, "d_in", d_in);
     require_positive(where, "d_out", d_out);
-    check_heads(where, d_out, num_heads);
+    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
     require_positive(where, "context_length", context_length);
     require_probability(where, "dropout", dropout);
     require_weight_size(where, "d_out", d_out, "d_in", d_in);
@@ -162,7 +153,7 @@ MultiHeadAttention::MultiHeadAttention(nn::Linear Wq, nn::Linear Wk, nn::Linear 
     check_same_shape("MultiHeadAttention (W_value)", wq, shape_of(W_value.weight));
     check_same_shape("MultiHeadAttention (out_proj)", Shape{wq[0], wq[0]},
                      shape_of(out_proj.weight));
-    check_heads("MultiHeadAttention", wq[0], num_heads);
+    require_divisible("MultiHeadAttention", "d_out", wq[0], "num_heads", num_heads);
     head_dim = wq[0] / num_heads;
     if (context_length == 0)
         throw std::invalid_argument("MultiHeadAttention: expected context_length > 0, got 0");
@@ -218,7 +209,7 @@ namespace {
 // Every check of a GPT2Config, before the layer draws anything.
 const GPT2Config& checked(const GPT2Config& config) {
     const std::string where = "GPT2Attention";
-    check_heads(where + " (n_embd, n_head)", config.n_embd, config.n_head);
+    require_divisible(where + " (n_embd, n_head)", "d_out", config.n_embd, "num_heads", config.n_head);
     require_positive(where, "block_size", config.block_size);
     require_probability(where, "dropout", config.dropout);
     std::size_t three = 0;
@@ -236,7 +227,7 @@ GPT2Attention::GPT2Attention(const GPT2Config& config, nn::BernoulliBackend back
                              Generator& gen)
     : max_positions(checked(config).block_size),
       embed_dim(config.n_embd),
-      num_heads((check_heads("GPT2Attention (n_embd, n_head)", config.n_embd, config.n_head),
+      num_heads((require_divisible("GPT2Attention (n_embd, n_head)", "d_out", config.n_embd, "num_heads", config.n_head),
                  config.n_head)),
       head_dim(config.n_embd / config.n_head),
       c_attn(config.n_embd, 3 * config.n_embd, config.bias, gen),

@@ -16,11 +16,14 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "attn/gqa.hpp"
 #include "attn/multihead.hpp"
 #include "attn/nn.hpp"
 #include "attn/print_python.hpp"
+#include "attn/swa.hpp"
 #include "print_common.hpp"
 
 namespace attn {
@@ -305,23 +308,42 @@ std::string repr(const Dropout& layer) {
 
 }  // namespace nn
 
+std::string module_repr(const std::string& name,
+                        const std::vector<std::pair<std::string, std::string>>& children) {
+    std::string out = name + "(\n";
+    for (const auto& [child, text] : children) out += "  (" + child + "): " + text + "\n";
+    return out + ")";
+}
+
 std::string repr(const GPT2Attention& layer) {
-    return "GPT2Attention(\n"
-           "  (c_attn): " + nn::repr(layer.c_attn) + "\n"
-           "  (c_proj): " + nn::repr(layer.c_proj) + "\n"
-           "  (attn_dropout): " + nn::repr(layer.attn_dropout) + "\n"
-           "  (resid_dropout): " + nn::repr(layer.resid_dropout) + "\n"
-           ")";
+    return module_repr("GPT2Attention", {{"c_attn", nn::repr(layer.c_attn)},
+                                         {"c_proj", nn::repr(layer.c_proj)},
+                                         {"attn_dropout", nn::repr(layer.attn_dropout)},
+                                         {"resid_dropout", nn::repr(layer.resid_dropout)}});
 }
 
 std::string repr(const MultiHeadAttention& m) {
-    return "MultiHeadAttention(\n"
-           "  (W_query): " + nn::repr(m.W_query) + "\n"
-           "  (W_key): " + nn::repr(m.W_key) + "\n"
-           "  (W_value): " + nn::repr(m.W_value) + "\n"
-           "  (out_proj): " + nn::repr(m.out_proj) + "\n"
-           "  (dropout): " + nn::repr(m.dropout) + "\n"
-           ")";
+    return module_repr("MultiHeadAttention", {{"W_query", nn::repr(m.W_query)},
+                                              {"W_key", nn::repr(m.W_key)},
+                                              {"W_value", nn::repr(m.W_value)},
+                                              {"out_proj", nn::repr(m.out_proj)},
+                                              {"dropout", nn::repr(m.dropout)}});
+}
+
+std::string repr(const GroupedQueryAttention& m) {
+    return module_repr("GroupedQueryAttention", {{"W_key", nn::repr(m.W_key)},
+                                                 {"W_value", nn::repr(m.W_value)},
+                                                 {"W_query", nn::repr(m.W_query)},
+                                                 {"out_proj", nn::repr(m.out_proj)},
+                                                 {"dropout", nn::repr(m.dropout)}});
+}
+
+std::string repr(const MultiHeadAttentionWithSWA& m) {
+    return module_repr("MultiHeadAttentionWithSWA", {{"W_query", nn::repr(m.W_query)},
+                                                     {"W_key", nn::repr(m.W_key)},
+                                                     {"W_value", nn::repr(m.W_value)},
+                                                     {"out_proj", nn::repr(m.out_proj)},
+                                                     {"dropout", nn::repr(m.dropout)}});
 }
 
 }  // namespace attn

@@ -31,10 +31,7 @@ void MultiHeadAttentionWithSWAConfig::validate() const {
     require_positive(where, "num_heads", num_heads);
     require_positive(where, "context_length", context_length);
     require_positive(where, "sliding_window_size", sliding_window_size);
-    if (d_out % num_heads != 0)
-        throw std::invalid_argument(where + ": d_out must be divisible by num_heads, got d_out = " +
-                                    std::to_string(d_out) + ", num_heads = " +
-                                    std::to_string(num_heads));
+    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
     require_probability(where, "dropout", dropout);
 }
 
@@ -138,16 +135,6 @@ Tensor MultiHeadAttentionWithSWA::forward(const Tensor& x, RingKVCache& cache, G
     const Tensor out = out_proj(detail::attend_heads(q, k, v, masked, dropout, gen));  // [b, T, d_out]
     cache.append(k_new, v_new);
     return out;
-}
-
-std::string repr(const MultiHeadAttentionWithSWA& m) {
-    return "MultiHeadAttentionWithSWA(\n"
-           "  (W_query): " + nn::repr(m.W_query) + "\n"
-           "  (W_key): " + nn::repr(m.W_key) + "\n"
-           "  (W_value): " + nn::repr(m.W_value) + "\n"
-           "  (out_proj): " + nn::repr(m.out_proj) + "\n"
-           "  (dropout): " + nn::repr(m.dropout) + "\n"
-           ")";
 }
 
 }  // namespace attn

@@ -147,6 +147,13 @@ void require_mask_size(const std::string& where, const char* field, std::size_t 
 void require_weight_size(const std::string& where, const char* rows, std::size_t r,
                          const char* cols, std::size_t c);
 
+/// Throws `std::invalid_argument("<where>: <field> must be divisible by <divisor_field>, got
+/// <field> = <value>, <divisor_field> = <divisor>")` when `divisor` is 0 or does not divide
+/// `value`: the one check that heads split a width evenly (`d_out` by `num_heads`, `num_heads`
+/// by `num_kv_groups`), shared by every module config.
+void require_divisible(const std::string& where, const char* field, std::size_t value,
+                       const char* divisor_field, std::size_t divisor);
+
 /// `mask.bool()[:T, :T]`: the top-left `[T, T]` corner of a `[context_length, context_length]`
 /// 0/1 mask, as booleans (true = masked). Used by `CausalAttention` and `MultiHeadAttention`.
 /// @throws std::invalid_argument naming `where` when `T > context_length` (the book's

@@ -8,6 +8,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "attn/tensor.hpp"
 
@@ -48,6 +50,13 @@ std::string repr(const BoolTensor& t, const PrintOptions& opts = printoptions())
 /// `repr` of an int64 tensor: `tensor([    2,     2,     1, 13264,  5509])`
 /// (`dtype=torch.int64` when empty).
 std::string repr(const LongTensor& t, const PrintOptions& opts = printoptions());
+
+/// `Module.__repr__` of a module with children: `Name(\n  (child): text\n  ...\n)`, the
+/// children in registration order, each `text` being the child's own repr (one line for a
+/// leaf such as `Linear(in_features=3, out_features=2, bias=False)`). Every module repr of the
+/// library is written with it (print_torch.cpp).
+std::string module_repr(const std::string& name,
+                        const std::vector<std::pair<std::string, std::string>>& children);
 
 /// `repr(torch.Size(shape))`: `torch.Size([2, 6, 3])`.
 std::string repr(const Shape& shape);
