@@ -16,7 +16,6 @@
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "05_dropout", .dropout = true, .seeded = true}, [](textbook::Chapter& ch) {
-        const attn::Tensor inputs = textbook::inputs();  // 002 In [1], 004 In [2]
         using attn::nn::BernoulliBackend;
 
         ch.step("ones");
@@ -30,20 +29,10 @@ int main(int argc, char** argv) {
 
         ch.step("weights");
         //! [weights]
-        attn::manual_seed(ch.seed(789));  // chapter 4's causal attention weights
-        const attn::SelfAttention_v2 sa_v2(3, 2);
-        const attn::Tensor keys = sa_v2.W_key(inputs);
-        const attn::Tensor attn_scores = attn::matmul(sa_v2.W_query(inputs), attn::T(keys));
-        const attn::BoolTensor causal_mask = attn::to_bool(attn::triu(attn::ones({6, 6}), 1));
-        const float inf = std::numeric_limits<float>::infinity();
-        const float d_k = static_cast<float>(keys.shape().back());
-        const attn::Tensor attn_weights = attn::softmax(
-            attn::Tensor(attn::masked_fill(attn_scores, causal_mask, -inf) / std::sqrt(d_k)), -1);
-        //! [weights]
-        //! [weights.2]
+        const attn::Tensor attn_weights = textbook::causal_attention_weights(ch.seed(789));  // chapter 4
         attn::manual_seed(ch.seed(123));
         const attn::Tensor dropped = dropout(attn_weights);
-        //! [weights.2]
+        //! [weights]
         ch.book("002-In13", "[MKL backend] torch.manual_seed(123); dropout(attn_weights)",
                 attn::repr(dropped));
         ch.show("[MKL backend] dropout(attn_weights) / attn_weights (2 where kept)",

@@ -42,15 +42,7 @@ int main(int argc, char** argv) {
 
         ch.step("weights");
         //! [weights]
-        attn::manual_seed(ch.seed(789));  // chapter 4's causal attention weights
-        const attn::SelfAttention_v2 sa_v2(3, 2);
-        const attn::Tensor keys = sa_v2.W_key(inputs);
-        const attn::Tensor attn_scores = attn::matmul(sa_v2.W_query(inputs), attn::T(keys));
-        const attn::BoolTensor causal_mask = attn::to_bool(attn::triu(attn::ones({6, 6}), 1));
-        const float inf = std::numeric_limits<float>::infinity();
-        const float d_k = static_cast<float>(keys.shape().back());
-        const attn::Tensor attn_weights = attn::softmax(
-            attn::Tensor(attn::masked_fill(attn_scores, causal_mask, -inf) / std::sqrt(d_k)), -1);
+        const attn::Tensor attn_weights = textbook::causal_attention_weights(ch.seed(789));  // chapter 4
         attn::manual_seed(ch.seed(123));
         const attn::Tensor weights_portable = dropout_portable(attn_weights);
         //! [weights]

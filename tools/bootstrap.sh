@@ -17,22 +17,13 @@ packages=(
   doxygen libjs-mathjax                       # the generated book
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "Installing from Debian: ${missing[*]}"
-  if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+./tools/install_missing.sh "${packages[@]}"
 
 if [ ! -f build/build.ninja ]; then
   echo "Configuring the build in build/ (meson setup build)"
   meson setup build
   echo "Building the library, the chapters, the tests and the generated book; the first build"
-  echo "compiles about 50 files, a few minutes on 2 cores (ninja's [n/N] shows the progress)"
+  echo "compiles about 100 files, 3 to 4 minutes on 2 cores (ninja's [n/N] shows the progress)"
 fi
 meson compile -C build
 chapters=()

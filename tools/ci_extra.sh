@@ -49,16 +49,7 @@ timed() {  # timed NAME COMMAND...: runs a part and prints its wall time
 # What these parts need beyond tools/bootstrap.sh: clang 14 and its runtimes (ASan, UBSan,
 # libFuzzer), all from Debian 12.
 install_tools() {
-  local packages=(clang-14 libclang-rt-14-dev) missing=() p
-  for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    echo "Installing from Debian: ${missing[*]}"
-    if [ "$(id -u)" -eq 0 ]; then sudo=(); else sudo=(sudo); fi
-    "${sudo[@]}" apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
-  fi
+  ./tools/install_missing.sh clang-14 libclang-rt-14-dev
 }
 
 # Every executable chapter of a build directory.

@@ -50,13 +50,7 @@ attn::Tensor v2_scores() {
     return attn::matmul(sa_v2.W_query(inputs), attn::T(sa_v2.W_key(inputs)));
 }
 
-attn::Tensor causal_weights() {
-    const attn::Tensor scores = v2_scores();
-    const std::size_t T = scores.shape()[0];
-    const attn::Tensor masked = attn::masked_fill(
-        scores, attn::to_bool(attn::triu(attn::ones({T, T}), 1)), -std::numeric_limits<float>::infinity());
-    return attn::softmax(attn::Tensor(masked / std::sqrt(2.0f)), -1);
-}
+attn::Tensor causal_weights() { return textbook::causal_attention_weights(789); }
 
 textbook::svg::HeatmapStyle token_style(const std::string& title) {
     textbook::svg::HeatmapStyle style;

@@ -1,5 +1,9 @@
 #include "textbook/book.hpp"
 
+#include "attn/attention.hpp"
+#include "attn/functional.hpp"
+#include "attn/generator.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -132,6 +136,21 @@ attn::Tensor inputs() {
                          {0.22f, 0.58f, 0.33f},   // with     (x^4)
                          {0.77f, 0.25f, 0.10f},   // one      (x^5)
                          {0.05f, 0.80f, 0.55f}});  // step     (x^6)
+}
+
+attn::Tensor causal_attention_weights(std::uint64_t seed) {
+    const attn::Tensor x = inputs();
+    attn::manual_seed(seed);
+    const attn::SelfAttention_v2 sa_v2(3, 2);
+    const attn::Tensor keys = sa_v2.W_key(x);
+    const attn::Tensor attn_scores = attn::matmul(sa_v2.W_query(x), attn::T(keys));
+    const std::size_t T = attn_scores.shape()[0];
+    const attn::BoolTensor causal_mask = attn::to_bool(attn::triu(attn::ones({T, T}), 1));
+    const float d_k = static_cast<float>(keys.shape().back());
+    return attn::softmax(attn::Tensor(attn::masked_fill(attn_scores, causal_mask,
+                                                        -std::numeric_limits<float>::infinity()) /
+                                      std::sqrt(d_k)),
+                         -1);
 }
 
 std::filesystem::path data_dir() {

@@ -13,6 +13,7 @@
 ///   `unreproducible:<reason>`.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -90,6 +91,13 @@ std::string source_name(const Entry& entry);
 /// The book's input: the six 3-d embeddings of "Your journey starts with one step",
 /// `[6, 3]` float32, one row per token (notebook 002 In [1], notebook 004 In [2]).
 attn::Tensor inputs();
+
+/// Chapter 4's causal attention weights, which chapter 5 and appendix A drop out: `[6, 6]`
+/// float32. `SelfAttention_v2(3, 2)` built after `manual_seed(seed)` (the book's seed is 789),
+/// scores `queries @ keys.T` of `inputs()`, `-inf` above the diagonal, then
+/// `softmax(scores / sqrt(d_k), dim=-1)` (002 In [10]-[11], 004 In [44]-[45]). Reseeds the
+/// default generator and leaves it after the module's draws.
+attn::Tensor causal_attention_weights(std::uint64_t seed);
 
 /// The data directory: `$ATTN_DATA_DIR` if set, else the `data/` of the source tree the
 /// program was built from.
