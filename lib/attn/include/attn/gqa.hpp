@@ -117,6 +117,9 @@ public:
     nn::Dropout dropout;         ///< on the attention weights
 
 private:
+    // The shared forward: x [b, T, d_in] at positions start.., attending to the cached
+    // [b, G, S_past, hd] keys/values (if given) and its own; returns [b, T, d_out] and, if
+    // asked, the new keys/values [b, G, T, hd] for the caller's cache.
     Tensor attend(const Tensor& x, const Tensor* past_k, const Tensor* past_v,
                   std::size_t start, Tensor* new_k, Tensor* new_v, Generator& gen) const;
 };
