@@ -40,11 +40,11 @@
 #include <omp.h>
 #include <sys/resource.h>
 
-#include "attn/fast_attention.hpp"
-#include "attn/functional.hpp"
-#include "attn/gemm.hpp"
-#include "attn/generator.hpp"
-#include "attn/multihead.hpp"
+#include "attn/kernels/fused_attention.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/kernels/gemm.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/multihead.hpp"
 
 namespace {
 

@@ -12,10 +12,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "attn/efficient.hpp"
-#include "attn/flash.hpp"
-#include "attn/generator.hpp"
-#include "attn/multihead.hpp"
+#include "attn/attention/efficient.hpp"
+#include "attn/attention/flash.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/multihead.hpp"
 
 namespace {
 

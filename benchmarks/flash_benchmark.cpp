@@ -14,8 +14,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "attn/flash.hpp"
-#include "attn/generator.hpp"
+#include "attn/attention/flash.hpp"
+#include "attn/core/generator.hpp"
 
 namespace {
 

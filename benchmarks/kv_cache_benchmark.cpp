@@ -14,9 +14,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/kv_cache.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/kv_cache.hpp"
 
 namespace {
 

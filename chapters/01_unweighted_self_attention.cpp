@@ -1,9 +1,9 @@
 // Chapter 1: self-attention without trainable weights. The five notebooks start here in prose
 // only (004's "Self-Attention No Weights"); Raschka 3 In [3]-[14] prints every step.
 // Prose: docs/chapters/01_unweighted_self_attention.md.
-#include "attn/functional.hpp"
-#include "attn/print.hpp"
-#include "attn/print_python.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/print/print.hpp"
+#include "attn/print/python.hpp"
 #include "textbook/chapter.hpp"
 
 int main(int argc, char** argv) {

@@ -2,11 +2,11 @@
 // notebook 002 In [1]; Raschka 3 In [17]-[24]). Prose: docs/chapters/02_trainable_weights.md.
 #include <cmath>
 
-#include "attn/attention.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/nn.hpp"
-#include "attn/print.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 
 int main(int argc, char** argv) {

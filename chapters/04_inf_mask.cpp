@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/attention.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/print.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 
 int main(int argc, char** argv) {

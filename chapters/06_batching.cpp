@@ -3,11 +3,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "attn/attention.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/nn.hpp"
-#include "attn/print.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"
 

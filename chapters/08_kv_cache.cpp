@@ -3,11 +3,11 @@
 #include <limits>
 #include <sstream>
 
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/kv_cache.hpp"
-#include "attn/padding.hpp"
-#include "attn/print.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/padding.hpp"
+#include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/decoding.hpp"
 #include "textbook/display.hpp"

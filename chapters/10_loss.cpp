@@ -2,10 +2,10 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/nn.hpp"
-#include "attn/print.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"
 

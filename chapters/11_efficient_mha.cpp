@@ -3,12 +3,12 @@
 #include <utility>
 #include <vector>
 
-#include "attn/efficient.hpp"
-#include "attn/flash.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/multihead.hpp"
-#include "attn/print.hpp"
+#include "attn/attention/efficient.hpp"
+#include "attn/attention/flash.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"
 

@@ -8,12 +8,12 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 
-#include "attn/flash.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/multihead.hpp"
-#include "attn/padding.hpp"
-#include "attn/print.hpp"
+#include "attn/attention/flash.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/attention/padding.hpp"
+#include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"
 

@@ -2,11 +2,11 @@
 #include <algorithm>
 #include <string>
 
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/gqa.hpp"
-#include "attn/print.hpp"
-#include "attn/swa.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/gqa.hpp"
+#include "attn/print/print.hpp"
+#include "attn/attention/swa.hpp"
 #include "textbook/book.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"

@@ -11,7 +11,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "attn/functional.hpp"
+#include "attn/core/functional.hpp"
 #include "textbook/book.hpp"
 
 namespace test {

@@ -13,8 +13,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/functional.hpp"
-#include "attn/tensor.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/tensor.hpp"
 #include "textbook/book.hpp"
 
 namespace test {

@@ -28,15 +28,15 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/attention.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/kv_cache.hpp"
-#include "attn/multihead.hpp"
-#include "attn/nn.hpp"
-#include "attn/padding.hpp"
-#include "attn/print_torch.hpp"
-#include "attn/text_file.hpp"
+#include "attn/attention/attention.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/attention/padding.hpp"
+#include "attn/print/torch.hpp"
+#include "attn/core/text_file.hpp"
 #include "textbook/book.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// Tests for nn::Dropout (lib/attn/src/dropout.cpp), both Bernoulli backends.
+// Tests for nn::Dropout (lib/attn/nn/dropout.cpp), both Bernoulli backends.
 //
 // Expected values come from
 // - the book: notebook 002 In [12], In [13] (MKL backend) and 004 In [51] (portable backend),
@@ -24,12 +24,12 @@
 #include "support.hpp"
 #include <nlohmann/json.hpp>
 
-#include "attn/attention.hpp"
+#include "attn/attention/attention.hpp"
 #include "textbook/book.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/nn.hpp"
-#include "attn/print.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/print/print.hpp"
 
 namespace fs = std::filesystem;
 using attn::nn::BernoulliBackend;

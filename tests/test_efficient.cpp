@@ -14,11 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/efficient.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/multihead.hpp"
-#include "attn/print.hpp"
+#include "attn/attention/efficient.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/print/print.hpp"
 
 namespace {
 

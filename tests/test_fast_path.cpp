@@ -34,11 +34,11 @@
 #include <string>
 #include <vector>
 
-#include "attn/fast_attention.hpp"
-#include "attn/functional.hpp"
-#include "attn/gemm.hpp"
-#include "attn/generator.hpp"
-#include "attn/multihead.hpp"
+#include "attn/kernels/fused_attention.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/kernels/gemm.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/multihead.hpp"
 
 // sleef.h declares the FMA variant only with FMA enabled; the library exports both.
 extern "C" float Sleef_expf1_u10purecfma(float);

@@ -15,12 +15,12 @@
 #include <optional>
 #include <vector>
 
-#include "attn/flash.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/multihead.hpp"
-#include "attn/padding.hpp"
-#include "attn/print.hpp"
+#include "attn/attention/flash.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/attention/padding.hpp"
+#include "attn/print/print.hpp"
 
 namespace {
 

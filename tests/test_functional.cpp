@@ -8,7 +8,7 @@
 
 #include "support.hpp"
 
-#include "attn/functional.hpp"
+#include "attn/core/functional.hpp"
 
 namespace {
 const float inf = std::numeric_limits<float>::infinity();

@@ -33,8 +33,8 @@
 #include <xtensor/xoperation.hpp>
 
 #include "textbook/book.hpp"
-#include "attn/generator.hpp"
-#include "attn/nn.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/nn/nn.hpp"
 
 namespace {
 
@@ -69,7 +69,7 @@ std::vector<std::int64_t> load_i64(const std::string& file) {
 
 /// How Linear layers in a stream are rebuilt.
 enum class LinearVia {
-    module,   ///< attn::nn::Linear (lib/attn/src/nn.cpp)
+    module,   ///< attn::nn::Linear (lib/attn/nn/linear.cpp)
     uniform,  ///< uniform_ with the bounds torch/nn/modules/linear.py computes, in double
 };
 

@@ -19,12 +19,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/gqa.hpp"
-#include "attn/multihead.hpp"
-#include "attn/print.hpp"
-#include "attn/swa.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/gqa.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/print/print.hpp"
+#include "attn/attention/swa.hpp"
 #include "textbook/book.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
-// Tests for chapter 10 (notebook 001): nn::Embedding (lib/attn/src/embedding.cpp), log_softmax and
-// cross_entropy (lib/attn/src/loss.cpp), the precision-2 printer on 001's shapes, and the
+// Tests for chapter 10 (notebook 001): nn::Embedding (lib/attn/nn/embedding.cpp), log_softmax and
+// cross_entropy (lib/attn/nn/loss.cpp), the precision-2 printer on 001's shapes, and the
 // relations between notebook 001's printed blocks.
 //
 // Expected values come from
@@ -28,10 +28,10 @@
 #include <xtensor/xview.hpp>
 
 #include "textbook/book.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/nn.hpp"
-#include "attn/print.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/print/print.hpp"
 
 using json = nlohmann::json;
 

@@ -24,13 +24,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention.hpp"
+#include "attn/attention/attention.hpp"
 #include "textbook/book.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/multihead.hpp"
-#include "attn/nn.hpp"
-#include "attn/print.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/print/print.hpp"
 
 namespace {
 

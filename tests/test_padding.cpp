@@ -16,11 +16,11 @@
 #include <xtensor/xview.hpp>
 
 #include "textbook/book.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/kv_cache.hpp"
-#include "attn/padding.hpp"
-#include "attn/print.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/padding.hpp"
+#include "attn/print/print.hpp"
 
 namespace {
 

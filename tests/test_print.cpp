@@ -19,8 +19,8 @@
 #include <xtensor/xoperation.hpp>
 
 #include "textbook/book.hpp"
-#include "attn/print.hpp"
-#include "attn/tensor.hpp"
+#include "attn/print/print.hpp"
+#include "attn/core/tensor.hpp"
 
 using attn::BoolTensor;
 using attn::LongTensor;

@@ -9,7 +9,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "attn/functional.hpp"
+#include "attn/core/functional.hpp"
 #include "textbook/svg.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // Unit tests for attn/tensor.hpp: shape formatting and the shape errors every function uses.
 #include <catch2/catch.hpp>
 
-#include "attn/tensor.hpp"
+#include "attn/core/tensor.hpp"
 
 TEST_CASE("shape_str writes shapes as the book does") {
     CHECK(attn::shape_str({2, 6, 3}) == "[2, 6, 3]");

@@ -23,17 +23,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention.hpp"
+#include "attn/attention/attention.hpp"
 #include "textbook/book.hpp"
-#include "attn/functional.hpp"
-#include "attn/generator.hpp"
-#include "attn/kv_cache.hpp"
-#include "attn/multihead.hpp"
-#include "attn/nn.hpp"
-#include "attn/padding.hpp"
-#include "attn/swa.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/attention/padding.hpp"
+#include "attn/attention/swa.hpp"
 #include "textbook/svg.hpp"
-#include "attn/tensor.hpp"
+#include "attn/core/tensor.hpp"
 
 namespace fs = std::filesystem;
 

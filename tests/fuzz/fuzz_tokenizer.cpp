@@ -2,7 +2,7 @@
 // it, then the collator on what it read.
 #include <exception>
 
-#include "attn/padding.hpp"
+#include "attn/attention/padding.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

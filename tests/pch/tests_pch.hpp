@@ -2,6 +2,6 @@
 // (Catch2's single header, xtensor through the library's headers).
 #include <catch2/catch.hpp>
 
-#include "attn/functional.hpp"
-#include "attn/tensor.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/tensor.hpp"
 #include "textbook/book.hpp"

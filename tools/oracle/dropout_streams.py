@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Records PyTorch's portable-path dropout as the oracle for `lib/attn/src/dropout.cpp`.
+"""Records PyTorch's portable-path dropout as the oracle for `lib/attn/nn/dropout.cpp`.
 
 Run with Debian's interpreter, which has python3-torch 1.13.1 (built without MKL, so
 `bernoulli_(p)` takes `bernoulli_scalar_kernel_default`: one 64-bit draw per element):

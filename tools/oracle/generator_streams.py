@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Records PyTorch's CPU random streams as the oracle for `lib/attn/src/generator.cpp`.
+"""Records PyTorch's CPU random streams as the oracle for `lib/attn/core/generator.cpp`.
 
 Run with Debian's interpreter, which has python3-torch 1.13.1 and NumPy:
 

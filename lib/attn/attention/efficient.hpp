@@ -1,0 +1,166 @@
+/// @file efficient.hpp
+/// @brief The layouts of Raschka's efficient multi-head attention comparison
+/// (LLMs-from-scratch, ch03/02_bonus_efficient-multihead-attention) that make sense without
+/// autograd, and the maps from chapter 7's `MultiHeadAttention` to each of them.
+///
+/// - `MultiHeadAttentionCombinedQKV`: one `qkv = Linear(d_in, 3 d_out)` (GPT-2's `c_attn`),
+///   `view(b, T, 3, H, hd).permute(2, 0, 3, 1, 4)`, then one of four kernels: chapter 7's
+///   matmul + softmax, `scaled_dot_product_attention` with `is_causal` or with an explicit
+///   mask (Raschka's `MHAPyTorchScaledDotProduct` and `MHAPyTorchSDPAWithoutFlash`), or the
+///   tiled kernel of chapter 12; then `proj`;
+/// - `MHAEinsum`: weights as `[d_in, d_out]` parameters, every product an einsum, written here
+///   as the contraction it is (a sum over the repeated index, in order);
+/// - `MultiheadAttention`: `torch.nn.MultiheadAttention(embed_dim, num_heads, bias,
+///   batch_first=True)`'s layout: packed `in_proj_weight [3E, E]`/`in_proj_bias [3E]`,
+///   `out_proj`, and `need_weights` returning the weights averaged over heads.
+/// All are float32, dropout 0 (the comparison's setting), causal.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "attn/attention/flash.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/nn/nn.hpp"
+#include "attn/core/tensor.hpp"
+
+namespace attn {
+
+/// Which attention kernel a `MultiHeadAttentionCombinedQKV` runs after its projection.
+enum class AttentionKernel {
+    matmul_softmax,  ///< `queries @ keys^T`, `masked_fill_`, `softmax(/ hd**0.5)`, `@ values`
+    sdpa_is_causal,  ///< `F.scaled_dot_product_attention(q, k, v, is_causal=True)`
+    sdpa_attn_mask,  ///< the same with an explicit `[T, T]` bool mask (true = may attend)
+    tiled,           ///< `flash::attention` (chapter 12), blocks of 64 x 64
+};
+
+/// The keyword arguments of Raschka's `MultiHeadAttentionCombinedQKV(d_in, d_out, num_heads,
+/// context_length, dropout=0.0, qkv_bias=False)`, with the kernel (which Raschka's variants
+/// differ by) in place of dropout.
+struct MultiHeadAttentionCombinedQKVConfig {
+    std::size_t d_in = 0;            ///< input features per token
+    std::size_t d_out = 0;           ///< output features, all heads together
+    std::size_t num_heads = 0;       ///< H; must divide `d_out`
+    std::size_t context_length = 0;  ///< the most tokens `forward` accepts
+    bool qkv_bias = false;           ///< bias in `qkv` (`proj` always has one)
+    AttentionKernel kernel = AttentionKernel::matmul_softmax;  ///< what runs after `qkv`
+
+    /// @throws std::invalid_argument naming the field and its value when a size is 0 or
+    /// `num_heads` does not divide `d_out`.
+    void validate() const;
+};
+
+/// Raschka's `MultiHeadAttentionCombinedQKV` (and, by `kernel`, his SDPA and tiled variants):
+/// `x [b, T, d_in] -> [b, T, d_out]`. Built in the order `qkv`, `proj`, as PyTorch draws them.
+class MultiHeadAttentionCombinedQKV {
+public:
+    /// Draws `qkv` then `proj` from `gen`. @throws std::invalid_argument as `validate`.
+    explicit MultiHeadAttentionCombinedQKV(const MultiHeadAttentionCombinedQKVConfig& config,
+                                           Generator& gen = default_generator());
+    /// Assembles the module from given layers: `qkv [3 d_out, d_in]`, `proj [d_out, d_out]`.
+    /// @throws std::invalid_argument when the shapes disagree or `num_heads` does not divide.
+    MultiHeadAttentionCombinedQKV(nn::Linear qkv, nn::Linear proj, std::size_t context_length,
+                                  std::size_t num_heads, AttentionKernel kernel);
+
+    /// `forward(x)`: `[b, T, d_in] -> [b, T, d_out]`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]` or `T > context_length`.
+    Tensor operator()(const Tensor& x) const;
+
+    std::size_t num_heads;   ///< H
+    std::size_t head_dim;    ///< `d_out / H`
+    nn::Linear qkv;          ///< `Linear(d_in, 3 d_out)`: rows q, then k, then v
+    nn::Linear proj;         ///< `Linear(d_out, d_out)`
+    Tensor mask;             ///< `triu(ones(context_length, context_length), 1)`
+    AttentionKernel kernel;  ///< the kernel after the projection
+};
+
+/// Raschka's `MHAEinsum`: `W_query`, `W_key`, `W_value` are `[d_in, d_out]` parameters (the
+/// transpose of a `Linear`'s weight), optional biases `[d_out]`, and `out_proj`.
+class MHAEinsum {
+public:
+    /// Assembles the module. @throws std::invalid_argument when the shapes disagree or
+    /// `num_heads` does not divide `d_out`.
+    MHAEinsum(Tensor W_query, Tensor W_key, Tensor W_value, std::optional<Tensor> bias_q,
+              std::optional<Tensor> bias_k, std::optional<Tensor> bias_v, nn::Linear out_proj,
+              std::size_t context_length, std::size_t num_heads);
+
+    /// `forward(x)`: `einsum("bnd,di->bni")` for Q, K, V, heads by `view` + `transpose`,
+    /// `einsum("bhnd,bhmd->bhnm") / hd**0.5`, causal `masked_fill`, softmax,
+    /// `einsum("bhnm,bhmd->bhnd")`, heads merged, `out_proj`: `[b, T, d_in] -> [b, T, d_out]`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]` or `T > context_length`.
+    Tensor operator()(const Tensor& x) const;
+
+    std::size_t num_heads;  ///< H
+    std::size_t head_dim;   ///< `d_out / H`
+    Tensor W_query;               ///< `[d_in, d_out]`
+    Tensor W_key;                 ///< `[d_in, d_out]`
+    Tensor W_value;               ///< `[d_in, d_out]`
+    std::optional<Tensor> bias_q;  ///< `[d_out]`, or none
+    std::optional<Tensor> bias_k;  ///< `[d_out]`, or none
+    std::optional<Tensor> bias_v;  ///< `[d_out]`, or none
+    nn::Linear out_proj;                           ///< `Linear(d_out, d_out)`
+    Tensor mask;  ///< `triu(ones(context_length, context_length), 1)`
+};
+
+/// `torch.einsum("bnd,di->bni", x, W)`: `x [b, n, d] -> [b, n, i]`, each output the sum over
+/// `d` in order. @throws std::invalid_argument when the shapes do not fit.
+Tensor einsum_bnd_di(const Tensor& x, const Tensor& W);
+/// `torch.einsum("bhnd,bhmd->bhnm", Q, K)`: `[b, h, n, d] x [b, h, m, d] -> [b, h, n, m]`.
+/// @throws std::invalid_argument when the shapes do not fit.
+Tensor einsum_bhnd_bhmd(const Tensor& Q, const Tensor& K);
+/// `torch.einsum("bhnm,bhmd->bhnd", A, V)`: `[b, h, n, m] x [b, h, m, d] -> [b, h, n, d]`.
+/// @throws std::invalid_argument when the shapes do not fit.
+Tensor einsum_bhnm_bhmd(const Tensor& A, const Tensor& V);
+
+/// What `torch.nn.MultiheadAttention.forward` returns.
+struct MultiheadAttentionOutput {
+    Tensor attn_output;                       ///< `[b, L, E]`
+    std::optional<Tensor> attn_output_weights;  ///< `[b, L, S]` (heads averaged), or none
+};
+
+/// `torch.nn.MultiheadAttention(embed_dim, num_heads, bias, batch_first=True)`, dropout 0,
+/// as its math path computes: `q, k, v = x W_in^T + b_in` (the three row blocks of the packed
+/// `in_proj_weight`), `q * (1 / sqrt(hd))`, `q k^T` with a bool `attn_mask` (true = may NOT
+/// attend) as `-inf`, softmax, `@ v`, heads merged, `out_proj`. One extension: the input may
+/// have `d_in != E` features (`in_proj_weight [3E, d_in]`; PyTorch's module requires
+/// `d_in = E` for the query), so that the book's `d_in = 3`, `d_out = 2` module maps to it.
+class MultiheadAttention {
+public:
+    /// Assembles the module: `in_proj_weight [3E, d_in]`, `in_proj_bias [3E]` or none,
+    /// `out_proj [E, E]`. @throws std::invalid_argument when the shapes disagree or
+    /// `num_heads` does not divide `E`.
+    MultiheadAttention(Tensor in_proj_weight, std::optional<Tensor> in_proj_bias,
+                       nn::Linear out_proj, std::size_t num_heads);
+
+    /// `forward(query, key, value, attn_mask, need_weights, average_attn_weights=True)` with
+    /// `query [b, L, d_in]`, `key`/`value [b, S, d_in]`, `attn_mask [L, S]` bool -> output
+    /// `[b, L, E]` and, with `need_weights`, weights `[b, L, S]`.
+    /// @throws std::invalid_argument when the shapes do not fit.
+    MultiheadAttentionOutput operator()(const Tensor& query, const Tensor& key,
+                                        const Tensor& value,
+                                        const std::optional<BoolTensor>& attn_mask,
+                                        bool need_weights = true) const;
+
+    std::size_t embed_dim;              ///< E
+    std::size_t num_heads;              ///< H
+    Tensor in_proj_weight;              ///< `[3E, d_in]`: rows q, then k, then v
+    std::optional<Tensor> in_proj_bias;  ///< `[3E]`
+    nn::Linear out_proj;                ///< `NonDynamicallyQuantizableLinear(E, E)`
+};
+
+/// Chapter 7's module in the combined-QKV layout: `qkv.weight = cat(W_query, W_key,
+/// W_value)` by rows (biases likewise), `proj = out_proj`, the given kernel.
+MultiHeadAttentionCombinedQKV combine_qkv(const MultiHeadAttention& module,
+                                          AttentionKernel kernel);
+/// Chapter 7's module in the einsum layout: each `W` is the `Linear` weight transposed.
+MHAEinsum to_einsum(const MultiHeadAttention& module);
+/// Chapter 7's module in `nn.MultiheadAttention`'s layout: `in_proj_weight = cat(W_query,
+/// W_key, W_value)` by rows, `in_proj_bias` likewise (zeros when the module has none and
+/// `out_proj` has a bias, as PyTorch keeps one bias flag), `out_proj` as is.
+MultiheadAttention to_torch_layout(const MultiHeadAttention& module);
+
+/// `triu(ones(T, T), 1).bool()`: true above the diagonal, the mask `nn.MultiheadAttention`
+/// takes (true = may not attend). `[T, T]`.
+BoolTensor causal_attn_mask(std::size_t T);
+
+}  // namespace attn

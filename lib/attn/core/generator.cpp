@@ -1,0 +1,317 @@
+/// @file generator.cpp
+/// @brief PyTorch 1.13's CPU random generator, draw for draw and bit for bit.
+///
+/// Every formula below is taken from the PyTorch 1.13.1 sources (as shipped in Debian's
+/// libtorch-dev 1.13.1+dfsg-4) and checked against the streams recorded from Debian's
+/// python3-torch by tools/oracle/generator_streams.py (data/oracle/generator/):
+/// - aten/src/ATen/core/MT19937RNGEngine.h: MT19937 with `init_genrand` seeding of
+///   `seed & 0xffffffff` and the reference tempering, i.e. exactly `std::mt19937`;
+/// - aten/src/ATen/CPUGeneratorImpl.cpp: `random()`, `random64()` (`(a << 32) | b`),
+///   `set_current_seed` (which also drops the cached normal samples);
+/// - aten/src/ATen/core/TransformationHelper.h: `uniform_real`, `uniform_int_from_to`,
+///   `normal` (`val * std + mean`), `DistAccumType<float> = float`;
+/// - aten/src/ATen/core/DistributionsHelper.h: `uniform_real_distribution`,
+///   `uniform_int_from_to_distribution`, `normal_distribution` (Box-Muller with the cached
+///   second sample, `log(1 - u2)` in 1.13 -- later versions switched to `log1p(-u2)`);
+/// - aten/src/ATen/native/DistributionTemplates.h: the argument checks of `uniform_`,
+///   `normal_` and `random_(from, to)`;
+/// - aten/src/ATen/native/cpu/DistributionTemplates.h: `uniform_kernel`,
+///   `random_from_to_kernel`, `normal_kernel`, `normal_fill`, `normal_fill_AVX2`;
+/// - aten/src/ATen/native/cpu/avx_mathfun.h: `log256_ps` and `sincos256_ps` (Cephes).
+///
+/// Two things are not visible in the sources but decide the last bit, and were settled
+/// against the oracle: PyTorch's kernels in aten/src/ATen/native/cpu/ are compiled once per
+/// CPU capability with `-mavx2 -mfma` in GNU C++ mode, where GCC contracts `a * b + c` into a
+/// fused multiply-add (`-ffp-contract=fast`). So `uniform_` computes
+/// `fma(x, to - from, from)` in float, and the vectorised normal transform contains the fused
+/// multiply-adds listed in `log_avx2` / `sincos_avx2`. This file spells every such fusion out
+/// with `std::fma`, so its results do not depend on how this project itself is compiled.
+#include "attn/core/generator.hpp"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace attn {
+
+namespace {
+
+/// `c10::pi<double>` (c10/util/MathConstants.h).
+constexpr double pi = 3.141592653589793238462643383279502;
+
+std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
+float from_bits(std::uint32_t u) { return std::bit_cast<float>(u); }
+
+// ------------------------------------------------------------------------------------------
+// The vectorised normal transform of PyTorch's AVX2 build, one lane at a time.
+//
+// `normal_fill_16_AVX2` (native/cpu/DistributionTemplates.h) uses Cephes-style `log256_ps`
+// and `sincos256_ps` from avx_mathfun.h, not libm: replaying the same float operations, with
+// the fused multiply-adds GCC forms from them, reproduces every recorded value exactly.
+// The plain C++ `normal_fill_16` (std::log/std::cos/std::sin on floats, used by builds
+// without the AVX2 kernel) differs from it by up to ~1.6e-6 absolute on the same uniforms.
+// ------------------------------------------------------------------------------------------
+
+/// `log256_ps` for one lane: natural log of `x > 0` (NaN for `x <= 0`), float32.
+float log_avx2(float x_in) {
+    constexpr float sqrthf = static_cast<float>(0.707106781186547524);
+    constexpr float p[9] = {
+        static_cast<float>(7.0376836292E-2),  static_cast<float>(-1.1514610310E-1),
+        static_cast<float>(1.1676998740E-1),  static_cast<float>(-1.2420140846E-1),
+        static_cast<float>(1.4249322787E-1),  static_cast<float>(-1.6668057665E-1),
+        static_cast<float>(2.0000714765E-1),  static_cast<float>(-2.4999993993E-1),
+        static_cast<float>(3.3333331174E-1)};
+    constexpr float q1 = static_cast<float>(-2.12194440e-4);
+    constexpr float q2 = static_cast<float>(0.693359375);
+
+    // Split x = m * 2^e with m in [0.5, 1) (denormals are first raised to FLT_MIN).
+    float x = std::fmax(x_in, from_bits(0x00800000u));
+    const auto exponent = static_cast<std::int32_t>(bits(x) >> 23) - 0x7f;
+    x = from_bits((bits(x) & ~0x7f800000u) | bits(0.5f));
+    float e = static_cast<float>(exponent) + 1.0f;
+
+    // if (x < SQRTHF) { e -= 1; x = x + x - 1; } else { x = x - 1; }
+    const bool below = x < sqrthf;
+    const float tmp = below ? x : 0.0f;
+    x = x - 1.0f;
+    e = e - (below ? 1.0f : 0.0f);
+    x = x + tmp;
+
+    const float z = x * x;
+    float y = p[0];
+    for (int i = 1; i < 9; ++i) y = std::fma(y, x, p[i]);  // y = y * x + p[i], fused
+    y = y * x;
+    // `y = y * z; tmp = e * q1; y = y + tmp`: GCC fuses the first product (y * z) into the
+    // add; the second is rounded on its own.
+    y = std::fma(y, z, e * q1);
+    y = std::fma(-z, 0.5f, y);  // y - z * 0.5 (exact product, fused or not)
+    x = x + y;
+    x = std::fma(e, q2, x);     // x + e * q2, fused
+    return x_in <= 0.0f ? std::numeric_limits<float>::quiet_NaN() : x;
+}
+
+/// `sincos256_ps` for one lane: sine and cosine of `x`, float32 (Cephes sinf/cosf).
+void sincos_avx2(float x_in, float& sin_out, float& cos_out) {
+    constexpr float fopi = static_cast<float>(1.27323954473516);  // 4 / pi
+    constexpr float dp1 = -0.78515625f;
+    constexpr float dp2 = static_cast<float>(-2.4187564849853515625e-4);
+    constexpr float dp3 = static_cast<float>(-3.77489497744594108e-8);
+    constexpr float coscof[3] = {static_cast<float>(2.443315711809948E-005),
+                                 static_cast<float>(-1.388731625493765E-003),
+                                 static_cast<float>(4.166664568298827E-002)};
+    constexpr float sincof[3] = {static_cast<float>(-1.9515295891E-4),
+                                 static_cast<float>(8.3321608736E-3),
+                                 static_cast<float>(-1.6666654611E-1)};
+
+    std::uint32_t sign_sin = bits(x_in) & 0x80000000u;
+    float x = std::fabs(x_in);
+
+    // Octant j = (int(x * 4/pi) + 1) & ~1 and the signs / polynomial it selects.
+    std::int32_t j = static_cast<std::int32_t>(x * fopi);  // truncation, as cvttps
+    j = (j + 1) & ~1;
+    const float y_j = static_cast<float>(j);
+    const std::uint32_t swap_sign_sin = static_cast<std::uint32_t>(j & 4) << 29;
+    const bool sin_poly = (j & 2) == 0;
+    const std::uint32_t sign_cos = static_cast<std::uint32_t>(~(j - 2) & 4) << 29;
+    sign_sin ^= swap_sign_sin;
+
+    // Extended-precision reduction x = ((x - j*DP1) - j*DP2) - j*DP3, each step fused.
+    x = std::fma(y_j, dp1, x);
+    x = std::fma(y_j, dp2, x);
+    x = std::fma(y_j, dp3, x);
+
+    const float z = x * x;
+    // Cosine polynomial on [0, pi/4]: 1 - z/2 + z^2 * P(z).
+    float yc = std::fma(coscof[0], z, coscof[1]);
+    yc = std::fma(yc, z, coscof[2]);
+    yc = yc * z;
+    yc = std::fma(yc, z, -(z * 0.5f));  // `y = y * z; y = y - z * 0.5`, first product fused
+    yc = yc + 1.0f;
+    // Sine polynomial on [0, pi/4]: x + x^3 * Q(z).
+    float ys = std::fma(sincof[0], z, sincof[1]);
+    ys = std::fma(ys, z, sincof[2]);
+    ys = ys * z;
+    ys = std::fma(ys, x, x);
+
+    // Select (with the same adds/subtracts of zeros as the vector code).
+    const float ysin2 = sin_poly ? ys : 0.0f;
+    const float ysin1 = sin_poly ? 0.0f : yc;
+    ys = ys - ysin2;
+    yc = yc - ysin1;
+    sin_out = from_bits(bits(ysin1 + ysin2) ^ sign_sin);
+    cos_out = from_bits(bits(yc + ys) ^ sign_cos);
+}
+
+/// `normal_fill_16_AVX2`: turns 16 uniforms in [0, 1) into 16 normal samples, in place.
+/// Pairs element j (u1 = 1 - x[j], the radius) with element j + 8 (u2, the angle).
+void normal_fill_16(float* data, float mean, float std) {
+    const auto two_pi = static_cast<float>(2.0f * pi);  // _mm256_set1_ps(2.0f * pi<double>)
+    for (int j = 0; j < 8; ++j) {
+        const float u1 = 1.0f - data[j];  // [0, 1) -> (0, 1] for the log
+        const float u2 = data[j + 8];
+        const float radius = std::sqrt(-2.0f * log_avx2(u1));
+        const float theta = two_pi * u2;
+        float s = 0.0f;
+        float c = 0.0f;
+        sincos_avx2(theta, s, c);
+        data[j] = std::fma(radius * c, std, mean);  // _mm256_fmadd_ps(n1, std, mean)
+        data[j + 8] = std::fma(radius * s, std, mean);
+    }
+}
+
+/// `normal_fill_AVX2`: the path of contiguous float tensors with at least 16 elements.
+void normal_fill(float* data, std::size_t size, float mean, float std, Generator& gen) {
+    for (std::size_t i = 0; i < size; ++i) data[i] = gen.uniform_float();
+    for (std::size_t i = 0; i + 16 <= size; i += 16) normal_fill_16(data + i, mean, std);
+    if (size % 16 != 0) {
+        // PyTorch redraws the last 16 values (16 fresh uniforms) and transforms them as one
+        // block, overwriting part of the last full block too.
+        float* tail = data + size - 16;
+        for (std::size_t i = 0; i < 16; ++i) tail[i] = gen.uniform_float();
+        normal_fill_16(tail, mean, std);
+    }
+}
+
+/// `at::normal_distribution<double>(mean, std)(gen)`: the scalar path, in double.
+double normal_double(double mean, double std, Generator& gen) {
+    // `transformation::normal(ret, mean, std)` is `ret * std + mean`, fused by GCC in the
+    // AVX2 kernel build (only visible when std != 1 or mean != 0, and then rarely after the
+    // cast to float).
+    if (gen.next_double_normal_sample) {
+        const double cached = *gen.next_double_normal_sample;
+        gen.next_double_normal_sample.reset();
+        return std::fma(cached, std, mean);
+    }
+    const double u1 = gen.uniform_double();  // the angle
+    const double u2 = gen.uniform_double();  // the radius
+    // PyTorch 1.13 writes log(1 - u2); 2.x writes log1p(-u2), which differs in the last bits.
+    const double r = std::sqrt(-2.0 * std::log(1.0 - u2));
+    const double theta = 2.0 * pi * u1;
+    gen.next_double_normal_sample = r * std::sin(theta);
+    return std::fma(r * std::cos(theta), std, mean);
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------
+// Generator
+// ------------------------------------------------------------------------------------------
+
+Generator::Generator(std::uint64_t seed) { manual_seed(seed); }
+
+void Generator::manual_seed(std::uint64_t seed) {
+    // at::mt19937(seed) keeps `seed & 0xffffffff` (init_with_uint32), as std::mt19937 does.
+    engine_.seed(static_cast<std::uint32_t>(seed));
+    // CPUGeneratorImpl::set_current_seed also forgets both cached normal samples.
+    next_double_normal_sample.reset();
+    draws_ = 0;
+}
+
+std::uint32_t Generator::random() {
+    ++draws_;
+    return static_cast<std::uint32_t>(engine_());
+}
+
+std::uint64_t Generator::random64() {
+    const std::uint64_t a = random();  // high half first
+    const std::uint64_t b = random();
+    return (a << 32) | b;
+}
+
+double Generator::uniform_double() {
+    return static_cast<double>(random64() & ((1ULL << 53) - 1)) * 0x1p-53;
+}
+
+float Generator::uniform_float() {
+    return static_cast<float>(random() & ((1U << 24) - 1)) * 0x1p-24f;
+}
+
+Generator& default_generator() {
+    static Generator gen;
+    return gen;
+}
+
+void manual_seed(std::uint64_t seed) { default_generator().manual_seed(seed); }
+
+// ------------------------------------------------------------------------------------------
+// Distributions
+// ------------------------------------------------------------------------------------------
+
+Tensor rand(const Shape& size, Generator& gen) {
+    check_allocation("rand", size);
+    Tensor t = xt::empty<float>(size);
+    return uniform_(t, 0.0, 1.0, gen);
+}
+
+Tensor& uniform_(Tensor& t, double from, double to, Generator& gen) {
+    shape_of(t);  // refuses a shape that does not match the storage
+    // uniform_impl_ (native/DistributionTemplates.h); written so that NaN fails every check.
+    constexpr double lowest = std::numeric_limits<float>::lowest();
+    constexpr double highest = std::numeric_limits<float>::max();
+    if (!(from >= lowest && from <= highest))
+        throw std::invalid_argument("uniform_: from=" + std::to_string(from) +
+                                    " is out of bounds for float32");
+    if (!(to >= lowest && to <= highest))
+        throw std::invalid_argument("uniform_: to=" + std::to_string(to) +
+                                    " is out of bounds for float32");
+    if (!(from <= to))
+        throw std::invalid_argument("uniform_: expected from <= to, got from=" +
+                                    std::to_string(from) + " > to=" + std::to_string(to));
+    if (!(to - from <= highest))
+        throw std::invalid_argument("uniform_: to - from exceeds the float32 range");
+
+    // uniform_kernel: from and to are cast to float first; uniform_real<float> then computes
+    // x * (to - from) + from in float (dist_acctype<float> is float), fused into one fma.
+    const auto f = static_cast<float>(from);
+    const float range = static_cast<float>(to) - f;
+    for (auto& x : t) x = std::fma(gen.uniform_float(), range, f);
+    return t;
+}
+
+LongTensor randint(std::int64_t low, std::int64_t high, const Shape& size, Generator& gen) {
+    if (low >= high)
+        throw std::invalid_argument("randint: expected low < high, got low=" +
+                                    std::to_string(low) + " >= high=" + std::to_string(high));
+    // random_from_to_impl: range = (uint64)to - (uint64)from; uniform_int_from_to_distribution
+    // takes one 32-bit draw below 2^32 and a 64-bit draw from 2^32 up (int64 tensors);
+    // uniform_int_from_to returns (int64)(val % range + base) in uint64 arithmetic.
+    const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
+    const bool wide = range >= (1ULL << 32);
+    check_allocation("randint", size, sizeof(std::int64_t));
+    LongTensor t = xt::empty<std::int64_t>(size);
+    for (auto& x : t) {
+        const std::uint64_t r = wide ? gen.random64() : gen.random();
+        x = static_cast<std::int64_t>(r % range + static_cast<std::uint64_t>(low));
+    }
+    return t;
+}
+
+LongTensor randint(std::int64_t high, const Shape& size, Generator& gen) {
+    return randint(0, high, size, gen);
+}
+
+Tensor randn(const Shape& size, Generator& gen) {
+    check_allocation("randn", size);
+    Tensor t = xt::empty<float>(size);
+    return normal_(t, 0.0, 1.0, gen);
+}
+
+Tensor& normal_(Tensor& t, double mean, double std, Generator& gen) {
+    shape_of(t);  // refuses a shape that does not match the storage
+    // CHECK_NORMAL_STD (native/DistributionTemplates.h); NaN fails it too.
+    if (!(std >= 0.0))
+        throw std::invalid_argument("normal_: expected std >= 0.0, got std=" +
+                                    std::to_string(std));
+    // normal_kernel: float, >= 16 elements, contiguous (an xarray always is) -> normal_fill
+    // with float mean and std; otherwise one double sample per element, cast to float.
+    if (t.size() >= 16) {
+        normal_fill(t.data(), t.size(), static_cast<float>(mean), static_cast<float>(std), gen);
+    } else {
+        for (auto& x : t) x = static_cast<float>(normal_double(mean, std, gen));
+    }
+    return t;
+}
+
+}  // namespace attn

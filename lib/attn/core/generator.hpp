@@ -1,0 +1,136 @@
+/// @file generator.hpp
+/// @brief A CPU random generator that draws the same numbers as PyTorch's default generator.
+///
+/// PyTorch's CPU generator is a 32-bit Mersenne Twister (MT19937) seeded by `init_genrand`;
+/// every distribution is built from its 32-bit draws (or 64-bit draws made of two 32-bit
+/// ones) in a fixed way. Reproducing those constructions draw for draw is what lets the
+/// seeded tensors of the book come out identical. The facts are collected in
+/// `data/sources/notes/pytorch-cpu-rng.md` and checked bit for bit against streams recorded
+/// from PyTorch 1.13.1 (`data/oracle/generator/`, written by
+/// `tools/oracle/generator_streams.py`; tested in `tests/test_generator.cpp`).
+///
+/// The last bit of a float result also depends on how PyTorch's kernels were compiled: its
+/// x86 kernels are built with `-mavx2 -mfma` and GCC fuses `a * b + c` into one fused
+/// multiply-add. The library reproduces those fusions explicitly (`std::fma`), so its results
+/// are the same whatever compiler flags this project uses.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+
+#include "attn/core/tensor.hpp"
+
+namespace attn {
+
+/// PyTorch's `CPUGeneratorImpl`: MT19937 plus the cached second Box-Muller sample.
+///
+/// Source: aten/src/ATen/CPUGeneratorImpl.cpp (`random`, `random64`, `set_current_seed`,
+/// `next_double_normal_sample`) and aten/src/ATen/core/MT19937RNGEngine.h (the engine, which
+/// is the reference MT19937, i.e. `std::mt19937`).
+class Generator {
+public:
+    /// PyTorch's default seed when nobody calls `manual_seed` (`default_rng_seed_val`).
+    static constexpr std::uint64_t default_seed = 67280421310721ULL;
+
+    /// A generator seeded with `seed` (only its low 32 bits reach MT19937, as in PyTorch).
+    explicit Generator(std::uint64_t seed = default_seed);
+
+    /// `torch.manual_seed(seed)`: re-seeds MT19937 with the low 32 bits of `seed`, forgets the
+    /// cached normal sample and resets `draws_since_seed()` to 0.
+    void manual_seed(std::uint64_t seed);
+
+    /// One 32-bit draw: one MT19937 output.
+    std::uint32_t random();
+
+    /// One 64-bit draw: two 32-bit draws `a`, then `b`, as `(a << 32) | b`.
+    std::uint64_t random64();
+
+    /// A double in [0, 1) from one 64-bit draw: `(d & (2^53 - 1)) * 2^-53`
+    /// (`at::uniform_real_distribution<double>(0, 1)`).
+    double uniform_double();
+
+    /// A float in [0, 1) from one 32-bit draw: `(r & (2^24 - 1)) * 2^-24`.
+    float uniform_float();
+
+    /// The second Box-Muller sample cached by the scalar `normal_` path, if any: the raw
+    /// `r * sin(theta)` of the last pair, before any mean/std is applied (the next scalar
+    /// sample, whatever its mean and std, is `cached * std + mean`). Only the scalar path
+    /// reads or writes it; the >= 16-element path leaves it alone.
+    std::optional<double> next_double_normal_sample;
+
+    /// How many 32-bit draws this generator has made since it was last seeded: a reader can
+    /// see why, for example, notebook 004 In [51] is "the fourth dropout after the seed".
+    std::uint64_t draws_since_seed() const { return draws_; }
+
+private:
+    std::mt19937 engine_;
+    std::uint64_t draws_ = 0;
+};
+
+/// The process-wide default generator, as `torch.default_generator`.
+Generator& default_generator();
+
+/// `torch.manual_seed(seed)` on the default generator.
+void manual_seed(std::uint64_t seed);
+
+/// `torch.rand(*size)`: float32 uniforms in [0, 1), one 32-bit draw per element, row-major
+/// (`uniform_(0, 1)`). Returns a tensor of shape `size`.
+/// @throws std::length_error (nothing drawn) when a tensor of `size` cannot be allocated
+/// (`check_allocation`).
+Tensor rand(const Shape& size, Generator& gen = default_generator());
+
+/// `tensor.uniform_(from, to)`, in place, any shape, row-major: per element one 32-bit draw
+/// `r`, `x = (r & 0xFFFFFF) * 2^-24`, result `fma(x, float(to) - float(from), float(from))`
+/// in float32. `from` and `to` are cast to float first (`uniform_kernel`), the arithmetic is
+/// float (`dist_acctype<float>` is float) and PyTorch's compiled kernel fuses the
+/// multiply-add: with separate rounding a third to a half of the values of a bound such as
+/// `1/sqrt(768)` would be 1 ulp off. Sources: native/cpu/DistributionTemplates.h
+/// (`uniform_kernel`), core/TransformationHelper.h (`uniform_real`).
+/// @throws std::invalid_argument when `from` or `to` is NaN or outside the float32 range,
+///         when `from > to`, or when `to - from` exceeds the float32 range (`uniform_impl_`);
+///         nothing is drawn then.
+Tensor& uniform_(Tensor& t, double from, double to, Generator& gen = default_generator());
+
+/// `torch.randint(low, high, size)`: an int64 tensor of shape `size`, per element
+/// `low + r % (high - low)` where `r` is one 32-bit draw when `high - low < 2^32` and one
+/// 64-bit draw otherwise (`uniform_int_from_to_distribution`, core/DistributionsHelper.h;
+/// the modulo keeps PyTorch's slight bias towards small values).
+/// @throws std::invalid_argument when `low >= high` (nothing is drawn then);
+/// std::length_error when a tensor of `size` cannot be allocated (`check_allocation`).
+LongTensor randint(std::int64_t low, std::int64_t high, const Shape& size,
+                   Generator& gen = default_generator());
+
+/// `torch.randint(high, size)`: `randint(0, high, size)`.
+/// @throws std::invalid_argument when `high <= 0`.
+LongTensor randint(std::int64_t high, const Shape& size, Generator& gen = default_generator());
+
+/// `torch.randn(*size)`: standard normal float32 samples of shape `size`, `normal_(0, 1)`.
+/// @throws std::length_error (nothing drawn) when a tensor of `size` cannot be allocated.
+Tensor randn(const Shape& size, Generator& gen = default_generator());
+
+/// `tensor.normal_(mean, std)`, in place, any shape, row-major; both of PyTorch's CPU paths
+/// (`normal_kernel`, aten/src/ATen/native/cpu/DistributionTemplates.h):
+/// - fewer than 16 elements: per element `at::normal_distribution<double>`: if a sample is
+///   cached, use it (and clear the cache); otherwise `u1`, `u2` = two doubles (two 64-bit
+///   draws), `r = sqrt(-2 log(1 - u2))`, `theta = 2 pi u1`, cache `r sin theta`, use
+///   `r cos theta`; the element is `float(sample * std + mean)` computed in double.
+///   (PyTorch 1.13 writes `log(1 - u2)`; later versions `log1p(-u2)`, which changes the
+///   cached doubles.)
+/// - 16 or more: all elements first filled with float uniforms (one 32-bit draw each), then
+///   transformed in blocks of 16: for j < 8, `u1 = 1 - x[j]` gives the radius
+///   `sqrt(-2 log u1)` and `u2 = x[j + 8]` the angle `2 pi u2`; `x[j] = r cos * std + mean`,
+///   `x[j + 8] = r sin * std + mean`, all in float. If the size is not a multiple of 16 the
+///   last 16 elements are redrawn (16 more draws) and transformed again as one block. The
+///   log, sin and cos are those of PyTorch's x86 AVX2 kernel (`normal_fill_16_AVX2`, Cephes
+///   polynomials from avx_mathfun.h), replayed lane by lane with the same fused
+///   multiply-adds: bit-exact against PyTorch whenever it dispatches to that kernel (x86
+///   with "CPU capability usage: AVX2", as Debian's python3-torch). Where it dispatches to
+///   another kernel (an AVX512 or default x86 kernel, ARM) PyTorch 1.13 runs the plain
+///   `normal_fill_16` with libm `logf`/`cosf`/`sinf`, which differs from this by up to
+///   ~1.6e-6 absolute (thousands of ulp near zero); those prints match only to ~5 decimals.
+/// @throws std::invalid_argument when `std` is negative or NaN (nothing is drawn then).
+Tensor& normal_(Tensor& t, double mean = 0.0, double std = 1.0,
+                Generator& gen = default_generator());
+
+}  // namespace attn

@@ -1,0 +1,32 @@
+// AVX2 kernels of attn::fast (see kernel_impl.hpp). Compiled with -mavx2 -ffp-contract=off;
+// called only when the CPU has AVX2 and FMA (SLEEF's AVX2 exp is an FMA algorithm).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <immintrin.h>
+
+#include "attn/kernels/kernels.hpp"
+
+// SLEEF's AVX2 expf_u10 (libsleef exports it; sleef.h declares it only for some flags).
+extern "C" __m256 Sleef_expf8_u10avx2(__m256);
+
+namespace attn::fast::detail {
+namespace {
+
+constexpr std::size_t W = 8;
+constexpr std::size_t MR = 4;
+constexpr std::size_t NV = 2;
+using V = float __attribute__((vector_size(32)));
+inline V vexp(V x) { return (V)Sleef_expf8_u10avx2((__m256)x); }
+
+#include "kernel_impl.hpp"
+
+}  // namespace
+
+const Kernels& kernels_avx2() {
+    static const Kernels k{"avx2", MR, NR, &micro, &softmax_cols, &exp_n};
+    return k;
+}
+
+}  // namespace attn::fast::detail

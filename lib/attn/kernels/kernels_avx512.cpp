@@ -1,0 +1,32 @@
+// AVX-512F kernels of attn::fast (see kernel_impl.hpp). Compiled with -mavx512f
+// -ffp-contract=off; called only when the CPU has AVX-512F.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include <immintrin.h>
+
+#include "attn/kernels/kernels.hpp"
+
+// SLEEF's AVX-512F expf_u10 (libsleef exports it; sleef.h declares it only for some flags).
+extern "C" __m512 Sleef_expf16_u10avx512f(__m512);
+
+namespace attn::fast::detail {
+namespace {
+
+constexpr std::size_t W = 16;
+constexpr std::size_t MR = 8;
+constexpr std::size_t NV = 2;
+using V = float __attribute__((vector_size(64)));
+inline V vexp(V x) { return (V)Sleef_expf16_u10avx512f((__m512)x); }
+
+#include "kernel_impl.hpp"
+
+}  // namespace
+
+const Kernels& kernels_avx512() {
+    static const Kernels k{"avx512f", MR, NR, &micro, &softmax_cols, &exp_n};
+    return k;
+}
+
+}  // namespace attn::fast::detail

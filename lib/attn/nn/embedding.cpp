@@ -1,0 +1,37 @@
+// nn::Embedding: the token lookup table of notebook 001 In [3] and In [6].
+#include <string>
+
+#include "attn/nn/nn.hpp"
+
+namespace attn::nn {
+
+Embedding::Embedding(std::size_t num_embeddings, std::size_t embedding_dim, Generator& gen) {
+    check_allocation("Embedding (weight [num_embeddings, embedding_dim])",
+                     Shape{num_embeddings, embedding_dim});
+    // reset_parameters: init.normal_(self.weight) on the whole [num, dim] table at once, so
+    // a table of 16 or more elements takes normal_'s vectorised path (fill with uniforms,
+    // then Box-Muller in blocks of 16).
+    weight = xt::empty<float>(Shape{num_embeddings, embedding_dim});
+    normal_(weight, 0.0, 1.0, gen);
+}
+
+Tensor Embedding::operator()(const LongTensor& ids) const {
+    check_rank("Embedding (weight)", shape_of(weight), 2);  // public: may have been replaced
+    const std::size_t num = weight.shape()[0], dim = weight.shape()[1];
+    Shape out_shape = shape_of(ids);
+    out_shape.push_back(dim);
+    check_allocation("Embedding (output)", out_shape);
+    Tensor out = xt::empty<float>(out_shape);
+    // F.embedding is a row gather: row ids[i] of the table becomes output row i (row-major ids).
+    std::size_t i = 0;
+    for (const std::int64_t id : ids) {
+        if (id < 0 || static_cast<std::uint64_t>(id) >= num)
+            throw std::invalid_argument("Embedding: index " + std::to_string(id) +
+                                        " out of range [0, " + std::to_string(num) + ")");
+        std::copy_n(weight.data() + static_cast<std::size_t>(id) * dim, dim, out.data() + i * dim);
+        ++i;
+    }
+    return out;
+}
+
+}  // namespace attn::nn

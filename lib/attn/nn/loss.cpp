@@ -1,0 +1,92 @@
+// The next-token loss of notebook 001 In [21]: log_softmax and cross_entropy.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "attn/core/functional.hpp"
+
+namespace attn {
+
+Tensor log_softmax(const Tensor& x, long dim) {
+    const Shape s = shape_of(x);
+    if (s.empty()) throw_shape_error("log_softmax", "at least 1-D", s);
+    if (wrap_dim("log_softmax", dim, s.size()) != s.size() - 1)
+        throw std::invalid_argument(
+            "log_softmax: only the last dimension is supported (dim=-1), got dim=" +
+            std::to_string(dim));
+    Tensor y = x;
+    const std::size_t n = s.back();
+    const std::size_t rows = n ? y.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* row = y.data() + r * n;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
+        float total = 0.0f;
+        for (std::size_t j = 0; j < n; ++j) total += std::exp(row[j] - mx);
+        const float log_total = std::log(total);
+        // PyTorch keeps this order, (x - max) - log(sum), on purpose: adding max + log(sum)
+        // first loses the small differences between large logits (pytorch issue 11752).
+        for (std::size_t j = 0; j < n; ++j) row[j] = (row[j] - mx) - log_total;
+    }
+    return y;
+}
+
+namespace {
+
+// c10's CeilLog2 as nll_loss uses it (1 for x <= 2).
+std::int64_t ceil_log2(std::int64_t x) {
+    if (x <= 2) return 1;
+    std::int64_t bits = 0;
+    for (std::uint64_t v = static_cast<std::uint64_t>(x - 1); v != 0; v >>= 1) ++bits;
+    return bits;
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const LongTensor& targets, std::int64_t ignore_index) {
+    const Shape sl = shape_of(logits), st = shape_of(targets);
+    check_rank("cross_entropy (logits)", sl, 2);
+    const std::size_t N = sl[0], C = sl[1];
+    if (st.size() != 1 || st[0] != N)
+        throw_shape_error("cross_entropy (targets)", "[" + std::to_string(N) + "]", st);
+
+    // cross_entropy = nll_loss(log_softmax(logits, 1), targets, ignore_index), mean reduction.
+    const Tensor log_probs = attn::log_softmax(logits, -1);
+
+    // nll_loss_out_frame (aten/src/ATen/native/LossNLL.cpp): -log_probs[b, t] summed in a
+    // cascade of partial sums (level j folds into level j + 1 every 2^(4 (j + 1)) rows),
+    // then divided by the number of targets that are not ignored, in float32.
+    constexpr int levels = 8;
+    const std::int64_t level_power =
+        std::max<std::int64_t>(4, ceil_log2(static_cast<std::int64_t>(N)) / levels);
+    const std::int64_t level_mask = (std::int64_t{1} << level_power) - 1;
+    float partial[levels] = {};
+    std::int64_t num_ignored = 0;
+    for (std::size_t b = 0; b < N; ++b) {
+        const std::int64_t t = targets(b);
+        if (t == ignore_index) {
+            ++num_ignored;
+            continue;
+        }
+        if (t < 0 || static_cast<std::uint64_t>(t) >= C)
+            throw std::invalid_argument(
+                "cross_entropy: target " + std::to_string(t) + " at position " +
+                std::to_string(b) + " is out of bounds: expected a class in [0, " +
+                std::to_string(C) + ") or ignore_index=" + std::to_string(ignore_index));
+        partial[0] -= log_probs(b, static_cast<std::size_t>(t));
+        for (int j = 0; j + 1 < levels; ++j) {
+            if ((static_cast<std::int64_t>(b) & (level_mask << (j * level_power))) != 0) break;
+            partial[j + 1] += partial[j];
+            partial[j] = 0.0f;
+        }
+    }
+    float total = 0.0f;
+    for (const float p : partial) total += p;
+    // All targets ignored (or N == 0): 0 / 0 = NaN, as PyTorch returns.
+    const auto count = static_cast<float>(static_cast<std::int64_t>(N) - num_ignored);
+    return scalar_tensor(total / count);
+}
+
+}  // namespace attn

@@ -1,0 +1,141 @@
+/// @file nn.hpp
+/// @brief Modules that hold weights, as in `torch.nn`: `Linear` and `Parameter(rand(...))`.
+///
+/// Construction draws from the generator in exactly PyTorch's order, so a module built after
+/// `manual_seed(s)` holds the same numbers as its PyTorch twin.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "attn/core/generator.hpp"
+#include "attn/core/tensor.hpp"
+
+namespace attn::nn {
+
+/// Which of PyTorch's CPU Bernoulli implementations draws dropout masks
+/// (`bernoulli_scalar_kernel` in aten/src/ATen/native/cpu/DistributionKernels.cpp).
+enum class BernoulliBackend {
+    portable,  ///< `bernoulli_scalar_kernel_default`: one 64-bit draw per element
+    mkl,       ///< MKL VSL MCG31m1 stream seeded by one 32-bit draw (Intel x86 wheels)
+};
+
+/// The backend's name as the chapters print it: `"MKL"` or `"portable"`.
+std::string backend_name(BernoulliBackend backend);
+
+/// `torch.nn.Linear(in_features, out_features, bias)`: `y = x W^T + b`.
+///
+/// Initialisation (`reset_parameters`): the weight `[out_features, in_features]` is filled
+/// with `uniform_(-1/sqrt(in_features), 1/sqrt(in_features))` (what
+/// `kaiming_uniform_(a=sqrt(5))` reduces to), then the bias `[out_features]`, if any, with
+/// the same bound: `in_features * out_features (+ out_features)` 32-bit draws.
+class Linear {
+public:
+    /// Builds and initialises the layer from `gen`. A size may be 0, as in PyTorch: the
+    /// empty weight draws nothing, and with `in_features == 0` the bias is drawn with bound 0
+    /// (all zeros, `out_features` draws), so `forward` of `[N, 0]` gives the bias.
+    /// @throws std::length_error (nothing drawn) when `[out_features, in_features]` cannot be
+    /// allocated (`check_allocation`).
+    Linear(std::size_t in_features, std::size_t out_features, bool bias = true,
+           Generator& gen = default_generator());
+
+    /// Wraps given parameters (e.g. weights split from a fused layer).
+    /// weight: `[out_features, in_features]`; bias: `[out_features]` if given.
+    /// @throws std::invalid_argument when the weight is not 2-D or the bias does not fit.
+    Linear(Tensor weight, std::optional<Tensor> bias);
+
+    /// `forward(x)`: `[..., in_features] -> [..., out_features]` (also `[in_features]` ->
+    /// `[out_features]`), computed as `x @ weight^T + bias` with BLAS sgemm.
+    /// @throws std::invalid_argument when the last dimension of `x` is not `in_features`, or
+    /// when `weight`/`bias` were replaced by tensors that do not fit (`check_parameters`);
+    /// std::length_error when the output cannot be allocated.
+    Tensor operator()(const Tensor& x) const;
+
+    /// `in_features`: the weight's second dimension.
+    /// @throws std::invalid_argument when `weight` is not 2-D.
+    std::size_t in_features() const;
+    /// `out_features`: the weight's first dimension.
+    /// @throws std::invalid_argument when `weight` is not 2-D.
+    std::size_t out_features() const;
+
+    /// Checks the public parameters: `weight` 2-D, `bias` (if any) `[out_features]`.
+    /// @throws std::invalid_argument naming the parameter and both shapes otherwise.
+    void check_parameters() const;
+
+    Tensor weight;              ///< `[out_features, in_features]`
+    std::optional<Tensor> bias;  ///< `[out_features]`, or none when built with `bias=false`
+};
+
+/// `repr(nn.Linear(...))` as PyTorch prints the module:
+/// `Linear(in_features=768, out_features=100, bias=True)` (notebook 001 In [18]).
+std::string repr(const Linear& layer);
+
+/// `torch.nn.Dropout(p)`: in training mode zeroes each element with probability `p` and
+/// scales the kept ones by `1 / (1 - p)`; in evaluation mode returns the input.
+///
+/// Mirrors PyTorch 1.13's CPU `_dropout_impl` (aten/src/ATen/native/Dropout.cpp):
+/// `noise.bernoulli_(1 - p); noise.div_(1 - p); return x * noise;`. The keep-mask is drawn
+/// from the generator exactly as `bernoulli_(1 - p)` draws it, by the chosen backend
+/// (`bernoulli_scalar_kernel*` in aten/src/ATen/native/cpu/DistributionKernels.cpp):
+/// - `portable`: per element, row-major, one 64-bit draw turned into a double `u`; kept when
+///   `u < 1 - p` (2 * numel 32-bit draws). Checked against Debian's python3-torch
+///   (data/oracle/dropout/) and notebook 004 In [51].
+/// - `mkl`: one 32-bit draw `s` seeds an MCG31m1 stream, `x_0 = s mod (2^31 - 1)` (1 if 0),
+///   `x_{i+1} = 1132489760 x_i mod (2^31 - 1)`; element `i` is kept when
+///   `x_i / (2^31 - 1) < 1 - p` (1 draw in all). PyTorch splits the tensor into chunks
+///   (grain 800) that each skip the stream ahead to their first element, so the result does
+///   not depend on the thread count. Checked against notebook 002 In [12] and In [13].
+/// Kept entries are multiplied by `1 / float32(1 - p)` computed in float32 (for p = 0.999:
+/// 999.99994, not 1000), dropped ones by 0 (so `-x` gives `-0`, `inf` gives NaN, as PyTorch).
+/// `p == 0`, evaluation mode and empty tensors return the input and draw nothing; `p == 1`
+/// returns `x * 0` and draws nothing.
+class Dropout {
+public:
+    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1].
+    explicit Dropout(double p = 0.5, BernoulliBackend backend = BernoulliBackend::portable);
+
+    /// `forward(x)`: any shape `[...]` (float32), returns the same shape.
+    /// @throws std::invalid_argument when `p` (a public field) is NaN or outside [0, 1].
+    Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// The 0/1 keep-mask `forward` would draw for a tensor of this shape (float32 0 and 1),
+    /// advancing the generator the same way; a reader can print it. All ones in evaluation
+    /// mode or for `p == 0`, all zeros for `p == 1` (no draws in these cases).
+    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1]; std::length_error
+    /// when a tensor of `shape` cannot be allocated.
+    Tensor keep_mask(const Shape& shape, Generator& gen = default_generator()) const;
+
+    double p;                  ///< drop probability
+    BernoulliBackend backend;  ///< how the mask is drawn
+    bool training = true;      ///< `module.train()` / `module.eval()`
+};
+
+/// `torch.nn.Embedding(num_embeddings, embedding_dim)`: a lookup table whose weight
+/// `[num_embeddings, embedding_dim]` is initialised with `normal_(0, 1)` (both of
+/// `normal_`'s paths, see generator.hpp).
+class Embedding {
+public:
+    /// A size may be 0, as in PyTorch (a table with no rows accepts only empty id tensors).
+    /// @throws std::length_error (nothing drawn) when the table cannot be allocated.
+    Embedding(std::size_t num_embeddings, std::size_t embedding_dim,
+              Generator& gen = default_generator());
+
+    /// `forward(ids)`: int64 ids of any shape `[...]` -> `[..., embedding_dim]`.
+    /// @throws std::invalid_argument when an id is outside `[0, num_embeddings)` or `weight`
+    /// was replaced by a tensor that is not 2-D; std::length_error when the output cannot be
+    /// allocated.
+    Tensor operator()(const LongTensor& ids) const;
+
+    Tensor weight;  ///< `[num_embeddings, embedding_dim]`
+};
+
+/// `repr(nn.Dropout(p))` as PyTorch prints the module: `Dropout(p=0.2, inplace=False)`
+/// (notebook 003 In [2]).
+std::string repr(const Dropout& layer);
+
+/// `torch.nn.Parameter(torch.rand(d_in, d_out))`: a `[d_in, d_out]` matrix of uniforms in
+/// [0, 1), used as `x @ W` (note: the transpose of `Linear`'s layout). Notebook 004 In [16]
+/// and the book's `SelfAttention_v1`.
+Tensor rand_parameter(std::size_t d_in, std::size_t d_out, Generator& gen = default_generator());
+
+}  // namespace attn::nn

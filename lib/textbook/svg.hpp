@@ -1,0 +1,89 @@
+/// @file svg.hpp
+/// @brief A tiny SVG writer for the book's pictures: attention-weight heatmaps and line plots.
+///
+/// The generated docs draw what a reader would rather look at than read: a matrix of
+/// attention weights as a grid of shaded cells, or time against context length as lines.
+/// The pictures are computed at build time from the library itself (docs/tools/
+/// make_figures.cpp), so they can never drift from the code. No plotting library: the SVG
+/// is plain text, written here in a few hundred lines, and renders in any browser.
+///
+/// Every function returns a complete, standalone SVG document (`<svg ...>...</svg>`) with
+/// explicit `width`, `height` and `viewBox`, so it can be embedded with `<img>`/`<object>`.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "attn/core/tensor.hpp"
+
+namespace textbook::svg {
+
+using attn::Tensor;
+
+/// How a heatmap is labelled and coloured.
+struct HeatmapStyle {
+    std::string title;                    ///< drawn above the grid (may be empty)
+    std::vector<std::string> row_labels;  ///< one per row (the queries), or empty for 0, 1, ...
+    std::vector<std::string> col_labels;  ///< one per column (the keys), or empty for 0, 1, ...
+    std::string row_axis = "query";       ///< what the rows are
+    std::string col_axis = "key";         ///< what the columns are
+    int precision = 2;  ///< fraction digits printed in each cell; negative: print no values
+    double vmin = 0.0;  ///< value drawn white; smaller values are clamped
+    double vmax = 1.0;  ///< value drawn darkest; larger values are clamped
+};
+
+/// One heatmap of a matrix `m: [R, C]` (float32), e.g. `attn_weights` of one sequence: row i
+/// holds query i's weights over the keys. Each cell is shaded from white (`vmin`) to dark
+/// blue (`vmax`) and prints its value; `-inf` cells (masked scores) are drawn hatched grey
+/// with "−∞", NaN cells red with "nan". A colour bar on the right gives the scale.
+/// @throws std::invalid_argument when `m` is not 2-D, is empty, or a label list is neither
+/// empty nor of length R (rows) / C (columns), or when `vmax <= vmin`.
+std::string heatmap(const Tensor& m, const HeatmapStyle& style);
+
+/// Several heatmaps side by side sharing one colour scale and one colour bar: one panel per
+/// matrix of `panels` (each `[R, C]`, all the same shape), titled by `panel_titles`. Used for
+/// the dropout masks of the two Bernoulli backends, the heads of multi-head attention and
+/// the sequences of a padded batch. `style.title` is drawn above all panels.
+/// @throws std::invalid_argument when `panels` is empty, the panels' shapes differ or are
+/// not 2-D, `panel_titles` does not have one title per panel, or as `heatmap` for labels.
+std::string heatmaps(const std::vector<Tensor>& panels, const std::vector<std::string>& panel_titles,
+                     const HeatmapStyle& style);
+
+/// One line of a line plot: points `(x[i], y[i])`, joined in order, with a marker each.
+struct Series {
+    std::string name;       ///< shown in the legend
+    std::vector<double> x;  ///< abscissae
+    std::vector<double> y;  ///< ordinates, one per abscissa
+    std::string colour;     ///< an SVG colour such as `#1f77b4`; empty: the next of a palette
+    bool dashed = false;    ///< a dashed line (e.g. the slower variant of a pair)
+};
+
+/// How a line plot is labelled and scaled.
+struct PlotStyle {
+    std::string title;    ///< drawn above the plot
+    std::string subtitle; ///< a smaller grey line under the title (e.g. where the data is from)
+    std::string x_label;  ///< under the x axis
+    std::string y_label;  ///< left of the y axis (rotated)
+    bool log_x = false;   ///< logarithmic x axis (all x must be > 0)
+    bool log_y = false;   ///< logarithmic y axis (all y must be > 0)
+};
+
+/// A line plot of `series` with axes, ticks, grid lines and a legend, e.g. the time per
+/// generated token with and without the KV cache against the context length.
+/// @throws std::invalid_argument when there is no series, a series has no points, `x` and `y`
+/// differ in length, a value is not finite, or a value is not positive on a log axis.
+std::string line_plot(const std::vector<Series>& series, const PlotStyle& style);
+
+/// A framed box with a title and a short text (wrapped at about 70 characters), drawn where
+/// a picture cannot be: e.g. "no benchmark results recorded".
+std::string note(const std::string& title, const std::string& text);
+
+/// Escapes `&`, `<`, `>`, `"` and `'` for SVG/XML text and attribute values.
+std::string escape(const std::string& text);
+
+/// Writes `svg` to `path` (creating parent directories).
+/// @throws std::runtime_error naming the path when the file cannot be written.
+void write_file(const std::filesystem::path& path, const std::string& svg);
+
+}  // namespace textbook::svg
