@@ -1,5 +1,5 @@
 // Unit tests for attn/tensor.hpp: shape formatting and the shape errors every function uses.
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
 
 #include "attn/core/tensor.hpp"
 
