@@ -302,8 +302,28 @@ HeadsView as_heads(const std::string& where, const char* name, const Tensor& x, 
 }
 
 Views views(const std::string& where, const Tensor& q, const Tensor& k, const Tensor& v) {
-    const std::size_t rank = shape_of(q).size();
-    if (rank < 2 || rank > 4) throw_shape_error(where + " (query)", "[Tq, E], [N, Tq, E] or [B, H, Tq, E]", shape_of(q));
+    const Shape sq = shape_of(q), sk = shape_of(k), sv = shape_of(v);
+    const std::size_t rank = sq.size();
+    if (rank < 2 || rank > 4)
+        throw_shape_error(where + " (query)", "[Tq, E], [N, Tq, E] or [B, H, Tq, E]", sq);
+    // The key: the query's rank, width and leading dimensions, and a number of heads (dim -3)
+    // that divides the query's (grouped-query attention, PyTorch's enable_gqa).
+    std::string lead = "[..., ";
+    if (rank == 4) lead = "[" + std::to_string(sq[0]) + ", ";
+    const bool heads_fit = rank < 3 || (sk.size() == rank && sk[rank - 3] != 0 &&
+                                        sq[rank - 3] % sk[rank - 3] == 0);
+    if (sk.size() != rank || sk.back() != sq.back() || (rank == 4 && sk[0] != sq[0]) || !heads_fit)
+        throw_shape_error(where + " (key)",
+                          lead + (rank >= 3 ? "H_kv dividing " + std::to_string(sq[rank - 3]) + ", " : "") +
+                              "S, " + std::to_string(sq.back()) + "]",
+                          sk);
+    Shape want_v = sk;
+    want_v.back() = sv.empty() ? 0 : sv.back();
+    if (sv != want_v) {
+        std::string e = "[";
+        for (std::size_t i = 0; i + 1 < sk.size(); ++i) e += std::to_string(sk[i]) + ", ";
+        throw_shape_error(where + " (value)", e + "Ev]", sv);
+    }
     return {as_heads(where, "query", q, rank), as_heads(where, "key", k, rank),
             as_heads(where, "value", v, rank), rank};
 }
