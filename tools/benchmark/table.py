@@ -41,7 +41,7 @@ ENTRIES = [
           dict(d_in=D, d_out=D, context_length="T", dropout=0.0, num_heads=H),
           flops="mha", ort=("exported", "attention", "mha", "gqa"),
           sizes=(256, 1024, 4096), threads=(1, 2),
-          notes="12 heads of 64, causal, out_proj with bias; the ONNX Runtime peers of issue 24"),
+          notes="12 heads of 64, causal, out_proj with bias"),
     Entry("gqa", "GroupedQueryAttention", "Raschka ch04/04_gqa",
           "gqa_swa:GroupedQueryAttention",
           dict(d_in=D, d_out=D, dropout=0.0, num_heads=H, num_kv_groups=4),

@@ -12,7 +12,8 @@
 // --min-time seconds (at least 2). Reports wall and process CPU time per run, peak resident
 // set and page faults per run of the timed loop, as torch_side.py does.
 // --profile FILE writes ONNX Runtime's own per-operator profile (JSON) of the timed runs.
-import { readFileSync, renameSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { createRequire } from "node:module";
 import ort from "onnxruntime-node";
 
@@ -59,8 +60,10 @@ const options = {
   interOpNumThreads: 1,
   executionMode: "sequential",
   enableCpuMemArena: true,
-  enableProfiling: Boolean(a.profile),
 };
+// The profile goes to <prefix>_<date>.json beside --profile; renamed to --profile at the end.
+const prefix = a.profile ? `${a.profile}.part` : null;
+if (prefix) Object.assign(options, { enableProfiling: true, profileFilePrefix: prefix });
 const session = await ort.InferenceSession.create(a.model, options);
 const feeds = { x: new ort.Tensor("float32", x, [1, T, 768]) };
 
@@ -88,10 +91,12 @@ const elapsed = performance.now() - t0;
 const cpu = process.cpuUsage(c0);
 const u1 = usage_now();
 let profile = null;
-if (a.profile) {
-  const written = session.endProfiling();
-  if (written) {
-    renameSync(written, a.profile);
+if (prefix) {
+  session.endProfiling();
+  const dir = dirname(prefix), stem = basename(prefix);
+  const written = readdirSync(dir).filter((f) => f.startsWith(stem) && f.endsWith(".json")).sort();
+  if (written.length) {
+    renameSync(join(dir, written[written.length - 1]), a.profile);
     profile = a.profile;
   }
 }
