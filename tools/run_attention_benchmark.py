@@ -35,6 +35,7 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import time
@@ -80,6 +81,19 @@ def run_json(cmd, env, timeout=3600):
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({out.returncode}):\n"
                            f"{out.stderr[-3000:]}")
     return out.stdout
+
+
+def command_args(argv):
+    """The arguments as given, without --note's text (recorded on its own)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--note":
+            skip = True
+        elif not arg.startswith("--note="):
+            out.append(arg)
+    return out
 
 
 def last_json(text):
@@ -331,7 +345,7 @@ def main():
         "kind": "smoke" if a.smoke else "recording", "note": a.note,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": commit(), "machine": machine(), "versions": versions(sides),
-        "command": "tools/run_attention_benchmark.py " + " ".join(sys.argv[1:]),
+        "command": shlex.join(["tools/run_attention_benchmark.py"] + command_args(sys.argv[1:])),
         "rounds": rounds, "min_time_s": min_time, "threads": threads,
         "environment": {"pytorch-default": "glibc's default malloc",
                         "pytorch-reuse": REUSE_MALLOC, "pytorch_openblas": sides.torch_env_note,

@@ -15,10 +15,10 @@ SIDES = [  # (key in the data, column title, bar colour)
     ("library", "library", "#2b6cb0"),
     ("pytorch-default", "PyTorch, default malloc", "#c53030"),
     ("pytorch-reuse", "PyTorch, malloc reusing", "#ed8936"),
-    ("ort-exported", "ONNX Runtime, exported graph", "#6b46c1"),
-    ("ort-attention", "ORT `Attention`", "#38a169"),
-    ("ort-mha", "ORT `MultiHeadAttention`", "#2f855a"),
-    ("ort-gqa", "ORT `GroupQueryAttention`", "#22543d"),
+    ("ort-exported", "ORT, exported graph", "#6b46c1"),
+    ("ort-attention", "ORT Attention", "#38a169"),
+    ("ort-mha", "ORT MultiHeadAttention", "#2f855a"),
+    ("ort-gqa", "ORT GroupQueryAttention", "#22543d"),
 ]
 TITLE = dict((k, t) for k, t, _ in SIDES)
 RUN_COMMAND = "tools/run_attention_benchmark.py --build build --install-peers"
@@ -90,7 +90,7 @@ class Page:
             return "(No MultiHeadAttention results in the data.)"
         keys = [k for k, _, _ in SIDES if any(k in r["sides"] for r in rows)]
         head = ["T", "threads"] + [TITLE[k] for k in keys] + \
-               ["library ÷ best fused ORT", "library ÷ PyTorch at its best"]
+               ["library ÷ ORT fused", "library ÷ PyTorch best"]
         out = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
         for r in rows:
             out.append("| " + " | ".join([str(r["T"]), str(r["threads"])] +
@@ -103,9 +103,9 @@ class Page:
         rows = self.data.get("summary", [])
         if not rows:
             return "(No results in the data.)"
-        head = ["module", "T", "threads", "library", "PyTorch", "PyTorch, malloc reusing",
-                "ORT, exported", "ORT, fused (best)", "library ÷ PyTorch at its best",
-                "library ÷ ORT fused"]
+        head = ["module", "T", "threads", "library", "PyTorch, default malloc",
+                "PyTorch, malloc reusing", "ORT, exported graph", "ORT, best fused",
+                "library ÷ PyTorch best", "library ÷ ORT fused"]
         out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
         for r in rows:
             s = r["sides"]
@@ -113,14 +113,13 @@ class Page:
             fused_cell = (f"{ms(s[fused]['time_ms'])} ({TITLE[fused].replace('ORT ', '')})"
                           if fused else "–")
             e = self.titles.get(r["entry"], {})
-            out.append("| " + " | ".join([
-                f"`{e.get('title', r['entry'])}` ({e.get('source', '')})", str(r["T"]),
+            out.append("| " + " | ".join([e.get("title", r["entry"]), str(r["T"]),
                 str(r["threads"])] + times_row(s, ["library", "pytorch-default", "pytorch-reuse",
                                                   "ort-exported"]) +
                 [fused_cell, ratio(r.get("library_over_pytorch_best")),
                  ratio(r.get("library_over_ort_best_fused"))]) + " |")
-        notes = [f"- `{e['title']}`: {e['notes']}." for e in self.data.get("entries", [])
-                 if e.get("notes")]
+        notes = [f"- `{e['title']}` ({e['source']}): {e['notes']}."
+                 for e in self.data.get("entries", [])]
         return "\n".join(out + [""] + notes)
 
     def MEMORY(self):
@@ -138,7 +137,8 @@ class Page:
                              f"{s['peak_rss_MB']:.0f}, {s['faults']:.0f}"
                              if s.get("peak_rss_MB") is not None and s.get("faults") is not None
                              else "?")
-            out.append("| " + " | ".join([r["entry"], str(r["T"]), str(r["threads"])] + cells) + " |")
+            title = self.titles.get(r["entry"], {}).get("title", r["entry"])
+            out.append("| " + " | ".join([title, str(r["T"]), str(r["threads"])] + cells) + " |")
         return "\n".join(out)
 
     def CHECKS(self):
@@ -151,7 +151,8 @@ class Page:
         out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
         for c in checks:
             d = c.get("ort_vs_pytorch", {})
-            out.append("| " + " | ".join([c["entry"], str(c["T"]),
+            title = self.titles.get(c["entry"], {}).get("title", c["entry"])
+            out.append("| " + " | ".join([title, str(c["T"]),
                                           f"{c['library_vs_pytorch']:.2g}"] +
                                          [f"{d[v]:.2g}" if v in d else "–" for v in variants]) + " |")
         return "\n".join(out + ["", f"A model further than {self.meta.get('ort_bound', '?')} "
@@ -166,7 +167,7 @@ class Page:
             ops = ", ".join(f"{op} {o['share_percent']:g} % ({o['runs_on_two_or_more_threads']}"
                             f"/{o['runs']} runs threaded)" for op, o in p["operators"].items())
             out.append(f"- `{p['variant']}`, T = {p['T']}, {p['threads']} thread(s), "
-                       f"{ms(p['time_ms'])} ms a run: {ops}.")
+                       f"{ms(p['time_ms'])} ms a run with profiling on: {ops}.")
         return "\n".join(out)
 
     def PIECES(self):
@@ -230,7 +231,7 @@ def svg(data, path):
     for ki, (k, t, c) in enumerate(keys):
         lx, ly = left + (ki % 3) * 270, h - bottom + 38 + (ki // 3) * 18
         out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{c}"/>'
-                   f'<text x="{lx + 16}" y="{ly}">{t.replace("`", "")}</text>')
+                   f'<text x="{lx + 16}" y="{ly}">{t}</text>')
     out.append("</svg>")
     Path(path).write_text("\n".join(out) + "\n")
 
@@ -241,6 +242,10 @@ def write(source_root, pages_dir, figures_dir):
     template = src / "docs" / "benchmarks.md"
     data_file = src / "data" / "benchmarks" / "attention.json"
     data = json.loads(data_file.read_text()) if data_file.is_file() else {}
+    if data and not (isinstance(data.get("meta", {}).get("machine"), dict) and
+                     all("sides" in r for r in data.get("summary", []))):
+        raise SystemExit(f"{data_file}: not written by tools/run_attention_benchmark.py "
+                         "(an older format?): record it again")
     page = Page(data)
     lines = []
     for line in template.read_text(encoding="utf-8").splitlines():
