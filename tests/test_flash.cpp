@@ -16,6 +16,7 @@
 #include <optional>
 #include <vector>
 
+#include "attn/attention/masks.hpp"
 #include "attn/attention/online_softmax.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
