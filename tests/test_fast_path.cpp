@@ -50,6 +50,8 @@ extern "C" float Sleef_expf1_u10purec(float);
 #define ATTN_BLAS_REFERENCE 1
 #endif
 
+namespace test_fast_path {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 constexpr bool reference_blas = ATTN_BLAS_REFERENCE != 0;
@@ -374,3 +376,5 @@ TEST_CASE("fast::multihead_forward names wrong inputs as forward_steps does") {
                             "got 6 tokens, but context_length is 5");
     CHECK_THROWS_CONTAINING(m(attn::zeros({1, 6, 4})), "got 6 tokens, but context_length is 5");
 }
+
+}  // namespace test_fast_path

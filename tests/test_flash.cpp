@@ -22,6 +22,8 @@
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
 
+namespace test_flash {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 namespace flash = attn::flash;
@@ -193,3 +195,5 @@ TEST_CASE("invalid configs and shapes name what is wrong") {
     CHECK_NOTHROW(flash::forward(mha, x, {}));
     test::require_invalid([&] { flash::forward(mha, attn::rand({1, 7, 3}), {}); }, {"7"});
 }
+
+}  // namespace test_flash

@@ -10,6 +10,8 @@
 
 #include "attn/core/functional.hpp"
 
+namespace test_functional {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 const float inf = std::numeric_limits<float>::infinity();
 
@@ -165,3 +167,5 @@ TEST_CASE("sum adds a short row in PyTorch's order (row_sum: four partial sums)"
     // Fewer than four elements: in order, as PyTorch (the partial sums start at 0).
     CHECK(attn::sum(attn::tensor({1e8f, 1.0f, -1e8f}))() == 0.0f);
 }
+
+}  // namespace test_functional

@@ -27,6 +27,8 @@
 #include "attn/attention/swa.hpp"
 #include "textbook/book.hpp"
 
+namespace test_gqa_swa {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using json = nlohmann::json;
@@ -273,3 +275,5 @@ TEST_CASE("SWA configurations and positions that cannot work throw, naming the f
     attn::RingKVCache other(1, 2, 3, 2);
     test::require_invalid([&] { swa.forward(test::book_batch(), other); }, {"cache"});
 }
+
+}  // namespace test_gqa_swa

@@ -3,6 +3,8 @@
 
 #include "attn/core/tensor.hpp"
 
+namespace test_tensor {  // every test file is a namespace of its own (tests/meson.build)
+
 TEST_CASE("shape_str writes shapes as the book does") {
     CHECK(attn::shape_str({2, 6, 3}) == "[2, 6, 3]");
     CHECK(attn::shape_str({}) == "[]");
@@ -37,3 +39,5 @@ TEST_CASE("tensor() builds row-major float32 tensors and rejects ragged rows") {
     CHECK_THROWS_AS(attn::tensor({{1.0f, 2.0f}, {3.0f}}), std::invalid_argument);
     CHECK(attn::shape_of(attn::scalar_tensor(1.5f)).empty());
 }
+
+}  // namespace test_tensor
