@@ -23,10 +23,6 @@ using namespace attn;
 
 namespace {
 
-[[noreturn]] void malformed(const std::filesystem::path& file, int line, const std::string& why) {
-    throw std::runtime_error(file.string() + ":" + std::to_string(line) + ": " + why);
-}
-
 std::vector<std::string> split_tabs(const std::string& line) {
     std::vector<std::string> fields;
     std::size_t start = 0;
@@ -49,7 +45,7 @@ int parse_int(const std::filesystem::path& file, int line, const std::string& fi
         used = 0;
     }
     if (used == 0 || used != field.size() || value < 0)
-        malformed(file, line, what + " must be a non-negative integer, got '" + field + "'");
+        attn::throw_at(file, line, what + " must be a non-negative integer, got '" + field + "'");
     return value;
 }
 
@@ -71,11 +67,11 @@ Book Book::load(const std::filesystem::path& data_dir) {
         if (line.empty() || line[0] == '#') continue;
         const auto f = split_tabs(line);
         if (f.size() != 9)
-            malformed(manifest, number,
+            attn::throw_at(manifest, number,
                       "expected 9 tab-separated fields (id notebook cell chapter style precision "
                       "check file what), got " + std::to_string(f.size()));
         for (std::size_t i = 0; i < f.size(); ++i)
-            if (f[i].empty()) malformed(manifest, number, "field " + std::to_string(i + 1) + " is empty");
+            if (f[i].empty()) attn::throw_at(manifest, number, "field " + std::to_string(i + 1) + " is empty");
         Entry e;
         e.line = number;
         e.id = f[0];
@@ -84,23 +80,23 @@ Book Book::load(const std::filesystem::path& data_dir) {
         e.chapter = f[3];
         static const std::regex chapter_key("[1-9][0-9]*|[A-Z]");
         if (!std::regex_match(e.chapter, chapter_key))
-            malformed(manifest, number, "chapter must be a number or a capital letter, got '" +
+            attn::throw_at(manifest, number, "chapter must be a number or a capital letter, got '" +
                                             e.chapter + "'");
         e.style = f[4];
         if (e.style != "torch" && e.style != "numpy" && e.style != "text")
-            malformed(manifest, number, "style must be torch, numpy or text, got '" + e.style + "'");
+            attn::throw_at(manifest, number, "style must be torch, numpy or text, got '" + e.style + "'");
         e.precision = f[5] == "-" ? 0 : parse_int(manifest, number, f[5], "precision");
         try {
             e.check = Check::parse(f[6]);
         } catch (const std::invalid_argument& err) {
-            malformed(manifest, number, err.what());
+            attn::throw_at(manifest, number, err.what());
         }
         e.file = f[7];
         e.what = f[8];
-        if (!ids.insert(e.id).second) malformed(manifest, number, "duplicate id '" + e.id + "'");
+        if (!ids.insert(e.id).second) attn::throw_at(manifest, number, "duplicate id '" + e.id + "'");
         const std::filesystem::path block = data_dir / "book" / e.file;
         std::ifstream bin(block, std::ios::binary);
-        if (!bin) malformed(manifest, number, "cannot read block file " + block.string());
+        if (!bin) attn::throw_at(manifest, number, "cannot read block file " + block.string());
         std::ostringstream text;
         text << bin.rdbuf();
         e.text = text.str();
@@ -108,12 +104,12 @@ Book Book::load(const std::filesystem::path& data_dir) {
         attn::require_utf8_lines(block, e.text);
         while (!e.text.empty() && (e.text.back() == '\n' || e.text.back() == '\r'))
             e.text.pop_back();
-        if (e.text.empty()) malformed(manifest, number, "block file " + block.string() + " is empty");
+        if (e.text.empty()) attn::throw_at(manifest, number, "block file " + block.string() + " is empty");
         book.entries_.push_back(std::move(e));
     }
     if (in.bad()) throw std::runtime_error(manifest.string() + ": cannot read the book's manifest");
     if (book.entries_.empty())
-        malformed(manifest, number, "no entries by the end of the file");
+        attn::throw_at(manifest, number, "no entries by the end of the file");
     return book;
 }
 
