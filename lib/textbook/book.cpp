@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "attn/core/text_file.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace textbook {
 
@@ -209,20 +210,6 @@ attn::Tensor printed_matrix(const Entry& entry, std::size_t rows, std::size_t co
     return m;
 }
 
-long long ulp_distance(float a, float b) {
-    if (std::isnan(a) || std::isnan(b))
-        return (std::isnan(a) && std::isnan(b)) ? 0 : std::numeric_limits<long long>::max();
-    if (a == b) return 0;  // also +0 == -0
-    auto ordered = [](float f) {
-        std::int32_t i;
-        std::memcpy(&i, &f, sizeof i);
-        return i < 0 ? static_cast<long long>(std::numeric_limits<std::int32_t>::min()) - i
-                     : static_cast<long long>(i);
-    };
-    const long long d = ordered(a) - ordered(b);
-    return d < 0 ? -d : d;
-}
-
 Check Check::parse(const std::string& text) {
     Check c;
     static const std::regex ulp("ulp:([0-9]{1,9})");
@@ -324,7 +311,7 @@ Comparison compare(const Entry& entry, const std::string& ours) {
                 continue;
             }
             const float fb = static_cast<float>(nb[i].value), fm = static_cast<float>(nm[i].value);
-            const long long d = ulp_distance(fb, fm);
+            const long long d = attn::ulp_distance(fb, fm);
             const double abs_diff = std::abs(nb[i].value - nm[i].value);
             const bool ok = d <= max_ulp || abs_diff <= 1e-7;
             if (!ok) c.match = false;
