@@ -8,6 +8,7 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 
+#include "attn/attention/masks.hpp"
 #include "attn/attention/online_softmax.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/attention/masks.hpp"
 #include "attn/attention/efficient.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

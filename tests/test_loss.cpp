@@ -28,6 +28,7 @@
 #include <xtensor/xview.hpp>
 
 #include "textbook/book.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
@@ -486,7 +487,7 @@ TEST_CASE("001's fragile step: masking where tril(scores) == 0 also masks a genu
         for (std::size_t j = 0; j < 4; ++j) CHECK(w_eq0(i, j) == w_bool(i, j));
     CHECK_FALSE(attn::allclose(w_eq0, w_bool, 1e-5, 1e-5));
     // scaled_dot_product_attention, with either mask, agrees with the boolean mask only
-    const attn::Tensor sdpa = attn::scaled_dot_product_attention(queries, keys, values, std::nullopt, true);
+    const attn::Tensor sdpa = attn::scaled_dot_product_attention(queries, keys, values, {.is_causal = true});
     CHECK(attn::allclose(sdpa, attn::matmul(w_bool, values), 1e-5, 1e-5));
     CHECK_FALSE(attn::allclose(sdpa, attn::matmul(w_eq0, values), 1e-5, 1e-5));
 
@@ -692,8 +693,8 @@ TEST_CASE("relation:sdpa_equals_manual") {
     // the library, on the seeded chain: both forms of SDPA equal the manual path
     const Pipeline& p = seeded_pipeline();
     const attn::BoolTensor attn_mask = attn::eq(attn::tril(attn::ones({5, 5})), 1.0f);
-    const attn::Tensor with_mask = attn::scaled_dot_product_attention(p.q, p.k, p.v, attn_mask);
-    const attn::Tensor causal = attn::scaled_dot_product_attention(p.q, p.k, p.v, std::nullopt, true);
+    const attn::Tensor with_mask = attn::scaled_dot_product_attention(p.q, p.k, p.v, {.attn_mask = &attn_mask});
+    const attn::Tensor causal = attn::scaled_dot_product_attention(p.q, p.k, p.v, {.is_causal = true});
     CHECK(attn::repr_bool(attn::allclose(with_mask, p.new_v, 1e-5, 1e-5)) == test::book_text("001-In15"));
     CHECK(attn::repr_bool(attn::allclose(causal, p.new_v, 1e-5, 1e-5)) == test::book_text("001-In17"));
     attn::set_printoptions(2, 200);
@@ -706,11 +707,11 @@ TEST_CASE("relation:sdpa_equals_manual") {
     for (const std::uint64_t seed : {1u, 2u, 3u}) {
         const Pipeline r = run_001(seed, 20, 16, 6);
         const attn::BoolTensor m = attn::eq(attn::tril(attn::ones({6, 6})), 1.0f);
-        CHECK(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, m), r.new_v, 1e-5, 1e-5));
-        CHECK(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, std::nullopt, true), r.new_v,
+        CHECK(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, {.attn_mask = &m}), r.new_v, 1e-5, 1e-5));
+        CHECK(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, {.is_causal = true}), r.new_v,
                              1e-5, 1e-5));
         const attn::BoolTensor wrong = attn::eq(attn::triu(attn::ones({6, 6})), 1.0f);
-        CHECK_FALSE(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, wrong), r.new_v, 1e-5, 1e-5));
+        CHECK_FALSE(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, {.attn_mask = &wrong}), r.new_v, 1e-5, 1e-5));
     }
 }
 

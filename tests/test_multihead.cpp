@@ -24,7 +24,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/causal.hpp"
+#include "attn/attention/gpt2.hpp"
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
