@@ -44,6 +44,8 @@
 #include "attn/core/text_file.hpp"
 #include "textbook/book.hpp"
 
+namespace test_bad_input {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using namespace attn;
@@ -707,3 +709,7 @@ TEST_CASE("bad-input table: every case has its exact outcome") {
     std::printf("bad-input table: %zu cases, %zu errors with their message, %zu PyTorch-equal results\n",
                 cases.size(), throws, returns);
 }
+
+#undef RUN
+
+}  // namespace test_bad_input

@@ -11,6 +11,8 @@
 
 #include "textbook/book.hpp"
 
+namespace test_book {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -155,3 +157,5 @@ TEST_CASE("every block of data/book occurs verbatim in its notebook") {
     CHECK(checked == book.entries().size());
     CHECK(checked > 0);
 }
+
+}  // namespace test_book

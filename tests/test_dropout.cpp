@@ -31,6 +31,8 @@
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 
+namespace test_dropout {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace fs = std::filesystem;
 using attn::nn::BernoulliBackend;
 using attn::nn::Dropout;
@@ -464,3 +466,5 @@ TEST_CASE("both backends keep a fraction within 0.2 percentage points of 1 - p o
         }
     }
 }
+
+}  // namespace test_dropout

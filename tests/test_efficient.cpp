@@ -21,6 +21,8 @@
 #include "attn/attention/multihead.hpp"
 #include "attn/print/print.hpp"
 
+namespace test_efficient {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 const attn::AttentionKernel kKernels[] = {
@@ -123,3 +125,5 @@ TEST_CASE("MultiHeadAttentionCombinedQKV drawn after seed 123 holds PyTorch's we
     const attn::Tensor batch = attn::stack({textbook::inputs(), textbook::inputs()}, 0);
     CHECK(attn::repr(m(batch)) == c["output"]["repr"].get<std::string>());
 }
+
+}  // namespace test_efficient

@@ -50,6 +50,8 @@ extern "C" float Sleef_expf1_u10purec(float);
 #define ATTN_BLAS_REFERENCE 1
 #endif
 
+namespace test_fast_path {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 constexpr bool reference_blas = ATTN_BLAS_REFERENCE != 0;
@@ -404,3 +406,5 @@ TEST_CASE("MultiHeadAttention names wrong inputs and changed fields before compu
     m.W_key = attn::nn::Linear(4, 8);
     CHECK_THROWS_CONTAINING(m(attn::zeros({1, 3, 4})), "(W_key.weight): expected [6, 4], got [8, 4]");
 }
+
+}  // namespace test_fast_path

@@ -25,6 +25,8 @@
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
 
+namespace test_flash {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 namespace flash = attn::flash;
@@ -215,3 +217,5 @@ TEST_CASE("invalid configs and shapes name what is wrong") {
     test::require_invalid([&] { attention(q, k, k, attn::SDPABackend::tiled, false, left_padding(4, {0})); },
                           {"attn_mask", "[1, 2, 4, 5]"});
 }
+
+}  // namespace test_flash

@@ -11,6 +11,8 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 
+namespace test_functional {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 const float inf = std::numeric_limits<float>::infinity();
 
@@ -172,3 +174,5 @@ TEST_CASE("sum adds a short row in PyTorch's order (row_sum: four partial sums)"
     // Fewer than four elements: in order, as PyTorch (the partial sums start at 0).
     CHECK(attn::sum(attn::tensor({1e8f, 1.0f, -1e8f}))() == 0.0f);
 }
+
+}  // namespace test_functional

@@ -36,6 +36,8 @@
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
 
+namespace test_generator {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using json = nlohmann::json;
@@ -435,3 +437,5 @@ TEST_CASE("bad arguments throw std::invalid_argument before drawing") {
     const attn::LongTensor threes = attn::randint(3, 4, {5}, gen);  // range 1: always `low`
     CHECK(xt::all(xt::equal(threes, std::int64_t{3})));
 }
+
+}  // namespace test_generator

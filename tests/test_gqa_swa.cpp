@@ -29,6 +29,8 @@
 #include "attn/attention/swa.hpp"
 #include "textbook/book.hpp"
 
+namespace test_gqa_swa {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using json = nlohmann::json;
@@ -280,3 +282,5 @@ TEST_CASE("SWA configurations and positions that cannot work throw, naming the f
     attn::KVCache full;  // a full cache where a ring is needed
     test::require_invalid([&] { swa.forward(test::book_batch(), full); }, {"sliding-window", "window = 0"});
 }
+
+}  // namespace test_gqa_swa

@@ -26,6 +26,8 @@
 #include "textbook/decoding.hpp"
 #include "attn/attention/padding.hpp"
 
+namespace test_kv_cache {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 const float inf = std::numeric_limits<float>::infinity();
@@ -359,3 +361,5 @@ TEST_CASE("relation:rounding_level_difference") {
         for (std::size_t e = 0; e < 16; ++e) CHECK(std::fabs(uncached(b, 0, e) - cached(b, 0, e)) <= 4 * ulp_at(scale));
     }
 }
+
+}  // namespace test_kv_cache

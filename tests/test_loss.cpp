@@ -34,6 +34,8 @@
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 
+namespace test_loss {  // every test file is a namespace of its own (tests/meson.build)
+
 using json = nlohmann::json;
 
 namespace {
@@ -770,3 +772,5 @@ TEST_CASE("relation:cross_entropy_near_log_vocab") {
         CHECK(std::abs(attn::cross_entropy(r.logits, targets, -1)() - ln_v) < 0.25);
     }
 }
+
+}  // namespace test_loss

@@ -33,6 +33,8 @@
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 
+namespace test_multihead {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using json = nlohmann::json;
@@ -568,3 +570,5 @@ TEST_CASE("Raschka's exercise 3.2 solution: our shape is its shape, its values n
         }
     }
 }
+
+}  // namespace test_multihead

@@ -23,6 +23,8 @@
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
 
+namespace test_padding {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 const float inf = std::numeric_limits<float>::infinity();
@@ -325,3 +327,5 @@ TEST_CASE("relation:masked_pattern_from_attention_mask") {
         for (std::size_t i = 0; i < S; ++i)
             for (std::size_t j = 0; j < S; ++j) CHECK((ours(b, i, j) == -inf) == (enc.attention_mask(b, j) == 0));
 }
+
+}  // namespace test_padding

@@ -1,0 +1,24 @@
+/// @file ulp.hpp
+/// @brief Distances between float32 values in units in the last place (ulp): how the book's
+/// NumPy-style blocks, the oracle checks and the online softmax measure last-bit differences.
+#pragma once
+
+#include <cstdint>
+
+#include "attn/core/tensor.hpp"
+
+namespace attn {
+
+/// How many float32 values lie between `a` and `b` (IEEE-754 binary32, ordered through their
+/// bit patterns): 0 when they are equal (`+0` and `-0` are equal), 1 for neighbours such as
+/// `1.0f` and `nextafter(1.0f, 2.0f)`; infinities are the values after the largest finite
+/// ones. NaN rule: two NaNs are at distance 0 (a printed `nan` matches a `nan`), a NaN and a
+/// number at `INT64_MAX` (never within any bound).
+std::int64_t ulp_distance(float a, float b);
+
+/// The largest `ulp_distance` between corresponding elements of two float32 tensors of one
+/// shape (0 for empty tensors).
+/// @throws std::invalid_argument naming both shapes when they differ.
+std::int64_t max_ulp_distance(const Tensor& a, const Tensor& b);
+
+}  // namespace attn
