@@ -274,7 +274,7 @@ TEST_CASE("[book] 004 In [51]: portable backend, the fourth dropout after seed 1
         INFO("element " << i << ": book " << printed[i] << ", ours " << dropped.flat(i));
         CHECK((dropped.flat(i) != 0.0f) == (printed[i] != 0.0));  // the mask, exactly
         if (printed[i] != 0.0)
-            CHECK(textbook::ulp_distance(dropped.flat(i), static_cast<float>(printed[i])) <= 4);
+            CHECK(attn::ulp_distance(dropped.flat(i), static_cast<float>(printed[i])) <= 4);
     }
     CHECK(below_diagonal == 21);
     // The printed text: same skeleton, every number within 4 ulp (the entry's check).

@@ -21,6 +21,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/core/ulp.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
@@ -91,7 +92,7 @@ double tiled_vs_naive_ulps(const Case& c, bool naive_causal, attn::Generator& ge
     const attn::Tensor naive = attention(q, k, v, attn::SDPABackend::step, naive_causal, mask);
     REQUIRE(attn::count_nan(tiled) == 0);
     REQUIRE(attn::count_nan(naive) == 0);
-    return flash::max_diff_in_ulps(tiled, naive, max_abs(v));
+    return attn::max_diff_in_ulps(tiled, naive, max_abs(v));
 }
 
 std::vector<Case> random_cases(attn::Generator& gen, int n) {
@@ -112,8 +113,8 @@ TEST_CASE("three-pass and online softmax agree with attn::softmax") {
     attn::Generator gen(7);
     const attn::Tensor x = attn::randn({5, 37}, gen) * 10.0f;
     const attn::Tensor ref = attn::softmax(x);
-    CHECK(flash::max_ulp_distance(flash::softmax_three_pass(x), ref) <= 4);
-    CHECK(flash::max_ulp_distance(flash::softmax_online(x), ref) <= 4);
+    CHECK(attn::max_ulp_distance(flash::softmax_three_pass(x), ref) <= 4);
+    CHECK(attn::max_ulp_distance(flash::softmax_online(x), ref) <= 4);
     // The online normaliser's (m, l) are the three-pass maximum and sum.
     const attn::Tensor row = attn::select(x, 0);
     std::vector<flash::Normalizer> trace;

@@ -194,7 +194,7 @@ Replay replay(const json& stream, LinearVia via = LinearVia::uniform) {
             for (std::size_t i = 0; i < want.size(); ++i) {
                 if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i])) {
                     if (bad++ == 0) first_bad = i;
-                    r.max_ulp = std::max<std::int64_t>(r.max_ulp, textbook::ulp_distance(got[i], want[i]));
+                    r.max_ulp = std::max<std::int64_t>(r.max_ulp, attn::ulp_distance(got[i], want[i]));
                 }
             }
             INFO("first difference at " << first_bad << ", max " << r.max_ulp << " ulp");

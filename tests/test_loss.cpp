@@ -182,11 +182,11 @@ TEST_CASE("Embedding(100, 768) after manual_seed(123) holds PyTorch's normal_ ta
     REQUIRE(attn::shape_of(emb.weight) == attn::Shape{100, 768});
     const json& w = o["embedding_weight"];
     // The vectorised normal_ of PyTorch's AVX2 build may differ in the last bit or two.
-    long long worst = 0;
+    std::int64_t worst = 0;
     for (std::size_t i = 0; i < 32; ++i) {
-        worst = std::max(worst, textbook::ulp_distance(emb.weight.data()[i],
+        worst = std::max(worst, attn::ulp_distance(emb.weight.data()[i],
                                                          from_bits(w["first_32_bits"][i].get<std::uint32_t>())));
-        worst = std::max(worst, textbook::ulp_distance(emb.weight.data()[emb.weight.size() - 32 + i],
+        worst = std::max(worst, attn::ulp_distance(emb.weight.data()[emb.weight.size() - 32 + i],
                                                          from_bits(w["last_32_bits"][i].get<std::uint32_t>())));
     }
     CHECK(worst <= 4);
@@ -269,7 +269,7 @@ TEST_CASE("cross_entropy and log_softmax match PyTorch on crafted inputs") {
             INFO("log_softmax element " << i << ": " << a << " vs torch " << b);
             // exp/log and the order of the sum differ from PyTorch's vectorised kernel in
             // the last bits; -inf and NaN must agree exactly.
-            if (!std::isfinite(b)) CHECK(textbook::ulp_distance(a, b) == 0);
+            if (!std::isfinite(b)) CHECK(attn::ulp_distance(a, b) == 0);
             else CHECK(std::abs(a - b) <= 2e-6 * std::max(1.0f, std::abs(b)));
         }
 
@@ -405,11 +405,11 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
 
     // the embedded rows: few-ulp agreement (vectorised normal_)
     for (std::size_t i = 0; i < 5; ++i) {
-        long long worst = 0;
+        std::int64_t worst = 0;
         for (std::size_t j = 0; j < 8; ++j) {
-            worst = std::max(worst, textbook::ulp_distance(
+            worst = std::max(worst, attn::ulp_distance(
                                         p.x(i, j), from_bits(s["x"]["row_heads_bits"][i][j].get<std::uint32_t>())));
-            worst = std::max(worst, textbook::ulp_distance(
+            worst = std::max(worst, attn::ulp_distance(
                                         p.x(i, 760 + j), from_bits(s["x"]["row_tails_bits"][i][j].get<std::uint32_t>())));
         }
         CHECK(worst <= 4);

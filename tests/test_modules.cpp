@@ -25,6 +25,8 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 
+namespace test_modules {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using attn::SDPABackend;
@@ -196,3 +198,5 @@ TEST_CASE("BaseSelfAttention's forward (the core) equals its methods run one by 
     check_same(out.attention_weights, weights);
     check_same(out.attention_output, m.calculate_final_output(weights, qkv.value));
 }
+
+}  // namespace test_modules

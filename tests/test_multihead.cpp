@@ -49,7 +49,7 @@ void check_printed_numbers(const std::string& text, const attn::Tensor& values, 
         const float ours = values.data()[i];
         const float theirs = static_cast<float>(nums[i].value);
         INFO("number " << i << ": printed " << nums[i].text << ", ours " << ours);
-        const bool close = textbook::ulp_distance(ours, theirs) <= ulps ||
+        const bool close = attn::ulp_distance(ours, theirs) <= ulps ||
                            std::abs(double(ours) - nums[i].value) <= 1e-7;
         CHECK(close);
     }

@@ -32,6 +32,8 @@
 #include "attn/core/generator.hpp"
 #include "attn/kernels/gemm.hpp"
 
+namespace test_sdpa {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 constexpr double kUlpBound = 16.0;
@@ -341,3 +343,5 @@ TEST_CASE("the backend guard restores the default") {
     }
     CHECK(attn::default_sdpa_backend() == attn::SDPABackend::fast);
 }
+
+}  // namespace test_sdpa

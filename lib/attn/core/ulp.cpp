@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace attn {
 
@@ -25,6 +27,18 @@ std::int64_t max_ulp_distance(const Tensor& a, const Tensor& b) {
     std::int64_t worst = 0;
     for (std::size_t i = 0; i < a.size(); ++i)
         worst = std::max(worst, ulp_distance(a.data()[i], b.data()[i]));
+    return worst;
+}
+
+double max_diff_in_ulps(const Tensor& a, const Tensor& b, float scale) {
+    check_same_shape("max_diff_in_ulps", shape_of(a), shape_of(b));
+    if (!(std::isfinite(scale) && scale > 0.0f))
+        throw std::invalid_argument("max_diff_in_ulps: expected a finite scale > 0, got " +
+                                    std::to_string(scale));
+    const double ulp = std::nextafter(scale, std::numeric_limits<float>::infinity()) - scale;
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, std::abs(double(a.data()[i]) - double(b.data()[i])) / ulp);
     return worst;
 }
 

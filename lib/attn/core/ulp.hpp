@@ -21,4 +21,11 @@ std::int64_t ulp_distance(float a, float b);
 /// @throws std::invalid_argument naming both shapes when they differ.
 std::int64_t max_ulp_distance(const Tensor& a, const Tensor& b);
 
+/// `max |a - b|` over two tensors of one shape, in units of the float32 spacing at `scale`
+/// (`ulp(scale) = nextafter(scale, inf) - scale`). Attention outputs are weighted averages of
+/// the values, so `scale = max |v|` measures their rounding where raw ulps near 0 would not
+/// (chapter 12's tiled against step-by-step attention).
+/// @throws std::invalid_argument when the shapes differ or `scale` is not finite and > 0.
+double max_diff_in_ulps(const Tensor& a, const Tensor& b, float scale);
+
 }  // namespace attn
