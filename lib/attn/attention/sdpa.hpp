@@ -218,7 +218,7 @@ struct SDPAForward {
     /// `[B, H, Tq]` (`-inf` for a row that sees no key).
     Tensor logsumexp;
     /// The dropout multipliers `keep * (1 / (1 - p))` the forward drew: `[B, H, Tq, Tk]`;
-    /// empty when no dropout was drawn (`dropout_p == 0`).
+    /// a default-constructed (0-d) tensor when no dropout was drawn (`dropout_p == 0`).
     Tensor dropout_noise;
 };
 
