@@ -257,10 +257,11 @@ void run_kernels(const SDPAProblem& p, SDPABackend backend, const OutLayout& out
     {
         thread_local fast::HeadWorkspace ws;
         thread_local fast::TiledWorkspace tws;
-        std::vector<fast::QueryHead> heads(group);
+        std::vector<fast::QueryHead> heads;
 #pragma omp for schedule(dynamic, 1)
         for (std::size_t t = 0; t < tasks; ++t) {
-            try {
+            try {  // no exception may leave an OpenMP region: it is carried out and rethrown
+                heads.resize(group);
                 const std::size_t b = t / p.Hkv, g = t % p.Hkv;
                 const fast::HeadArgs args{
                     .K = p.k.data + b * p.k.stride_b + g * p.k.stride_h, .ldk = p.k.stride_t,
