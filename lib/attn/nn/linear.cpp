@@ -72,9 +72,6 @@ Tensor Linear::operator()(const Tensor& x) const {
     return y;
 }
 
-std::string backend_name(BernoulliBackend backend) {
-    return backend == BernoulliBackend::mkl ? "MKL" : "portable";
-}
 
 Tensor rand_parameter(std::size_t d_in, std::size_t d_out, Generator& gen) {
     return attn::rand({d_in, d_out}, gen);
