@@ -80,6 +80,23 @@ std::size_t broadcast_offset(const Shape& s, const std::vector<std::size_t>& st,
     return o;
 }
 
+// The reference BLAS skips a zero of the left factor (`IF (B(L,J).NE.ZERO)` in sgemm, where
+// row-major A is its column-major B), so 0 * NaN and 0 * inf, both NaN, never reach C; PyTorch's
+// BLAS adds them. Where A[i, l] == 0 meets a NaN or infinity in B[l, j], C[i, j] becomes NaN,
+// as in PyTorch. Finite inputs are untouched (one scan of B finds nothing).
+void nan_for_skipped_zeros(const float* A, const float* B, float* C, std::size_t m,
+                           std::size_t k, std::size_t n) {
+    for (std::size_t l = 0; l < k; ++l) {
+        const float* b = B + l * n;
+        if (std::all_of(b, b + n, [](float v) { return std::isfinite(v); })) continue;
+        for (std::size_t i = 0; i < m; ++i) {
+            if (A[i * k + l] != 0.0f) continue;
+            for (std::size_t j = 0; j < n; ++j)
+                if (!std::isfinite(b[j])) C[i * n + j] = std::numeric_limits<float>::quiet_NaN();
+        }
+    }
+}
+
 }  // namespace
 
 void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std::size_t k,
@@ -97,6 +114,8 @@ void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std:
                        transpose_b ? shape2{n, k} : shape2{k, n});
     auto c = xt::adapt(C, m * n, xt::no_ownership(), shape2{m, n});
     xt::blas::gemm(a, b, c, false, transpose_b);
+    // With B transposed sgemm forms dot products and skips nothing.
+    if (!transpose_b) nan_for_skipped_zeros(A, B, C, m, k, n);
 }
 
 Tensor ones(const Shape& size) {
@@ -224,6 +243,9 @@ Tensor cat(const std::vector<Tensor>& tensors, long dim) {
     }
     check_allocation("cat", out);
     Tensor y = xt::zeros<float>(out);
+    // Nothing to copy: and the block sizes below may not fit (`[0, 2^32, 2^32]`), as PyTorch
+    // returns such an empty result.
+    if (y.size() == 0) return y;
     // Copy row-major blocks: everything after dim d is contiguous per tensor.
     const std::size_t outer = numel(Shape(out.begin(), out.begin() + static_cast<long>(d)));
     const std::size_t inner = numel(Shape(out.begin() + static_cast<long>(d) + 1, out.end()));
