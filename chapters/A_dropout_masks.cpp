@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/causal.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
 
 #include "attn/core/tensor.hpp"
 

@@ -23,11 +23,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/attention/causal.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/gpt2.hpp"
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/kv_cache.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/attention/padding.hpp"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "attn/attention/flash.hpp"
+#include "attn/attention/online_softmax.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/core/tensor.hpp"
 

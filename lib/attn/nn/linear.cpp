@@ -72,6 +72,11 @@ Tensor Linear::operator()(const Tensor& x) const {
     return y;
 }
 
+std::string repr(const Linear& layer) {
+    return "Linear(in_features=" + std::to_string(layer.in_features()) +
+           ", out_features=" + std::to_string(layer.out_features()) +
+           ", bias=" + (layer.bias ? "True" : "False") + ")";
+}
 
 Tensor rand_parameter(std::size_t d_in, std::size_t d_out, Generator& gen) {
     return attn::rand({d_in, d_out}, gen);
