@@ -224,6 +224,22 @@ std::vector<Case> tensor_cases() {
     ok("sum over the last dim of [0, 2^32, 2^32] is [0, 2^32]", [empty_huge] { return same_shape(attn::sum(attn::zeros(empty_huge), 2), {0, K}); });
     err("sum over dim 0 of [0, 2^32, 2^32] (a [2^32, 2^32] result)", [empty_huge] { attn::sum(attn::zeros(empty_huge), 0); return true; }, LE,
         "overflows");
+    ok("slice of [0, 5] along 1 from 4 is [0, 1] (was: an offset applied to no storage, UB)",
+       [] { return same_shape(attn::slice(attn::zeros({0, 5}), 1, 4, 5), {0, 1}); });
+    ok("select of [2^62, 0] at 2^62 - 1 is [0]", [] { return same_shape(attn::select(attn::zeros({std::size_t{1} << 62, 0}), (1L << 62) - 1), {0}); });
+    ok("select of [2^62, 0] at -2^62 is [0]", [] { return same_shape(attn::select(attn::zeros({std::size_t{1} << 62, 0}), -(1L << 62)), {0}); });
+    ok("select of [2^63, 0] at -1 (was: -n overflowed a long)", [] { return same_shape(attn::select(attn::zeros({std::size_t{1} << 63, 0}), -1), {0}); });
+    err("select of [3] at LONG_MIN", RUN(attn::select(attn::zeros({3}), std::numeric_limits<long>::min())), IA,
+        "select: index -9223372036854775808 out of range for dimension 0 of [3]");
+    ok("slice of [2^62, 0] from -1 is [1, 0]", [] { return same_shape(attn::slice(attn::zeros({std::size_t{1} << 62, 0}), 0, -1, LONG_MAX), {1, 0}); });
+    ok("slice of [4] from -2^62 to -1 is [3]", [] { return same_shape(attn::slice(attn::zeros({4}), 0, -(1L << 62), -1), {3}); });
+    ok("slice of [4] from LONG_MIN to -1 is [3] (Python's rule; PyTorch 1.13 fails internally)", [] { return same_shape(attn::slice(attn::zeros({4}), 0, LONG_MIN, -1), {3}); });
+    ok("matmul [2^40, 0, 3] @ [3, 2] is [2^40, 0, 2] at once (was: 2^40 empty products, a hang)",
+       [] { return same_shape(attn::matmul(attn::zeros({std::size_t{1} << 40, 0, 3}), attn::zeros({3, 2})), {std::size_t{1} << 40, 0, 2}); });
+    ok("matmul [0, 1, 3] @ [3, 2] is [0, 1, 2] (was: a batch of 1 read from no storage, segfault)",
+       [] { return same_shape(attn::matmul(attn::zeros({0, 1, 3}), attn::ones({3, 2})), {0, 1, 2}); });
+    ok("matmul [2, 1, 2, 3] @ [0, 3, 2] is [2, 0, 2, 2]", [] { return same_shape(attn::matmul(attn::ones({2, 1, 2, 3}), attn::zeros({0, 3, 2})), {2, 0, 2, 2}); });
+    err("matmul batch [2] against [3]", RUN(attn::matmul(attn::zeros({2, 1, 3}), attn::zeros({3, 3, 2}))), IA, "matmul (batch dimensions): shapes [2] and [3] do not broadcast");
     err("matmul whose broadcast batch [2^32, 2^32] overflows",
         RUN(attn::matmul(attn::zeros({K, 1, 1, 0}), attn::zeros({1, K, 0, 1}))), LE, "[4294967296, 4294967296]");
     err("cat whose joined dimension overflows", [] {
