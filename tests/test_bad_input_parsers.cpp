@@ -20,6 +20,8 @@
 #include "textbook/prose.hpp"
 #include "textbook/record.hpp"
 
+namespace test_bad_input_parsers {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using namespace attn;
@@ -298,3 +300,5 @@ std::vector<Case> book_cases() {
 TEST_CASE("bad-input table (book): every case has its exact outcome") {
     run_table("book", book_cases());
 }
+
+}  // namespace test_bad_input_parsers

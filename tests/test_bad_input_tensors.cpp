@@ -18,6 +18,8 @@
 #include "attn/nn/nn.hpp"
 #include "attn/print/torch.hpp"
 
+namespace test_bad_input_tensors {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using namespace attn;
@@ -258,3 +260,5 @@ std::vector<Case> tensor_cases() {
 TEST_CASE("bad-input table (tensors): every case has its exact outcome") {
     run_table("tensors", tensor_cases());
 }
+
+}  // namespace test_bad_input_tensors

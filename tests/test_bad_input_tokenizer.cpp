@@ -14,6 +14,8 @@
 
 #include "attn/attention/padding.hpp"
 
+namespace test_bad_input_tokenizer {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using namespace attn;
@@ -121,3 +123,5 @@ std::vector<Case> tokenizer_cases() {
 TEST_CASE("bad-input table (tokenizer): every case has its exact outcome") {
     run_table("tokenizer", tokenizer_cases());
 }
+
+}  // namespace test_bad_input_tokenizer

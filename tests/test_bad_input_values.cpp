@@ -19,6 +19,8 @@
 #include "attn/print/torch.hpp"
 #include "textbook/book.hpp"
 
+namespace test_bad_input_values {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using namespace attn;
@@ -173,3 +175,5 @@ std::vector<Case> value_cases() {
 TEST_CASE("bad-input table (values): every case has its exact outcome") {
     run_table("values", value_cases());
 }
+
+}  // namespace test_bad_input_values

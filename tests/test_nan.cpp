@@ -24,6 +24,8 @@
 #include "attn/print/torch.hpp"
 #include "oracle.hpp"
 
+namespace test_nan {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using attn::Tensor;
@@ -157,3 +159,5 @@ TEST_CASE("NaN in, NaN out: every function the oracle covers gives PyTorch's ans
     // Every function of the table has at least one case: none is silently skipped.
     CHECK(covered.size() == calls().size());
 }
+
+}  // namespace test_nan

@@ -16,6 +16,8 @@
 
 #include "attn/core/text_file.hpp"
 
+namespace test_text_file {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 std::string message_of(const std::function<void()>& f) {
@@ -94,3 +96,5 @@ TEST_CASE("read_data_file reads regular files whole and refuses the rest unopene
           dir.string() + ": cannot be read (not a regular file)");
     std::filesystem::remove_all(dir);
 }
+
+}  // namespace test_text_file

@@ -12,7 +12,9 @@ Called by the `docs` target of docs/meson.build; Python 3 standard library only.
 Everything it writes goes under the output directory (never the source tree):
     O/output/<name>.txt   what each chapter printed (stdout), and .err (stderr)
     O/figures/            the SVGs and index.tsv, written by make_figures
-    O/pages/              the Doxygen pages (Markdown): mainpage.md and one per chapter
+    O/pages/              the Doxygen pages (Markdown): mainpage.md, one per chapter, and
+                          benchmarks.md (docs/benchmarks.md with data/benchmarks/ filled in,
+                          its plot in O/figures/attention.svg)
     O/html/               Doxygen's HTML, with html/mathjax -> the system's MathJax
 
 Doxygen warnings are errors: any warning, or a non-zero exit, fails the build.
@@ -29,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bookpages  # noqa: E402  (the page-writing half, shared with the test)
+import benchmark_page  # noqa: E402  (the benchmarks page, from data/benchmarks/)
 
 
 def run_chapter(exe, data_dir, out_dir, name):
@@ -138,6 +141,7 @@ def main():
     mainpage = bookpages.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures,
                                    proc.stdout)
     (pages_dir / "mainpage.md").write_text(mainpage, encoding="utf-8")
+    deps += benchmark_page.write(src, pages_dir, fig_dir)
     for headers in (src / "lib" / "attn" / "include" / "attn", src / "lib" / "textbook" / "include" / "textbook"):
         deps += [headers] + sorted(headers.glob("*.hpp"))
 

@@ -14,17 +14,13 @@
 #include <stdexcept>
 
 #include "attn/core/text_file.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace textbook {
 
 using namespace attn;
 
 namespace {
-
-[[noreturn]] void malformed(const std::filesystem::path& file, std::size_t line,
-                            const std::string& why) {
-    attn::throw_at(file, line, why);
-}
 
 std::vector<std::string_view> split_tabs(std::string_view line) {
     std::vector<std::string_view> fields;
@@ -57,7 +53,7 @@ void check_block_name(const std::filesystem::path& manifest, std::size_t line,
     for (const auto& part : p)
         if (part == "..") inside = false;
     if (!inside)
-        malformed(manifest, line, "file must be a relative path inside data/book/, got " +
+        attn::throw_at(manifest, line, "file must be a relative path inside data/book/, got " +
                                       attn::quoted(name));
 }
 
@@ -80,35 +76,35 @@ Book Book::load(const std::filesystem::path& data_dir) {
         if (line.empty() || line[0] == '#') continue;
         const auto f = split_tabs(line);
         if (f.size() != 9)
-            malformed(manifest, number,
+            attn::throw_at(manifest, number,
                       "expected 9 tab-separated fields (id notebook cell chapter style precision "
                       "check file what), got " + std::to_string(f.size()));
         for (std::size_t k = 0; k < f.size(); ++k)
-            if (f[k].empty()) malformed(manifest, number, "field " + std::to_string(k + 1) + " is empty");
+            if (f[k].empty()) attn::throw_at(manifest, number, "field " + std::to_string(k + 1) + " is empty");
         Entry e;
         e.line = static_cast<int>(std::min<std::size_t>(number, INT_MAX));
         e.id = f[0];
         if (const auto [it, fresh] = ids.emplace(e.id, number); !fresh)
-            malformed(manifest, number, "duplicate id " + attn::quoted(e.id) + " (first on line " +
+            attn::throw_at(manifest, number, "duplicate id " + attn::quoted(e.id) + " (first on line " +
                                             std::to_string(it->second) + ")");
         e.notebook = f[1];
         e.cell = f[2];
         e.chapter = f[3];
         if (!is_chapter_key(e.chapter))
-            malformed(manifest, number, "chapter must be a number or a capital letter, got " +
+            attn::throw_at(manifest, number, "chapter must be a number or a capital letter, got " +
                                             attn::quoted(e.chapter));
         e.style = f[4];
         if (e.style != "torch" && e.style != "numpy" && e.style != "text")
-            malformed(manifest, number, "style must be torch, numpy or text, got " + attn::quoted(e.style));
+            attn::throw_at(manifest, number, "style must be torch, numpy or text, got " + attn::quoted(e.style));
         // A printed tensor has its number of fraction digits; text has none (`-`).
         if (e.style == "text") {
             if (f[5] != "-")
-                malformed(manifest, number, "precision of a text block must be '-', got " +
+                attn::throw_at(manifest, number, "precision of a text block must be '-', got " +
                                                 attn::quoted(f[5]));
         } else {
             const auto precision = attn::parse_integer(f[5], 99);
             if (!precision)
-                malformed(manifest, number, "precision must be a non-negative integer (at most "
+                attn::throw_at(manifest, number, "precision must be a non-negative integer (at most "
                                             "99) for a " + e.style + " block, got " +
                                                 attn::quoted(f[5]));
             e.precision = static_cast<int>(*precision);
@@ -116,7 +112,7 @@ Book Book::load(const std::filesystem::path& data_dir) {
         try {
             e.check = Check::parse(std::string(f[6]));
         } catch (const std::invalid_argument& err) {
-            malformed(manifest, number, err.what());
+            attn::throw_at(manifest, number, err.what());
         }
         check_block_name(manifest, number, f[7]);
         e.file = f[7];
@@ -126,20 +122,20 @@ Book Book::load(const std::filesystem::path& data_dir) {
         try {
             text = attn::read_data_file(block);
         } catch (const std::runtime_error& err) {
-            malformed(manifest, number, "cannot read block file " + std::string(err.what()));
+            attn::throw_at(manifest, number, "cannot read block file " + std::string(err.what()));
         }
         // A bad line in a block names the block's own line, not the manifest's.
         const auto block_lines = attn::data_lines(block, text);
         std::size_t last = block_lines.size();
         while (last > 0 && block_lines[last - 1].empty()) --last;
-        if (last == 0) malformed(manifest, number, "block file " + block.string() + " is empty");
+        if (last == 0) attn::throw_at(manifest, number, "block file " + block.string() + " is empty");
         // The block verbatim, without the final line ending(s).
         e.text = text.substr(0, static_cast<std::size_t>(block_lines[last - 1].data() - text.data()) +
                                     block_lines[last - 1].size());
         book.entries_.push_back(std::move(e));
     }
     if (book.entries_.empty())
-        malformed(manifest, lines.size(), "no entries by the end of the file");
+        attn::throw_at(manifest, lines.size(), "no entries by the end of the file");
     return book;
 }
 
@@ -306,20 +302,6 @@ attn::Tensor printed_matrix(const Entry& entry, std::size_t rows, std::size_t co
     return m;
 }
 
-long long ulp_distance(float a, float b) {
-    if (std::isnan(a) || std::isnan(b))
-        return (std::isnan(a) && std::isnan(b)) ? 0 : std::numeric_limits<long long>::max();
-    if (a == b) return 0;  // also +0 == -0
-    auto ordered = [](float f) {
-        std::int32_t i;
-        std::memcpy(&i, &f, sizeof i);
-        return i < 0 ? static_cast<long long>(std::numeric_limits<std::int32_t>::min()) - i
-                     : static_cast<long long>(i);
-    };
-    const long long d = ordered(a) - ordered(b);
-    return d < 0 ? -d : d;
-}
-
 Check Check::parse(const std::string& text) {
     Check c;
     auto with_detail = [&](const char* prefix, Kind kind) {
@@ -448,7 +430,7 @@ Comparison compare(const Entry& entry, const std::string& ours) {
                 continue;
             }
             const float fb = static_cast<float>(nb[i].value), fm = static_cast<float>(nm[i].value);
-            const long long d = ulp_distance(fb, fm);
+            const long long d = attn::ulp_distance(fb, fm);
             const double abs_diff = std::abs(nb[i].value - nm[i].value);
             const bool ok = d <= max_ulp || abs_diff <= 1e-7;
             if (!ok) c.match = false;

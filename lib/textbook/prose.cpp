@@ -1,5 +1,7 @@
 #include "textbook/prose.hpp"
 
+#include "attn/core/text_file.hpp"
+
 #include <cstdlib>
 #include <regex>
 #include <set>
@@ -9,15 +11,9 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "attn/core/text_file.hpp"
-
 namespace textbook {
 
 namespace {
-
-[[noreturn]] void malformed(const std::filesystem::path& file, int line, const std::string& why) {
-    throw std::runtime_error(file.string() + ":" + std::to_string(line) + ": " + why);
-}
 
 constexpr std::size_t max_paragraph_bytes = 8192;
 
@@ -116,28 +112,28 @@ Page Page::load(const std::filesystem::path& file) {
         // character: a paragraph must stay far below what exhausts the stack.
         paragraph = line.empty() ? 0 : paragraph + line.size() + 1;
         if (paragraph > max_paragraph_bytes)
-            malformed(file, number, "the paragraph is longer than " +
+            attn::throw_at(file, number, "the paragraph is longer than " +
                                         std::to_string(max_paragraph_bytes) +
                                         " bytes: break it with a blank line");
         std::smatch m;
         if (page.title.empty()) {
             if (line.empty()) continue;
-            if (!std::regex_match(line, m, title_re)) malformed(file, number, "expected '# Title'");
+            if (!std::regex_match(line, m, title_re)) attn::throw_at(file, number, "expected '# Title'");
             page.title = m[1];
             continue;
         }
         if (line.rfind("## ", 0) == 0) {
             if (!std::regex_match(line, m, section_re))
-                malformed(file, number, "a section heading needs a label: '## Title {#chNN-id}'");
+                attn::throw_at(file, number, "a section heading needs a label: '## Title {#chNN-id}'");
             if (!seen.insert(m[2]).second)
-                malformed(file, number, "the section id '" + std::string(m[2]) + "' repeats");
+                attn::throw_at(file, number, "the section id '" + std::string(m[2]) + "' repeats");
             page.sections.push_back({m[2], m[1], "", number});
             body = &page.sections.back().body;
             continue;
         }
         *body += line + "\n";
     }
-    if (page.title.empty()) malformed(file, number, "the page has no '# Title' line");
+    if (page.title.empty()) attn::throw_at(file, number, "the page has no '# Title' line");
     page.intro = trim_right(trim_left_newlines(page.intro));
     for (auto& s : page.sections) s.body = trim_right(trim_left_newlines(s.body));
     return page;

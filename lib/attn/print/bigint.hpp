@@ -13,20 +13,25 @@ namespace attn::print_detail {
 /// Just enough unsigned big-integer arithmetic for Dragon4 on float32 values.
 class BigInt {
 public:
+    /// Zero.
     BigInt() = default;
+    /// The value `v`.
     explicit BigInt(std::uint64_t v) {
         while (v) {
             w_.push_back(static_cast<std::uint32_t>(v));
             v >>= 32;
         }
     }
+    /// `2^k`.
     static BigInt pow2(unsigned k) {
         BigInt b(1);
         b.shl(k);
         return b;
     }
+    /// Whether the value is 0.
     bool is_zero() const { return w_.empty(); }
 
+    /// `*this <<= k`.
     void shl(unsigned k) {
         if (w_.empty() || k == 0) return;
         const unsigned words = k / 32, bits = k % 32;
@@ -39,6 +44,7 @@ public:
         w_ = std::move(r);
         trim();
     }
+    /// `*this *= m`.
     void mul_small(std::uint32_t m) {
         std::uint64_t carry = 0;
         for (auto& x : w_) {
@@ -49,11 +55,13 @@ public:
         if (carry) w_.push_back(static_cast<std::uint32_t>(carry));
         trim();
     }
+    /// `*this *= 10^n`.
     void mul_pow10(unsigned n) {
         for (; n >= 9; n -= 9) mul_small(1000000000u);
         static const std::uint32_t small[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
         if (n) mul_small(small[n]);
     }
+    /// `a + b`.
     friend BigInt operator+(const BigInt& a, const BigInt& b) {
         BigInt r;
         const std::size_t n = std::max(a.w_.size(), b.w_.size());
@@ -80,6 +88,7 @@ public:
         }
         trim();
     }
+    /// -1, 0 or 1 as `a` is below, equal to or above `b`.
     friend int compare(const BigInt& a, const BigInt& b) {
         if (a.w_.size() != b.w_.size()) return a.w_.size() < b.w_.size() ? -1 : 1;
         for (std::size_t i = a.w_.size(); i-- > 0;)
