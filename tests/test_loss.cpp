@@ -10,6 +10,7 @@
 //   after torch.manual_seed(123), F.cross_entropy on crafted inputs);
 // - independent computations written here in double precision (log-sum-exp).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -23,6 +24,7 @@
 
 #include <doctest/doctest.h>
 
+#include "oracle.hpp"
 #include "support.hpp"
 #include <nlohmann/json.hpp>
 #include <xtensor/xview.hpp>
@@ -33,6 +35,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace test_loss {  // every test file is a namespace of its own (tests/meson.build)
 
@@ -42,60 +45,13 @@ namespace {
 
 constexpr float inf = std::numeric_limits<float>::infinity();
 
-json load_oracle(const std::string& name) {
-    const auto path = textbook::data_dir() / "oracle" / "ch10" / name;
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error("cannot open " + path.string());
-    return json::parse(in);
-}
-
-attn::Shape shape_from(const json& j) {
-    attn::Shape s;
-    for (const auto& v : j) s.push_back(v.get<std::size_t>());
-    return s;
-}
-
-float from_bits(std::uint32_t b) {
-    float f;
-    std::memcpy(&f, &b, sizeof f);
-    return f;
-}
-
-std::uint32_t to_bits(float f) {
-    std::uint32_t b;
-    std::memcpy(&b, &f, sizeof b);
-    return b;
-}
-
-attn::Tensor float_from(const attn::Shape& shape, const json& bits) {
-    attn::Tensor t = xt::empty<float>(shape);
-    REQUIRE(bits.size() == t.size());
-    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = from_bits(bits[i].get<std::uint32_t>());
-    return t;
-}
-
-attn::Tensor float_case(const json& c) { return float_from(shape_from(c["shape"]), c["bits"]); }
-
-attn::LongTensor long_case(const json& c) {
-    attn::LongTensor t = xt::empty<std::int64_t>(shape_from(c["shape"]));
-    REQUIRE(c["values"].size() == t.size());
-    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = c["values"][i].get<std::int64_t>();
-    return t;
-}
-
-attn::BoolTensor bool_case(const json& c) {
-    attn::BoolTensor t = xt::empty<bool>(shape_from(c["shape"]));
-    for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = c["values"][i].get<int>() != 0;
-    return t;
-}
-
 // Remakes a case recorded as a recipe: (rand(shape) - 0.5) * scale after manual_seed(seed),
 // then single elements set; checks the sum of the bit patterns PyTorch's values had.
 attn::Tensor recipe_case(const json& c) {
     const json& r = c["recipe"];
     attn::Generator gen(r["seed"].get<std::uint64_t>());
-    attn::Tensor t = attn::rand(shape_from(r["shape"]), gen);
-    const float scale = from_bits(r["scale_bits"].get<std::uint32_t>());
+    attn::Tensor t = attn::rand(r["shape"].get<attn::Shape>(), gen);
+    const float scale = std::bit_cast<float>(r["scale_bits"].get<std::uint32_t>());
     for (auto& x : t) x = (x - 0.5f) * scale;
     for (const auto& s : r["set"]) {
         const std::string v = s[1].get<std::string>();
@@ -103,7 +59,7 @@ attn::Tensor recipe_case(const json& c) {
             v == "-inf" ? -inf : v == "inf" ? inf : v == "nan" ? std::nanf("") : std::stof(v);
     }
     std::uint64_t sum = 0;
-    for (const float x : t) sum += to_bits(x);
+    for (const float x : t) sum += std::bit_cast<std::uint32_t>(x);
     REQUIRE(sum == c["bits_sum"].get<std::uint64_t>());
     return t;
 }
@@ -175,19 +131,19 @@ const Pipeline& seeded_pipeline() {
 // ============================================================================ nn::Embedding
 
 TEST_CASE("Embedding(100, 768) after manual_seed(123) holds PyTorch's normal_ table") {
-    const json o = load_oracle("pipeline.json");
+    const json& o = test::oracle_file("ch10/pipeline.json");
     REQUIRE(o["seed"].get<int>() == 123);
     attn::Generator gen(123);
     const attn::nn::Embedding emb(100, 768, gen);
     REQUIRE(attn::shape_of(emb.weight) == attn::Shape{100, 768});
     const json& w = o["embedding_weight"];
     // The vectorised normal_ of PyTorch's AVX2 build may differ in the last bit or two.
-    long long worst = 0;
+    std::int64_t worst = 0;
     for (std::size_t i = 0; i < 32; ++i) {
-        worst = std::max(worst, textbook::ulp_distance(emb.weight.data()[i],
-                                                         from_bits(w["first_32_bits"][i].get<std::uint32_t>())));
-        worst = std::max(worst, textbook::ulp_distance(emb.weight.data()[emb.weight.size() - 32 + i],
-                                                         from_bits(w["last_32_bits"][i].get<std::uint32_t>())));
+        worst = std::max(worst, attn::ulp_distance(emb.weight.data()[i],
+                                                         std::bit_cast<float>(w["first_32_bits"][i].get<std::uint32_t>())));
+        worst = std::max(worst, attn::ulp_distance(emb.weight.data()[emb.weight.size() - 32 + i],
+                                                         std::bit_cast<float>(w["last_32_bits"][i].get<std::uint32_t>())));
     }
     CHECK(worst <= 4);
     double sum = 0.0, sum_abs = 0.0;
@@ -199,7 +155,7 @@ TEST_CASE("Embedding(100, 768) after manual_seed(123) holds PyTorch's normal_ ta
     CHECK(sum_abs == test::Approx(w["sum_abs_float64"].get<double>()).epsilon(1e-9));
     // the layers drawn after it start where PyTorch's did: same generator position
     const attn::nn::Linear clf(768, 100, true, gen);
-    const attn::Tensor clf_bias_tail = float_from({4}, o["linear_bias_last_bits"]["clf"]);
+    const attn::Tensor clf_bias_tail = test::oracle_bits_tensor({4}, o["linear_bias_last_bits"]["clf"]);
     for (std::size_t i = 0; i < 4; ++i) CHECK((*clf.bias)(96 + i) == clf_bias_tail(i));
 }
 
@@ -250,32 +206,32 @@ TEST_CASE("repr of a Linear layer is PyTorch's module repr (001 In [18])") {
 // ============================================================================ log_softmax, cross_entropy
 
 TEST_CASE("cross_entropy and log_softmax match PyTorch on crafted inputs") {
-    const json o = load_oracle("cross_entropy.json");
+    const json& o = test::oracle_file("ch10/cross_entropy.json");
     REQUIRE(o["cases"].size() >= 10);
     attn::set_printoptions(2, 200);
     for (const auto& c : o["cases"]) {
         const std::string name = c["name"];
         INFO("case " << name);
-        const attn::Tensor logits = float_case(c["logits"]);
+        const attn::Tensor logits = test::oracle_bits_tensor(c["logits"]);
         attn::LongTensor targets = xt::empty<std::int64_t>(attn::Shape{c["targets"].size()});
         for (std::size_t i = 0; i < targets.size(); ++i) targets(i) = c["targets"][i].get<std::int64_t>();
         const std::int64_t ignore_index = c["ignore_index"];
 
         const attn::Tensor logp = attn::log_softmax(logits, -1);
-        const attn::Tensor logp_torch = float_case(c["log_softmax"]);
+        const attn::Tensor logp_torch = test::oracle_bits_tensor(c["log_softmax"]);
         REQUIRE(attn::shape_of(logp) == attn::shape_of(logp_torch));
         for (std::size_t i = 0; i < logp.size(); ++i) {
             const float a = logp.data()[i], b = logp_torch.data()[i];
             INFO("log_softmax element " << i << ": " << a << " vs torch " << b);
             // exp/log and the order of the sum differ from PyTorch's vectorised kernel in
             // the last bits; -inf and NaN must agree exactly.
-            if (!std::isfinite(b)) CHECK(textbook::ulp_distance(a, b) == 0);
+            if (!std::isfinite(b)) CHECK(attn::ulp_distance(a, b) == 0);
             else CHECK(std::abs(a - b) <= 2e-6 * std::max(1.0f, std::abs(b)));
         }
 
         const attn::Tensor loss = attn::cross_entropy(logits, targets, ignore_index);
         REQUIRE(attn::shape_of(loss).empty());
-        const float ours = loss(), torch_loss = from_bits(c["loss_bits"][0].get<std::uint32_t>());
+        const float ours = loss(), torch_loss = std::bit_cast<float>(c["loss_bits"][0].get<std::uint32_t>());
         INFO("loss " << ours << " vs torch " << torch_loss);
         if (std::isnan(torch_loss)) CHECK(std::isnan(ours));
         else CHECK(std::abs(ours - torch_loss) <= 2e-6 * std::max(1.0f, std::abs(torch_loss)));
@@ -344,7 +300,7 @@ TEST_CASE("cross_entropy is NaN when every target is ignored, as PyTorch") {
     CHECK(std::isnan(attn::cross_entropy(logits, attn::LongTensor{-100, -100})()));
     const attn::Tensor none = xt::empty<float>(attn::Shape{0, 3});
     CHECK(std::isnan(attn::cross_entropy(none, attn::LongTensor(xt::empty<std::int64_t>(attn::Shape{0})))()));
-    const json o = load_oracle("pipeline.json");
+    const json& o = test::oracle_file("ch10/pipeline.json");
     attn::set_printoptions(2, 200);
     CHECK(attn::repr(attn::cross_entropy(logits, attn::LongTensor{-1, -1}, -1)) ==
           o["steps"]["loss_none"]["torch"].get<std::string>());
@@ -374,7 +330,7 @@ TEST_CASE("cross_entropy error cases: targets out of range, shapes that do not f
 // ============================================================================ the printer at precision 2
 
 TEST_CASE("precision-2 / linewidth-200 printing matches PyTorch (oracle strings)") {
-    const json o = load_oracle("print_cases.json");
+    const json& o = test::oracle_file("ch10/print_cases.json");
     REQUIRE(o["cases"].size() >= 20);
     attn::set_printoptions(2, 200);
     std::size_t checked = 0;
@@ -382,9 +338,9 @@ TEST_CASE("precision-2 / linewidth-200 printing matches PyTorch (oracle strings)
         const std::string name = c["name"], dtype = c["dtype"];
         INFO("case " << name << ": " << c["python"].get<std::string>());
         std::string ours;
-        if (dtype == "float32") ours = attn::repr(c.contains("recipe") ? recipe_case(c) : float_case(c));
-        else if (dtype == "int64") ours = attn::repr(long_case(c));
-        else ours = attn::repr(bool_case(c));
+        if (dtype == "float32") ours = attn::repr(c.contains("recipe") ? recipe_case(c) : test::oracle_bits_tensor(c));
+        else if (dtype == "int64") ours = attn::repr(test::oracle_long_tensor(c));
+        else ours = attn::repr(test::oracle_bool_tensor(c));
         CHECK(ours == c["torch"].get<std::string>());
         ++checked;
     }
@@ -395,22 +351,22 @@ TEST_CASE("precision-2 / linewidth-200 printing matches PyTorch (oracle strings)
 // ============================================================================ 001 under a fixed seed
 
 TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)") {
-    const json o = load_oracle("pipeline.json");
+    const json& o = test::oracle_file("ch10/pipeline.json");
     const json& s = o["steps"];
     const Pipeline& p = seeded_pipeline();
     attn::set_printoptions(2, 200);
 
-    CHECK((p.tokens == long_case(s["tokens"])));
+    CHECK((p.tokens == test::oracle_long_tensor(s["tokens"])));
     CHECK(attn::repr(p.tokens) == s["tokens"]["torch"].get<std::string>());
 
     // the embedded rows: few-ulp agreement (vectorised normal_)
     for (std::size_t i = 0; i < 5; ++i) {
-        long long worst = 0;
+        std::int64_t worst = 0;
         for (std::size_t j = 0; j < 8; ++j) {
-            worst = std::max(worst, textbook::ulp_distance(
-                                        p.x(i, j), from_bits(s["x"]["row_heads_bits"][i][j].get<std::uint32_t>())));
-            worst = std::max(worst, textbook::ulp_distance(
-                                        p.x(i, 760 + j), from_bits(s["x"]["row_tails_bits"][i][j].get<std::uint32_t>())));
+            worst = std::max(worst, attn::ulp_distance(
+                                        p.x(i, j), std::bit_cast<float>(s["x"]["row_heads_bits"][i][j].get<std::uint32_t>())));
+            worst = std::max(worst, attn::ulp_distance(
+                                        p.x(i, 760 + j), std::bit_cast<float>(s["x"]["row_tails_bits"][i][j].get<std::uint32_t>())));
         }
         CHECK(worst <= 4);
         double row_sum = 0.0;
@@ -419,13 +375,13 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
     }
 
     // numbers: float32 sums in another order (BLAS, vectorised exp) differ in the last bits
-    CHECK(test::max_abs_diff(p.raw_att, float_case(s["raw_att"])) <= 1e-5);
-    CHECK(test::max_abs_diff(p.tril_att, float_case(s["tril_att"])) <= 1e-5);
-    CHECK(test::max_abs_diff(p.masked_att, float_case(s["masked_att"])) <= 1e-5);
-    CHECK(test::max_abs_diff(p.weights, float_case(s["weights"])) <= 1e-6);
-    CHECK(test::max_abs_diff(p.new_v, float_case(s["new_v"])) <= 1e-5);
-    CHECK(test::max_abs_diff(p.logits, float_case(s["logits"])) <= 1e-5);
-    CHECK((attn::argmax(p.logits, -1) == long_case(s["argmax"])));
+    CHECK(test::max_abs_diff(p.raw_att, test::oracle_bits_tensor(s["raw_att"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.tril_att, test::oracle_bits_tensor(s["tril_att"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.masked_att, test::oracle_bits_tensor(s["masked_att"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.weights, test::oracle_bits_tensor(s["weights"])) <= 1e-6);
+    CHECK(test::max_abs_diff(p.new_v, test::oracle_bits_tensor(s["new_v"])) <= 1e-5);
+    CHECK(test::max_abs_diff(p.logits, test::oracle_bits_tensor(s["logits"])) <= 1e-5);
+    CHECK((attn::argmax(p.logits, -1) == test::oracle_long_tensor(s["argmax"])));
 
     // printed strings, as the chapter prints them
     CHECK(attn::repr(p.raw_att) == s["raw_att"]["torch"].get<std::string>());
@@ -440,17 +396,17 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
     CHECK(attn::repr(weights_bool) == s["weights_bool"]["torch"].get<std::string>());
 
     const attn::LongTensor targets = attn::arange(5);
-    CHECK((targets == long_case(s["targets"])));
+    CHECK((targets == test::oracle_long_tensor(s["targets"])));
     CHECK(attn::repr(targets) == s["targets"]["torch"].get<std::string>());
     const attn::Tensor loss = attn::cross_entropy(p.logits, targets, -1);
-    CHECK(loss() == test::Approx(from_bits(s["loss"]["bits"][0].get<std::uint32_t>())).epsilon(2e-6));
+    CHECK(loss() == test::Approx(std::bit_cast<float>(s["loss"]["bits"][0].get<std::uint32_t>())).epsilon(2e-6));
     CHECK(attn::repr(loss) == s["loss"]["torch"].get<std::string>());
-    const attn::LongTensor pad = long_case(s["targets_pad"]);
+    const attn::LongTensor pad = test::oracle_long_tensor(s["targets_pad"]);
     CHECK(attn::repr(pad) == s["targets_pad"]["torch"].get<std::string>());
     const attn::Tensor loss_pad = attn::cross_entropy(p.logits, pad, -1);
-    CHECK(loss_pad() == test::Approx(from_bits(s["loss_pad"]["bits"][0].get<std::uint32_t>())).epsilon(2e-6));
+    CHECK(loss_pad() == test::Approx(std::bit_cast<float>(s["loss_pad"]["bits"][0].get<std::uint32_t>())).epsilon(2e-6));
     CHECK(attn::repr(loss_pad) == s["loss_pad"]["torch"].get<std::string>());
-    const attn::LongTensor none = long_case(s["targets_none"]);
+    const attn::LongTensor none = test::oracle_long_tensor(s["targets_none"]);
     CHECK(attn::repr(attn::cross_entropy(p.logits, none, -1)) == s["loss_none"]["torch"].get<std::string>());
     // PyTorch raises IndexError("Target 100 is out of bounds."); the library throws instead
     CHECK(o["error_target_out_of_range"].get<std::string>() == "IndexError: Target 100 is out of bounds.");
@@ -461,15 +417,15 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
 }
 
 TEST_CASE("001's fragile step: masking where tril(scores) == 0 also masks a genuine 0 score") {
-    const json o = load_oracle("print_cases.json");
+    const json& o = test::oracle_file("ch10/print_cases.json");
     auto oracle = [&](const std::string& name) -> const json& {
         for (const auto& c : o["cases"])
             if (c["name"] == name) return c;
         throw std::runtime_error("no oracle case " + name);
     };
-    const attn::Tensor queries = float_case(oracle("fragile_queries"));
-    const attn::Tensor keys = float_case(oracle("fragile_keys"));
-    const attn::Tensor values = float_case(oracle("fragile_values"));
+    const attn::Tensor queries = test::oracle_bits_tensor(oracle("fragile_queries"));
+    const attn::Tensor keys = test::oracle_bits_tensor(oracle("fragile_keys"));
+    const attn::Tensor values = test::oracle_bits_tensor(oracle("fragile_values"));
     const attn::Tensor scores = attn::matmul(queries, attn::T(keys)) / 2.0f;
     REQUIRE(scores(2, 1) == 0.0f);  // a genuine score of exactly 0 below the diagonal
     const attn::Tensor tril_scores = attn::tril(scores);

@@ -32,6 +32,7 @@
 #include "attn/attention/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace test_multihead {  // every test file is a namespace of its own (tests/meson.build)
 
@@ -49,7 +50,7 @@ void check_printed_numbers(const std::string& text, const attn::Tensor& values, 
         const float ours = values.data()[i];
         const float theirs = static_cast<float>(nums[i].value);
         INFO("number " << i << ": printed " << nums[i].text << ", ours " << ours);
-        const bool close = textbook::ulp_distance(ours, theirs) <= ulps ||
+        const bool close = attn::ulp_distance(ours, theirs) <= ulps ||
                            std::abs(double(ours) - nums[i].value) <= 1e-7;
         CHECK(close);
     }
