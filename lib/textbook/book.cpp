@@ -114,7 +114,27 @@ Book Book::load(const std::filesystem::path& data_dir) {
     if (in.bad()) throw std::runtime_error(manifest.string() + ": cannot read the book's manifest");
     if (book.entries_.empty())
         malformed(manifest, number, "no entries by the end of the file");
+    // The sources' titles (file, name, title, about), when the data directory has them.
+    const std::filesystem::path titles = data_dir / "sources" / "titles.tsv";
+    if (std::ifstream tin{titles}) {
+        int n = 0;
+        while (std::getline(tin, line)) {
+            ++n;
+            if (line.empty() || line[0] == '#') continue;
+            std::vector<std::string> f;
+            std::stringstream ss(line);
+            for (std::string field; std::getline(ss, field, '\t');) f.push_back(field);
+            if (f.size() != 4) malformed(titles, n, "expected 4 tab-separated fields (file, name, title, about)");
+            book.titles_.emplace_back(f[0], f[1] + " \u00b7 " + f[2]);
+        }
+    }
     return book;
+}
+
+std::string Book::source_title(const std::string& notebook) const {
+    for (const auto& [file, title] : titles_)
+        if (file == notebook) return title;
+    return notebook;
 }
 
 const Entry& Book::at(const std::string& id) const {

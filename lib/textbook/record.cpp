@@ -61,7 +61,9 @@ void ChapterRecord::save(const std::filesystem::path& file) const {
                     {"chapter", chapter},
                     {"key", key},
                     {"title", title},
-                    {"options", {{"backend", backend}, {"compare", compare}}},
+                    {"options", {{"backend", backend}, {"compare", compare},
+                                 {"seed", seed_option ? json(*seed_option) : json(nullptr)}}},
+                    {"seeds", seeds},
                     {"blocks", blocks_json}};
     std::ofstream out(file);
     out << j.dump(2) << '\n';
@@ -83,6 +85,9 @@ ChapterRecord ChapterRecord::load(const std::filesystem::path& file) {
         r.title = j.at("title").get<std::string>();
         r.backend = j.at("options").at("backend").get<std::string>();
         r.compare = j.at("options").at("compare").get<bool>();
+        if (const auto& o = j.at("options"); o.contains("seed") && !o.at("seed").is_null())
+            r.seed_option = o.at("seed").get<std::uint64_t>();
+        if (j.contains("seeds")) r.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
         for (const auto& jb : j.at("blocks")) {
             BlockRecord b;
             b.step = jb.at("step").get<std::string>();
@@ -123,10 +128,9 @@ std::string render_block(const BlockRecord& block, const Book& book, bool compar
     }
     out << " · " << block.label << '\n' << block.text << '\n';
     if (compare) {
-        if (block.kind == "new") out << ">>> new: the notebooks do not print this\n";
         for (const auto& c : block.comparisons) {
             const Entry& e = book.at(c.entry);
-            out << ">>> book " << e.id << " (" << e.style << ", " << e.check.str()
+            out << ">>> " << e.id << " (" << e.style << ", " << e.check.str()
                 << "): " << c.summary << '\n';
             for (const auto& d : c.differences) out << ">>>   " << d << '\n';
             if (!e.check.compares_text()) {
