@@ -13,7 +13,9 @@
 #include <benchmark/benchmark.h>
 
 #include "attn/attention/efficient.hpp"
-#include "attn/attention/flash.hpp"
+#include "attn/attention/causal.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"
 

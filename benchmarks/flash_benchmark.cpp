@@ -14,7 +14,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "attn/attention/flash.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 
 namespace {

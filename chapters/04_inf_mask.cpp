@@ -4,7 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/print/print.hpp"
@@ -74,9 +75,8 @@ int main(int argc, char** argv) {
         ch.step("sdpa");
         //! [sdpa]
         const attn::BoolTensor attn_mask = attn::eq(attn::tril(attn::ones({context_length, context_length})), 1.0f);
-        const attn::Tensor sdpa_mask = attn::scaled_dot_product_attention(queries, keys, values, attn_mask);
-        const attn::Tensor sdpa_causal =
-            attn::scaled_dot_product_attention(queries, keys, values, std::nullopt, /*is_causal=*/true);
+        const attn::Tensor sdpa_mask = attn::scaled_dot_product_attention(queries, keys, values, {.attn_mask = &attn_mask});
+        const attn::Tensor sdpa_causal = attn::scaled_dot_product_attention(queries, keys, values, {.is_causal = true});
         //! [sdpa]
         ch.show("attn_mask = torch.tril(torch.ones(6, 6)) == 1", attn::repr(attn_mask));
         ch.show("scaled_dot_product_attention(q, k, v, attn_mask=attn_mask)", attn::repr(sdpa_mask));

@@ -6,7 +6,6 @@
 
 #include <xtensor/xoperation.hpp>
 
-#include "attn/attention/attention.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"

@@ -3,7 +3,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/causal.hpp"
+#include "attn/attention/masks.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"

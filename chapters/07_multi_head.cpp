@@ -2,7 +2,8 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/causal.hpp"
+#include "attn/attention/gpt2.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"

@@ -5,7 +5,10 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/base_self_attention.hpp"
 #include "attn/attention/kv_cache.hpp"
+#include "attn/attention/kv_memory.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"

@@ -8,7 +8,8 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/base_self_attention.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"

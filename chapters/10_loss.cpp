@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
@@ -96,8 +97,8 @@ int main(int argc, char** argv) {
         ch.step("sdpa");
         //! [sdpa]
         const attn::BoolTensor attn_mask = attn::eq(attn::tril(attn::ones({T, T})), 1.0f);
-        const attn::Tensor sdpa_mask = attn::scaled_dot_product_attention(q, k, v, attn_mask);
-        const attn::Tensor sdpa_causal = attn::scaled_dot_product_attention(q, k, v, {}, /*is_causal=*/true);
+        const attn::Tensor sdpa_mask = attn::scaled_dot_product_attention(q, k, v, {.attn_mask = &attn_mask});
+        const attn::Tensor sdpa_causal = attn::scaled_dot_product_attention(q, k, v, {.is_causal = true});
         //! [sdpa]
         ch.book("001-In13", "attn_mask = torch.tril(torch.ones(T, T)) == 1", attn::repr(attn_mask));
         ch.book("001-In14", "sdpa(q, k, v, attn_mask=attn_mask)", attn::repr(sdpa_mask));

@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "attn/attention/efficient.hpp"
-#include "attn/attention/flash.hpp"
+#include "attn/attention/causal.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"
@@ -95,9 +97,11 @@ int main(int argc, char** argv) {
         //! [wrapper]
         attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttentionWrapper wrapper({.d_in = 3, .d_out = 2, .context_length = 6, .num_heads = 2});
-        const attn::Tensor via_tiled = attn::flash::forward(attn::stack_heads(wrapper), batch, {});
+        const attn::Tensor concatenated = wrapper(batch);
+        const attn::SDPABackendGuard tiled(attn::SDPABackend::tiled);  // from here on, attention runs tiled
+        const attn::Tensor via_tiled = attn::stack_heads(wrapper)(batch);
         //! [wrapper]
         ch.show("max |wrapper(batch) - tiled(stack_heads(wrapper))(batch)|",
-                textbook::max_abs_diff_text(wrapper(batch), via_tiled));
+                textbook::max_abs_diff_text(concatenated, via_tiled));
     });
 }

@@ -8,7 +8,8 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 
-#include "attn/attention/flash.hpp"
+#include "attn/attention/online_softmax.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"
@@ -67,7 +68,13 @@ int main(int argc, char** argv) {
         attn::manual_seed(ch.seed(123));
         const attn::MultiHeadAttention mha(
             {.d_in = 3, .d_out = 2, .context_length = batch.shape()[1], .num_heads = 2});
-        const attn::Tensor context_vecs = attn::flash::forward(mha, batch, {.block_q = 2, .block_k = 2});
+        // MultiHeadAttention's forward with the core's tiled backend and tiles of 2 x 2:
+        const auto heads = [&](const attn::Tensor& y) { return attn::HeadsView::split(y, mha.num_heads, mha.head_dim); };
+        const attn::Tensor context = attn::attend(
+            heads(mha.W_query(batch)), heads(mha.W_key(batch)), heads(mha.W_value(batch)),
+            {.is_causal = true, .scale = attn::ScoreScale::divide_by(std::sqrt(float(mha.head_dim))),
+             .backend = attn::SDPABackend::tiled, .block_q = 2, .block_k = 2});
+        const attn::Tensor context_vecs = mha.out_proj(context);
         //! [tiled]
         ch.show("(b) context_vecs = mha(batch), tiled, and its shape",
                 attn::repr(context_vecs) + "\ncontext_vecs.shape: " + attn::repr(attn::shape_of(context_vecs)));
@@ -75,9 +82,13 @@ int main(int argc, char** argv) {
         ch.step("masks");
         //! [masks]
         const attn::LongTensor attention_mask = {{0, 0, 0, 1, 1, 1}, {1, 1, 1, 1, 1, 1}};  // left padding
-        const attn::Tensor heads = attn::transpose(attn::view(batch, {2, 6, 1, 3}), 1, 2);  // [2, 1, 6, 3]
-        const attn::flash::Config causal{.block_q = 2, .block_k = 2, .is_causal = true};
-        const attn::Tensor padded = attn::flash::attention(heads, heads, heads, causal, attention_mask);
+        const attn::Tensor x = attn::transpose(attn::view(batch, {2, 6, 1, 3}), 1, 2);  // [2, 1, 6, 3]
+        const attn::BoolTensor padding = attn::key_padding_mask(attention_mask);      // [2, 1, 1, 6]
+        attn::SDPAOptions causal{.attn_mask = &padding, .is_causal = true,
+                                 .scale = attn::ScoreScale::divide_by(std::sqrt(3.0f)),
+                                 .fully_masked_rows = attn::FullyMaskedRows::zero,
+                                 .backend = attn::SDPABackend::tiled, .block_q = 2, .block_k = 2};
+        const attn::Tensor padded = attn::scaled_dot_product_attention(x, x, x, causal);
         const float inf = std::numeric_limits<float>::infinity();
         const attn::Tensor no_key = {-inf, -inf, -inf};  // a query whose every key is masked
         const auto none = attn::flash::online_normalizer(no_key.data(), no_key.size());
@@ -87,20 +98,25 @@ int main(int argc, char** argv) {
                     attn::repr(attn::scalar_tensor(none.m)) + ", " + attn::repr(attn::scalar_tensor(none.l)) + ")");
         ch.show("attention over a left-padded batch, causal: sequence 0",
                 attn::repr(attn::select(attn::select(padded, 0), 0)));
-        const attn::Tensor padded_naive = attn::flash::attention_naive(heads, heads, heads, causal, attention_mask);
+        causal.backend = attn::SDPABackend::step;  // every [B, H, T, T] intermediate, chapter 7's way
+        const attn::Tensor padded_naive = attn::scaled_dot_product_attention(x, x, x, causal);
         ch.show("NaN in the tiled result, and in the naive one (masked_softmax)",
                 textbook::join_counts({attn::count_nan(padded), attn::count_nan(padded_naive)}));
 
         ch.step("ulp");
         //! [ulp]
         attn::Generator gen(12);
-        const attn::flash::Config causal_blocks{.block_q = 32, .block_k = 16, .is_causal = true};
+
         std::vector<std::pair<std::string, double>> cases;
         for (const auto [B, H, T, d] : {std::array<std::size_t, 4>{1, 2, 50, 8}, {2, 3, 97, 16}, {3, 4, 130, 64}}) {
             const attn::Tensor q = attn::randn({B, H, T, d}, gen), k = attn::randn({B, H, T, d}, gen),
                                v = attn::randn({B, H, T, d}, gen);
-            const attn::Tensor tiled = attn::flash::attention(q, k, v, causal_blocks);
-            const attn::Tensor naive = attn::flash::attention_naive(q, k, v, causal_blocks);
+            attn::SDPAOptions o{.is_causal = true, .scale = attn::ScoreScale::divide_by(std::sqrt(float(d))),
+                                .fully_masked_rows = attn::FullyMaskedRows::zero,
+                                .backend = attn::SDPABackend::tiled, .block_q = 32, .block_k = 16};
+            const attn::Tensor tiled = attn::scaled_dot_product_attention(q, k, v, o);
+            o.backend = attn::SDPABackend::step;
+            const attn::Tensor naive = attn::scaled_dot_product_attention(q, k, v, o);
             const std::string label = "B=" + std::to_string(B) + " H=" + std::to_string(H) +
                                       " T=" + std::to_string(T) + " d=" + std::to_string(d);
             cases.emplace_back(label, attn::flash::max_diff_in_ulps(tiled, naive, xt::amax(xt::abs(v))()));

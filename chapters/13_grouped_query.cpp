@@ -7,6 +7,8 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/kv_memory.hpp"
 #include "attn/attention/gqa.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
@@ -42,7 +44,7 @@ int main(int argc, char** argv) {
         for (const std::size_t groups : {4, 2, 1}) {
             const attn::GroupedQueryAttention layer({.d_in = 3, .d_out = 8, .context_length = 6,
                                                      .num_heads = 4, .num_kv_groups = groups});
-            attn::GroupedKVCache cache;
+            attn::KVCache cache;
             layer.forward(batch, cache);
             const std::string name = groups == 4 ? "MHA" : groups == 1 ? "MQA" : "GQA";
             cached_keys.push_back({name + " cache.key", cache.key});
@@ -82,7 +84,7 @@ int main(int argc, char** argv) {
         const attn::Tensor x = attn::rand({1, 64, 6}, gen);
         std::vector<std::pair<std::string, std::string>> worst;
         for (const long chunk : {1L, 7L, 20L}) {
-            attn::GroupedKVCache cache;
+            attn::KVCache cache;
             float diff = 0.0f;
             for (long i = 0; i < 64; i += chunk) {
                 const long end = std::min(64L, i + chunk);
@@ -97,14 +99,14 @@ int main(int argc, char** argv) {
 
         ch.step("estimator");
         //! [estimator]
-        attn::KVMemoryConfig cfg{.batch = 1, .context_length = 32768, .emb_dim = 4096, .n_heads = 32,
-                                 .n_kv_heads = 32, .n_layers = 32, .bytes_per_elem = attn::dtype_bytes("bf16")};
+        attn::KVMemoryConfig cfg{.batch = 1, .context_length = 32768, .emb_dim = 4096, .num_heads = 32,
+                                 .num_kv_heads = 32, .num_layers = 32, .bytes_per_elem = attn::dtype_bytes("bf16")};
         const std::size_t mha_total = attn::kv_cache_total_bytes(cfg);
-        cfg.n_kv_heads = 8;
+        cfg.num_kv_heads = 8;
         const std::size_t gqa_total = attn::kv_cache_total_bytes(cfg);
         cfg.sliding_window_size = 1024, cfg.swa_a = 5, cfg.swa_b = 1;
         const std::size_t gqa_swa = attn::kv_cache_total_bytes(cfg);
-        cfg.n_kv_heads = 32;
+        cfg.num_kv_heads = 32;
         const std::size_t mha_swa = attn::kv_cache_total_bytes(cfg);
         const auto [swa_layers, full_layers] = attn::distribute_layers(32, 5, 1);
         //! [estimator]
@@ -118,10 +120,10 @@ int main(int argc, char** argv) {
 
         ch.step("measured");
         //! [measured]
-        attn::GroupedKVCache cache;
+        attn::KVCache cache;
         dec.forward(x, cache);
         const std::size_t per_token = cache.bytes() / cache.length();
-        const std::size_t formula = attn::kv_bytes_per_layer(1, 1, dec.head_dim, dec.num_kv_groups, sizeof(float));
+        const std::size_t formula = attn::kv_bytes_per_layer(1, 1, dec.head_dim, dec.num_kv_heads, sizeof(float));
         //! [measured]
         ch.show("bytes per token: measured, formula (2 KV heads, head_dim 2, float32)",
                 std::to_string(per_token) + ", " + std::to_string(formula));

@@ -4,6 +4,8 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/kv_cache.hpp"
 #include "attn/attention/gqa.hpp"
 #include "attn/print/print.hpp"
 #include "attn/attention/swa.hpp"
@@ -35,7 +37,7 @@ int main(int argc, char** argv) {
 
         ch.step("ring");
         //! [ring]
-        attn::RingKVCache cache = swa.make_cache(2);
+        attn::KVCache cache = swa.make_cache();
         std::vector<attn::Tensor> outs;
         for (long t = 0; t < 6; ++t) outs.push_back(swa.forward(attn::slice(batch, 1, t, t + 1), cache));
         const attn::Tensor decoded = attn::cat(outs, 1);
@@ -47,7 +49,7 @@ int main(int argc, char** argv) {
 
         ch.step("prefill");
         //! [prefill]
-        attn::RingKVCache chunked = swa.make_cache(2);
+        attn::KVCache chunked = swa.make_cache();
         const attn::Tensor first = swa.forward(attn::slice(batch, 1, 0, 2), chunked);
         const attn::Tensor rest = swa.forward(attn::slice(batch, 1, 2, 6), chunked);  // 4 tokens > W
         //! [prefill]
@@ -76,7 +78,7 @@ int main(int argc, char** argv) {
         const attn::Tensor x = attn::rand({1, 64, 6}, gen);
         attn::Tensor worst = attn::zeros({20});
         for (long chunk = 1; chunk <= 20; ++chunk) {
-            attn::RingKVCache ring = dec.make_cache(1);
+            attn::KVCache ring = dec.make_cache();
             for (long i = 0; i < 64; i += chunk) {
                 const long end = std::min(64L, i + chunk);
                 const attn::Tensor step = dec.forward(attn::slice(x, 1, i, end), ring);
@@ -89,8 +91,8 @@ int main(int argc, char** argv) {
 
         ch.step("memory");
         //! [memory]
-        attn::RingKVCache ring = dec.make_cache(1);
-        attn::GroupedKVCache growing;  // a cache that keeps everything, for comparison
+        attn::KVCache ring = dec.make_cache();
+        attn::KVCache growing;  // a cache that keeps everything, for comparison
         const attn::GroupedQueryAttention full({.d_in = 6, .d_out = 8, .context_length = 64,
                                                 .num_heads = 2, .num_kv_groups = 2}, gen);
         std::vector<std::pair<std::string, std::string>> bytes;

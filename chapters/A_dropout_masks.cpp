@@ -9,7 +9,7 @@
 
 #include <xtensor/xmath.hpp>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/causal.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"

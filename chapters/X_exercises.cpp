@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <string>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/attention/causal.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"

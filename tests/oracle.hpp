@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
 #include "attn/core/functional.hpp"

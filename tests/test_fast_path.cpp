@@ -20,7 +20,9 @@
 // - a control: an in-order sum with fused multiply-adds differs from sgemm, so the
 //   bit-for-bit comparisons here can fail.
 // Nothing here measures time.
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
+
+#include "support.hpp"
 
 #include <cblas.h>
 #include <omp.h>
@@ -110,7 +112,7 @@ struct GemmCase {
 
 }  // namespace
 
-TEST_CASE("fast::gemm equals the linked BLAS's sgemm", "[fast][gemm]") {
+TEST_CASE("fast::gemm equals the linked BLAS's sgemm") {
     std::mt19937 rng(12);
     std::vector<GemmCase> cases;
     const std::size_t sizes[][3] = {{1, 1, 1},   {6, 2, 3},     {7, 33, 5},    {8, 32, 16},
@@ -159,7 +161,7 @@ TEST_CASE("fast::gemm equals the linked BLAS's sgemm", "[fast][gemm]") {
     });
 }
 
-TEST_CASE("fast::gemm_packed on prefixes of a packed operand equals fast::gemm", "[fast][gemm]") {
+TEST_CASE("fast::gemm_packed on prefixes of a packed operand equals fast::gemm") {
     std::mt19937 rng(5);
     for_each_isa([&](const std::string&) {
         const std::size_t k = 300, n = 70;
@@ -175,22 +177,21 @@ TEST_CASE("fast::gemm_packed on prefixes of a packed operand equals fast::gemm",
             CHECK(first_difference(a.data(), b.data(), a.size()) == -1);
         }
         std::vector<float> c(10);
-        CHECK_THROWS_WITH(attn::fast::gemm_packed(1, 71, 3, c.data(), 3, false, packed, c.data(), 71),
-                          Catch::Matchers::Contains("expected op(B) of at most [300, 70], got [3, 71]"));
+        CHECK_THROWS_CONTAINING(attn::fast::gemm_packed(1, 71, 3, c.data(), 3, false, packed, c.data(), 71),
+                            "expected op(B) of at most [300, 70], got [3, 71]");
     });
 }
 
-TEST_CASE("fast::gemm names wrong leading dimensions", "[fast][gemm]") {
+TEST_CASE("fast::gemm names wrong leading dimensions") {
     std::vector<float> x(100);
-    CHECK_THROWS_WITH(attn::fast::gemm(4, 5, 6, x.data(), 5, false, x.data(), 5, false, x.data(), 5),
-                      Catch::Matchers::Contains("expected lda >= 6") &&
-                          Catch::Matchers::Contains("got 5"));
-    CHECK_THROWS_WITH(attn::fast::gemm(4, 5, 6, x.data(), 6, false, x.data(), 4, false, x.data(), 5),
-                      Catch::Matchers::Contains("expected ldb >= 5"));
-    CHECK_THROWS_WITH(attn::fast::use_isa("neon"), Catch::Matchers::Contains("portable"));
+    CHECK_THROWS_CONTAINING(attn::fast::gemm(4, 5, 6, x.data(), 5, false, x.data(), 5, false, x.data(), 5),
+                            "expected lda >= 6", "got 5");
+    CHECK_THROWS_CONTAINING(attn::fast::gemm(4, 5, 6, x.data(), 6, false, x.data(), 4, false, x.data(), 5),
+                            "expected ldb >= 5");
+    CHECK_THROWS_CONTAINING(attn::fast::use_isa("neon"), "portable");
 }
 
-TEST_CASE("control: an in-order sum with fused multiply-adds is not sgemm's", "[fast][control]") {
+TEST_CASE("control: an in-order sum with fused multiply-adds is not sgemm's") {
     // The same order of terms, but each step c = fma(a, b, c) rounds once instead of twice.
     // If the bit-for-bit checks above could not see that, they would prove nothing.
     if (!reference_blas) return;  // OpenBLAS itself uses fused multiply-adds
@@ -211,7 +212,7 @@ TEST_CASE("control: an in-order sum with fused multiply-adds is not sgemm's", "[
     CHECK(first_difference(ours.data(), blas.data(), blas.size()) == -1);
 }
 
-TEST_CASE("the vector SLEEF exp equals the scalar one on a sample", "[fast][exp]") {
+TEST_CASE("the vector SLEEF exp equals the scalar one on a sample") {
     // Every 65537th bit pattern (all signs, exponents, NaNs), every 997th float in [-2^-20, 0]
     // near the top of the softmax's range, and the special values.
     std::vector<float> in;
@@ -230,9 +231,8 @@ TEST_CASE("the vector SLEEF exp equals the scalar one on a sample", "[fast][exp]
     });
 }
 
-TEST_CASE("the vector SLEEF exp equals the scalar one on all 2^32 inputs",
-          "[fast][exp][.exhaustive]") {
-    // About a minute per kernel: only on request (a file tag selects hidden tests too).
+TEST_CASE("the vector SLEEF exp equals the scalar one on all 2^32 inputs") {
+    // About a minute per kernel: only on request.
     if (!std::getenv("ATTN_EXHAUSTIVE")) return;
     for_each_isa([&](const std::string&) {
         std::vector<float> chunk(1 << 20), out(1 << 20);
@@ -247,7 +247,7 @@ TEST_CASE("the vector SLEEF exp equals the scalar one on all 2^32 inputs",
     });
 }
 
-TEST_CASE("causal_softmax_columns equals masked_fill, divide and softmax", "[fast][softmax]") {
+TEST_CASE("causal_softmax_columns equals masked_fill, divide and softmax") {
     std::mt19937 rng(8);
     for_each_isa([&](const std::string&) {
         const std::size_t nr = attn::fast::softmax_block_width();
@@ -305,7 +305,7 @@ void check_same(const attn::Tensor& fast, const attn::Tensor& steps) {
 
 }  // namespace
 
-TEST_CASE("MultiHeadAttention: the fast path equals forward_steps", "[fast][multihead]") {
+TEST_CASE("MultiHeadAttention: the fast path equals forward_steps") {
     const std::vector<MhaCase> cases = {
         {1, 6, 3, 2, 1, 6, false, true},     // chapter 7's sizes
         {2, 1, 5, 1, 4, 3, true, false},     // one token
@@ -344,8 +344,7 @@ TEST_CASE("MultiHeadAttention: the fast path equals forward_steps", "[fast][mult
     }
 }
 
-TEST_CASE("MultiHeadAttention: dropout in training mode and changed masks use the steps",
-          "[fast][multihead]") {
+TEST_CASE("MultiHeadAttention: dropout in training mode and changed masks use the steps") {
     attn::Generator gen(7);
     attn::MultiHeadAttention m(
         {.d_in = 6, .d_out = 8, .context_length = 10, .dropout = 0.3, .num_heads = 2}, gen);
@@ -357,8 +356,7 @@ TEST_CASE("MultiHeadAttention: dropout in training mode and changed masks use th
     CHECK(first_difference(a.data(), b.data(), a.size()) == -1);
     CHECK(g1.draws_since_seed() == g2.draws_since_seed());
     CHECK(g1.draws_since_seed() > 0);
-    CHECK_THROWS_WITH(attn::fast::multihead_forward(m, x),
-                      Catch::Matchers::Contains("use forward_steps"));
+    CHECK_THROWS_CONTAINING(attn::fast::multihead_forward(m, x), "use forward_steps");
     m.eval();
     CHECK(attn::fast::supports(m, 10));
     m.mask.data()[0] = 1.0f;  // the first token may no longer see itself
@@ -366,14 +364,13 @@ TEST_CASE("MultiHeadAttention: dropout in training mode and changed masks use th
     CHECK(attn::fast::supports(m, 0));
 }
 
-TEST_CASE("fast::multihead_forward names wrong inputs as forward_steps does", "[fast][multihead]") {
+TEST_CASE("fast::multihead_forward names wrong inputs as forward_steps does") {
     attn::Generator gen(1);
     attn::MultiHeadAttention m({.d_in = 4, .d_out = 6, .context_length = 5, .num_heads = 3}, gen);
     m.eval();
-    CHECK_THROWS_WITH(attn::fast::multihead_forward(m, attn::zeros({2, 3, 5})),
-                      Catch::Matchers::Contains("expected [b, T, 4], got [2, 3, 5]"));
-    CHECK_THROWS_WITH(attn::fast::multihead_forward(m, attn::zeros({1, 6, 4})),
-                      Catch::Matchers::Contains("got 6 tokens, but context_length is 5"));
-    CHECK_THROWS_WITH(m(attn::zeros({1, 6, 4})),
-                      Catch::Matchers::Contains("got 6 tokens, but context_length is 5"));
+    CHECK_THROWS_CONTAINING(attn::fast::multihead_forward(m, attn::zeros({2, 3, 5})),
+                            "expected [b, T, 4], got [2, 3, 5]");
+    CHECK_THROWS_CONTAINING(attn::fast::multihead_forward(m, attn::zeros({1, 6, 4})),
+                            "got 6 tokens, but context_length is 5");
+    CHECK_THROWS_CONTAINING(m(attn::zeros({1, 6, 4})), "got 6 tokens, but context_length is 5");
 }

@@ -14,7 +14,7 @@
 // does not dispatch to its AVX2 kernel) on the same uniforms is bit-exact on 36 939 of
 // 60 021 values (62%), more than 4 ulp off on 1159 of 10 000, up to 5693 ulp near zeros of
 // cos/sin (1.6e-6 absolute): a tolerance of "a few ulp" would not have held for it.
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
 
 #include <algorithm>
 #include <bit>
@@ -247,36 +247,35 @@ const json& find_stream(const std::string& name) {
 // The oracle streams
 // ------------------------------------------------------------------------------------------
 
-TEST_CASE("the oracle manifest describes PyTorch 1.13 streams", "[generator][oracle]") {
+TEST_CASE("the oracle manifest describes PyTorch 1.13 streams") {
     const json& m = manifest();
     CHECK(m.at("produced_by") == "tools/oracle/generator_streams.py");
     CHECK(m.at("torch_version").get<std::string>().rfind("1.13", 0) == 0);
     CHECK(m.at("streams").size() >= 40);
 }
 
-TEST_CASE("rand matches torch.rand bit for bit", "[generator][oracle]") {
+TEST_CASE("rand matches torch.rand bit for bit") {
     // Includes seed 2**32 + 5, which PyTorch (and the library) reduce to 5.
     const Replay r = replay_all("rand_s");
     CHECK(r.values >= 40000);
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("uniform_ matches Tensor.uniform_ bit for bit", "[generator][oracle]") {
+TEST_CASE("uniform_ matches Tensor.uniform_ bit for bit") {
     // Without the fused multiply-add about a third to half of these values would be 1 ulp off.
     const Replay r = replay_all("uniform_");
     CHECK(r.values >= 90000);
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("randint matches torch.randint", "[generator][oracle]") {
+TEST_CASE("randint matches torch.randint") {
     // V = 100, 50257, 7 (one 32-bit draw each), [-5, 5) and [0, 2^40) (64-bit draws).
     const Replay r = replay_all("randint_");
     CHECK(r.values >= 94000);
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("randn with fewer than 16 elements: double Box-Muller with the cached sample",
-          "[generator][oracle]") {
+TEST_CASE("randn with fewer than 16 elements: double Box-Muller with the cached sample") {
     // 700 rounds of randn(15), randn(3), randn(1), normal_(2.5, 0.5) x7, normal_(-1, 3) x4,
     // normal_(0.1, 0) x1: odd sizes make the cached second sample cross call boundaries.
     const Replay r = replay_all("randn_small_");
@@ -284,7 +283,7 @@ TEST_CASE("randn with fewer than 16 elements: double Box-Muller with the cached 
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("randn with 16 or more elements: the AVX2 normal_fill path", "[generator][oracle]") {
+TEST_CASE("randn with 16 or more elements: the AVX2 normal_fill path") {
     // 10007 (ragged: the last 16 are redrawn), 10000, sizes 16..100, [4, 5], [2, 3, 4] and
     // normal_(0.5, 2) / normal_(-1.25, 0.1). Measured: all 71 350 values bit-exact (0 ulp).
     Replay r = replay_all("randn_100");
@@ -298,21 +297,20 @@ TEST_CASE("randn with 16 or more elements: the AVX2 normal_fill path", "[generat
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("the vector normal path neither uses nor clears the cached scalar sample",
-          "[generator][oracle]") {
+TEST_CASE("the vector normal path neither uses nor clears the cached scalar sample") {
     // randn(5) leaves a cached sample, randn(20) goes through normal_fill, randn(1) then
     // returns the sample cached before it.
     const Replay r = replay(find_stream("randn_small_then_vec_s789"));
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("state continues across interleaved kinds of draws", "[generator][oracle]") {
+TEST_CASE("state continues across interleaved kinds of draws") {
     const Replay r = replay(find_stream("interleave_s123"));
     CHECK(r.values == 1000 + 20 + 500 + 3 + 1000 + 1 + 100);
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("Linear initialisation through uniform_ with PyTorch's bounds", "[generator][oracle]") {
+TEST_CASE("Linear initialisation through uniform_ with PyTorch's bounds") {
     // Three Linear(3, 2, bias=False) after seed 789; Linear(768, 100) after seed 123;
     // Linear(64, 160), Linear(160, 64, bias=False), Linear(7, 5) after seed 0.
     const Replay r = replay_all("linear_", LinearVia::uniform);
@@ -320,19 +318,18 @@ TEST_CASE("Linear initialisation through uniform_ with PyTorch's bounds", "[gene
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("nn::Linear draws its weight then its bias like torch.nn.Linear",
-          "[generator][oracle][nn]") {
+TEST_CASE("nn::Linear draws its weight then its bias like torch.nn.Linear") {
     const Replay r = replay_all("linear_", LinearVia::module);
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("nn::rand_parameter matches nn.Parameter(torch.rand(3, 2)) x3", "[generator][oracle][nn]") {
+TEST_CASE("nn::rand_parameter matches nn.Parameter(torch.rand(3, 2)) x3") {
     const Replay r = replay(find_stream("rand_parameter_3x2_x3_s123"));
     CHECK(r.values == 18);
     CHECK(r.mismatches == 0);
 }
 
-TEST_CASE("the default generator and the free manual_seed", "[generator][oracle]") {
+TEST_CASE("the default generator and the free manual_seed") {
     attn::manual_seed(123);
     CHECK(attn::default_generator().draws_since_seed() == 0);
     const auto got = attn::rand({100, 100});
@@ -349,7 +346,7 @@ TEST_CASE("the default generator and the free manual_seed", "[generator][oracle]
 // Unit tests
 // ------------------------------------------------------------------------------------------
 
-TEST_CASE("the engine is the reference MT19937", "[generator]") {
+TEST_CASE("the engine is the reference MT19937") {
     // The C++ standard ([rand.predef]) fixes the 10000th output of mt19937 seeded with its
     // default seed 5489; at::mt19937 is the same generator.
     attn::Generator gen(5489);
@@ -359,7 +356,7 @@ TEST_CASE("the engine is the reference MT19937", "[generator]") {
     CHECK(gen.draws_since_seed() == 10000);
 }
 
-TEST_CASE("random64 is two 32-bit draws, high half first", "[generator]") {
+TEST_CASE("random64 is two 32-bit draws, high half first") {
     attn::Generator a(42);
     attn::Generator b(42);
     const std::uint64_t hi = a.random();
@@ -368,7 +365,7 @@ TEST_CASE("random64 is two 32-bit draws, high half first", "[generator]") {
     CHECK(b.draws_since_seed() == 2);
 }
 
-TEST_CASE("manual_seed resets the stream and the cached normal sample", "[generator][oracle]") {
+TEST_CASE("manual_seed resets the stream and the cached normal sample") {
     // randn_small_s0 begins with torch.manual_seed(0); torch.randn(15).
     const auto want = load_f32("randn_small_s0.npy");
     attn::Generator gen(0);
@@ -384,7 +381,7 @@ TEST_CASE("manual_seed resets the stream and the cached normal sample", "[genera
     }
 }
 
-TEST_CASE("draws_since_seed counts 32-bit draws as PyTorch's kernels make them", "[generator]") {
+TEST_CASE("draws_since_seed counts 32-bit draws as PyTorch's kernels make them") {
     attn::Generator gen(7);
     CHECK(gen.draws_since_seed() == 0);
     attn::rand({2, 5}, gen);
@@ -408,7 +405,7 @@ TEST_CASE("draws_since_seed counts 32-bit draws as PyTorch's kernels make them",
     CHECK(gen.draws_since_seed() == 0);
 }
 
-TEST_CASE("bad arguments throw std::invalid_argument before drawing", "[generator]") {
+TEST_CASE("bad arguments throw std::invalid_argument before drawing") {
     attn::Generator gen(1);
     attn::Tensor t = xt::zeros<float>(attn::Shape{4});
     const double nan = std::numeric_limits<double>::quiet_NaN();

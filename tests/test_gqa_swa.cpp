@@ -6,7 +6,7 @@
 // within kUlps float32 ulps (values within 1e-7 absolute count as equal, near zero a last-bit
 // difference is many ulps of a tiny result). Decoding with a cache is compared with the full
 // recomputation (a relation), at every step.
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
 
 #include "oracle.hpp"
 #include "support.hpp"
@@ -51,8 +51,7 @@ attn::Tensor in_chunks(const attn::Tensor& x, std::size_t chunk, Step step) {
 
 // ============================================================================ GQA
 
-TEST_CASE("GroupedQueryAttention with seed 123 on the book's batch equals PyTorch (GQA, MQA, MHA)",
-          "[gqa][oracle]") {
+TEST_CASE("GroupedQueryAttention with seed 123 on the book's batch equals PyTorch (GQA, MQA, MHA)") {
     for (const auto& [name, groups] : {std::pair{"gqa_book_s123", 2}, {"mqa_book_s123", 1},
                                        {"mha_book_s123", 4}}) {
         INFO(name);
@@ -71,7 +70,7 @@ TEST_CASE("GroupedQueryAttention with seed 123 on the book's batch equals PyTorc
     }
 }
 
-TEST_CASE("GroupedQueryAttention in training mode draws PyTorch's dropout mask", "[gqa][oracle]") {
+TEST_CASE("GroupedQueryAttention in training mode draws PyTorch's dropout mask") {
     const json& c = test::oracle_case("gqa_swa.json", "gqa_train_s5");
     attn::manual_seed(5);
     const attn::GroupedQueryAttention gqa({.d_in = 4, .d_out = 8, .context_length = 5, .dropout = 0.3,
@@ -81,7 +80,7 @@ TEST_CASE("GroupedQueryAttention in training mode draws PyTorch's dropout mask",
     CHECK(test::max_ulp(gqa(x), test::oracle_tensor(c["outputs"]["context_vec"])) <= kUlps);
 }
 
-TEST_CASE("GQA decoding in chunks of 3 equals PyTorch's cached decoding and cache", "[gqa][oracle]") {
+TEST_CASE("GQA decoding in chunks of 3 equals PyTorch's cached decoding and cache") {
     const json& c = test::oracle_case("gqa_swa.json", "gqa_decode_s7");
     attn::manual_seed(7);
     const attn::GroupedQueryAttention gqa({.d_in = 4, .d_out = 12, .context_length = 10,
@@ -96,8 +95,7 @@ TEST_CASE("GQA decoding in chunks of 3 equals PyTorch's cached decoding and cach
     CHECK(cache.bytes() == 2 * 2 * 3 * 10 * 2 * sizeof(float));  // only the 3 key/value heads
 }
 
-TEST_CASE("control: repeat (tiling) instead of repeat_interleave does not give PyTorch's GQA",
-          "[gqa][control]") {
+TEST_CASE("control: repeat (tiling) instead of repeat_interleave does not give PyTorch's GQA") {
     const json& c = test::oracle_case("gqa_swa.json", "gqa_book_s123");
     attn::manual_seed(123);
     attn::GroupedQueryAttention gqa(book_gqa(2));
@@ -114,7 +112,7 @@ TEST_CASE("control: repeat (tiling) instead of repeat_interleave does not give P
     CHECK(test::max_ulp(wrong(test::book_batch()), expected) > 1000);  // the control fails
 }
 
-TEST_CASE("GQA equals MHA whose key/value weights repeat each group", "[gqa][relation]") {
+TEST_CASE("GQA equals MHA whose key/value weights repeat each group") {
     attn::Generator gen(2024);
     for (std::size_t groups : {1, 2, 3, 6}) {
         const attn::GroupedQueryAttention gqa({.d_in = 5, .d_out = 12, .context_length = 9,
@@ -125,15 +123,14 @@ TEST_CASE("GQA equals MHA whose key/value weights repeat each group", "[gqa][rel
     }
 }
 
-TEST_CASE("repeat_interleave and repeat order heads as PyTorch does", "[gqa]") {
+TEST_CASE("repeat_interleave and repeat order heads as PyTorch does") {
     const attn::Tensor k = attn::tensor({1.0f, 2.0f});
     CHECK(attn::repr(attn::repeat_interleave(k, 2, 0)) == "tensor([1., 1., 2., 2.])");
     CHECK(attn::repr(attn::repeat_along(k, 2, 0)) == "tensor([1., 2., 1., 2.])");
     test::require_invalid([&] { attn::repeat_interleave(k, 0, 0); }, {"repeats"});
 }
 
-TEST_CASE("GQA decoding equals recomputation at every step, token by token and in chunks 1..20",
-          "[gqa][relation]") {
+TEST_CASE("GQA decoding equals recomputation at every step, token by token and in chunks 1..20") {
     attn::Generator gen(31);
     const attn::GroupedQueryAttention gqa({.d_in = 6, .d_out = 16, .context_length = 64,
                                            .num_heads = 8, .num_kv_groups = 2, .qkv_bias = true}, gen);
@@ -157,7 +154,7 @@ TEST_CASE("GQA decoding equals recomputation at every step, token by token and i
     (void)full;
 }
 
-TEST_CASE("GQA configurations and inputs that cannot work throw, naming the field", "[gqa][errors]") {
+TEST_CASE("GQA configurations and inputs that cannot work throw, naming the field") {
     using C = attn::GroupedQueryAttentionConfig;
     test::require_invalid([] { attn::GroupedQueryAttention g(C{.d_in = 3, .d_out = 8, .context_length = 6, .num_heads = 4, .num_kv_groups = 3}); },
                           {"num_heads must be divisible by num_kv_groups", "num_kv_groups = 3"});
@@ -176,8 +173,7 @@ TEST_CASE("GQA configurations and inputs that cannot work throw, naming the fiel
 
 // ============================================================================ SWA
 
-TEST_CASE("MultiHeadAttentionWithSWA with seed 123 on the book's batch equals PyTorch",
-          "[swa][oracle]") {
+TEST_CASE("MultiHeadAttentionWithSWA with seed 123 on the book's batch equals PyTorch") {
     const json& c = test::oracle_case("gqa_swa.json", "swa_book_s123");
     attn::manual_seed(123);
     const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
@@ -190,7 +186,7 @@ TEST_CASE("MultiHeadAttentionWithSWA with seed 123 on the book's batch equals Py
     CHECK(test::max_ulp(out, test::oracle_tensor(expected)) <= kUlps);
 }
 
-TEST_CASE("SWA's rows within the window equal MultiHeadAttention's with the same seed", "[swa][relation]") {
+TEST_CASE("SWA's rows within the window equal MultiHeadAttention's with the same seed") {
     attn::manual_seed(123);
     const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
                                                .num_heads = 2, .sliding_window_size = 3});
@@ -201,8 +197,7 @@ TEST_CASE("SWA's rows within the window equal MultiHeadAttention's with the same
     CHECK(test::max_abs_diff(attn::slice(a, 1, 3, 6), attn::slice(b, 1, 3, 6)) > 1e-3);
 }
 
-TEST_CASE("control: the causal mask instead of the window does not give PyTorch's SWA output",
-          "[swa][control]") {
+TEST_CASE("control: the causal mask instead of the window does not give PyTorch's SWA output") {
     const json& c = test::oracle_case("gqa_swa.json", "swa_book_s123");
     attn::manual_seed(123);
     const attn::MultiHeadAttentionWithSWA wide({.d_in = 3, .d_out = 4, .context_length = 6,
@@ -210,7 +205,7 @@ TEST_CASE("control: the causal mask instead of the window does not give PyTorch'
     CHECK(test::max_ulp(wide(test::book_batch()), test::oracle_tensor(c["outputs"]["context_vecs"])) > 1000);
 }
 
-TEST_CASE("SWA ring-buffer decoding in chunks of 5 equals PyTorch's trimmed cache", "[swa][oracle]") {
+TEST_CASE("SWA ring-buffer decoding in chunks of 5 equals PyTorch's trimmed cache") {
     const json& c = test::oracle_case("gqa_swa.json", "swa_decode_s9");
     attn::manual_seed(9);
     const attn::MultiHeadAttentionWithSWA swa({.d_in = 4, .d_out = 6, .context_length = 12,
@@ -225,7 +220,7 @@ TEST_CASE("SWA ring-buffer decoding in chunks of 5 equals PyTorch's trimmed cach
     CHECK(test::max_ulp(cache.recent_values(4), test::oracle_tensor(c["outputs"]["cache_v"])) <= kUlps);
 }
 
-TEST_CASE("the window mask: a key is visible when 0 <= q_pos - k_pos < W", "[swa]") {
+TEST_CASE("the window mask: a key is visible when 0 <= q_pos - k_pos < W") {
     const attn::BoolTensor m = attn::sliding_window_mask(0, 6, 0, 6, 3);
     for (std::size_t i = 0; i < 6; ++i)
         for (std::size_t j = 0; j < 6; ++j) CHECK(m(i, j) == !(j <= i && i - j < 3));
@@ -235,8 +230,7 @@ TEST_CASE("the window mask: a key is visible when 0 <= q_pos - k_pos < W", "[swa
     test::require_invalid([] { attn::sliding_window_mask(0, 2, 0, 2, 0); }, {"window"});
 }
 
-TEST_CASE("SWA decoding equals recomputation at every step, token by token and in chunks 1..20",
-          "[swa][relation]") {
+TEST_CASE("SWA decoding equals recomputation at every step, token by token and in chunks 1..20") {
     attn::Generator gen(77);
     const std::size_t W = 7;
     const attn::MultiHeadAttentionWithSWA swa({.d_in = 6, .d_out = 12, .context_length = 64,
@@ -261,7 +255,7 @@ TEST_CASE("SWA decoding equals recomputation at every step, token by token and i
     }
 }
 
-TEST_CASE("SWA configurations and positions that cannot work throw, naming the field", "[swa][errors]") {
+TEST_CASE("SWA configurations and positions that cannot work throw, naming the field") {
     using C = attn::MultiHeadAttentionWithSWAConfig;
     test::require_invalid([] { attn::MultiHeadAttentionWithSWA s(C{.d_in = 3, .d_out = 4, .context_length = 6, .num_heads = 2}); },
                           {"sliding_window_size", "> 0"});

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
 
 #include "support.hpp"
 #include <xtensor/xview.hpp>
@@ -122,7 +122,7 @@ TEST_CASE("forward equals the written-out causal attention, with and without an 
                 if (j > i) CHECK(out.attention_weights(b, i, j) == 0.0f);
                 total += out.attention_weights(b, i, j);
             }
-            CHECK(total == Approx(1.0f).margin(1e-6));
+            CHECK(total == test::Approx(1.0f).margin(1e-6));
         }
     // Right padding: no row is fully masked, so even torch.softmax gives no NaN.
     attn::LongTensor mask = {{1, 1, 1, 1, 0, 0}, {1, 1, 1, 1, 1, 1}};

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
 
 #include "support.hpp"
 #include <xtensor/xview.hpp>

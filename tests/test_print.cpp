@@ -1,7 +1,7 @@
 // Tests of attn/print.hpp: every expected string comes from the oracle file recorded with
 // PyTorch 1.13 / NumPy 1.24 (tools/oracle/print_cases.py -> data/oracle/print_cases.json) or
 // verbatim from the notebooks' printed output; none is produced by this library.
-#include <catch2/catch.hpp>
+#include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -112,7 +112,7 @@ Tensor tril_ones(std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("oracle file has provenance and cases", "[print][oracle]") {
+TEST_CASE("oracle file has provenance and cases") {
     const auto& doc = oracle();
     REQUIRE(doc.contains("provenance"));
     CHECK(doc["provenance"]["torch"].get<std::string>().rfind("1.13", 0) == 0);
@@ -120,7 +120,7 @@ TEST_CASE("oracle file has provenance and cases", "[print][oracle]") {
     REQUIRE(doc["cases"].size() > 100);
 }
 
-TEST_CASE("repr and numpy_str match the PyTorch / NumPy oracle", "[print][oracle]") {
+TEST_CASE("repr and numpy_str match the PyTorch / NumPy oracle") {
     std::size_t checked = 0, failed = 0;
     for (const auto& c : oracle()["cases"]) {
         const auto name = c["name"].get<std::string>();
@@ -170,10 +170,10 @@ std::string repr_tuple_of(const std::vector<std::string>& v) {
     }
 }
 
-TEST_CASE("repr_tuple matches IPython's pretty printer (oracle)", "[print][oracle]") {
+TEST_CASE("repr_tuple matches IPython's pretty printer (oracle)") {
     const auto& doc = oracle();
     if (!doc.contains("tuples") || doc["tuples"].empty()) {
-        WARN("the oracle has no tuple cases (no IPython when it was recorded)");
+        MESSAGE("the oracle has no tuple cases (no IPython when it was recorded)");
         return;
     }
     std::size_t failed = 0;
@@ -186,7 +186,7 @@ TEST_CASE("repr_tuple matches IPython's pretty printer (oracle)", "[print][oracl
     CHECK(doc["tuples"].size() >= 10);
 }
 
-TEST_CASE("the process-wide options are used by default", "[print]") {
+TEST_CASE("the process-wide options are used by default") {
     const PrintOptions saved = attn::printoptions();
     const Tensor t = attn::scalar_tensor(4.54f);
     CHECK(attn::repr(t) == "tensor(4.5400)");
@@ -197,7 +197,7 @@ TEST_CASE("the process-wide options are used by default", "[print]") {
     attn::printoptions() = saved;
 }
 
-TEST_CASE("set_printoptions rejects bad values", "[print]") {
+TEST_CASE("set_printoptions rejects bad values") {
     const PrintOptions saved = attn::printoptions();
     CHECK_THROWS_AS(attn::set_printoptions(-1, 80), std::invalid_argument);
     CHECK_THROWS_AS(attn::set_printoptions(4, 0), std::invalid_argument);
@@ -210,7 +210,7 @@ TEST_CASE("set_printoptions rejects bad values", "[print]") {
     CHECK_THROWS_AS(attn::repr(attn::scalar_tensor(1.0f), bad), std::invalid_argument);
 }
 
-TEST_CASE("repr of torch.Size and bool", "[print]") {
+TEST_CASE("repr of torch.Size and bool") {
     CHECK(attn::repr(Shape{2, 6, 3}) == "torch.Size([2, 6, 3])");
     CHECK(attn::repr(Shape{5}) == "torch.Size([5])");
     CHECK(attn::repr(Shape{}) == "torch.Size([])");
@@ -220,7 +220,7 @@ TEST_CASE("repr of torch.Size and bool", "[print]") {
 
 // ---- verbatim from the notebooks --------------------------------------------------------
 
-TEST_CASE("notebook 002 In [5]: tuple of the simple mask and its shape", "[print][notebook]") {
+TEST_CASE("notebook 002 In [5]: tuple of the simple mask and its shape") {
     const std::string expected =
         "(tensor([[1., 0., 0., 0., 0., 0.],\n"
         "         [1., 1., 0., 0., 0., 0.],\n"
@@ -233,7 +233,7 @@ TEST_CASE("notebook 002 In [5]: tuple of the simple mask and its shape", "[print
     same("002 In [5]", expected, attn::repr_tuple({attn::repr(mask, PrintOptions{}), attn::repr(Shape{6, 6})}));
 }
 
-TEST_CASE("notebook 002 In [9]: triu mask and its bool version", "[print][notebook]") {
+TEST_CASE("notebook 002 In [9]: triu mask and its bool version") {
     const std::string expected =
         "tensor([[0., 1., 1., 1., 1., 1.],\n"
         "        [0., 0., 1., 1., 1., 1.],\n"
@@ -254,7 +254,7 @@ TEST_CASE("notebook 002 In [9]: triu mask and its bool version", "[print][notebo
     same("002 In [9]", expected, attn::repr(mask, PrintOptions{}) + "\n\n" + attn::repr(mask_bool, PrintOptions{}));
 }
 
-TEST_CASE("notebook 002 In [10]: a multi-line item with a suffix line in a tuple", "[print][notebook]") {
+TEST_CASE("notebook 002 In [10]: a multi-line item with a suffix line in a tuple") {
     // The tensor's own repr (with the grad_fn line this library never prints) is the
     // notebook's text with the tuple's one-space continuation indent removed.
     const std::string tensor_repr =
@@ -277,7 +277,7 @@ TEST_CASE("notebook 002 In [10]: a multi-line item with a suffix line in a tuple
     same("002 In [10]", expected, attn::repr_tuple({tensor_repr, attn::repr(Shape{6, 6})}));
 }
 
-TEST_CASE("notebook 001 In [5] and In [19]: one-line tuples of int64 tensors and sizes", "[print][notebook]") {
+TEST_CASE("notebook 001 In [5] and In [19]: one-line tuples of int64 tensors and sizes") {
     PrintOptions p2;  // notebook 001 runs with set_printoptions(precision=2, linewidth=200)
     p2.precision = 2;
     p2.linewidth = 200;
@@ -289,7 +289,7 @@ TEST_CASE("notebook 001 In [5] and In [19]: one-line tuples of int64 tensors and
          attn::repr_tuple({attn::repr(argmax, p2), attn::repr(Shape{5, 100}), attn::repr(Shape{5})}));
 }
 
-TEST_CASE("notebook 001 In [8]: tuple item with a trailing suffix on its last line", "[print][notebook]") {
+TEST_CASE("notebook 001 In [8]: tuple item with a trailing suffix on its last line") {
     const std::string tensor_repr =
         "tensor([[-0.82, -0.36, -0.15,  0.76, -0.32],\n"
         "        [ 0.03, -0.23, -0.01,  0.25, -0.73],\n"
@@ -306,7 +306,7 @@ TEST_CASE("notebook 001 In [8]: tuple item with a trailing suffix on its last li
     same("001 In [8]", expected, attn::repr_tuple({tensor_repr, attn::repr(Shape{5, 5})}));
 }
 
-TEST_CASE("notebook 000 In [21], In [22]: int64 token ids and attention mask", "[print][notebook]") {
+TEST_CASE("notebook 000 In [21], In [22]: int64 token ids and attention mask") {
     const LongTensor ids = {2, 2, 2, 2, 2, 2, 1, 13264, 5509};
     same("000 In [21]", "tensor([    2,     2,     2,     2,     2,     2,     1, 13264,  5509])",
          attn::repr(ids, PrintOptions{}));
@@ -314,7 +314,7 @@ TEST_CASE("notebook 000 In [21], In [22]: int64 token ids and attention mask", "
     same("000 In [22]", "tensor([0, 0, 0, 0, 0, 0, 1, 1, 1])", attn::repr(mask, PrintOptions{}));
 }
 
-TEST_CASE("notebook 004 In [36]: NumPy print of the simple mask", "[print][notebook]") {
+TEST_CASE("notebook 004 In [36]: NumPy print of the simple mask") {
     const std::string expected =
         "[[1. 0. 0. 0. 0. 0.]\n"
         " [1. 1. 0. 0. 0. 0.]\n"
@@ -325,7 +325,7 @@ TEST_CASE("notebook 004 In [36]: NumPy print of the simple mask", "[print][noteb
     same("004 In [36]", expected, attn::numpy_str(tril_ones(6)));
 }
 
-TEST_CASE("notebook 004: NumPy prints of attention results", "[print][notebook]") {
+TEST_CASE("notebook 004: NumPy prints of attention results") {
     // NumPy prints each float32 with its shortest round-trip digits cut at 8 decimals; at
     // these magnitudes that text identifies the float32 (strtof gives it back), so the
     // printed text must come back unchanged.

@@ -1,5 +1,9 @@
 // Unit tests for attn/tensor.hpp: shape formatting and the shape errors every function uses.
-#include <catch2/catch.hpp>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include <doctest/doctest.h>
 
 #include "attn/core/tensor.hpp"
 
@@ -36,4 +40,28 @@ TEST_CASE("tensor() builds row-major float32 tensors and rejects ragged rows") {
     CHECK(t.data()[4] == 0.87f);  // row-major, as a contiguous PyTorch tensor
     CHECK_THROWS_AS(attn::tensor({{1.0f, 2.0f}, {3.0f}}), std::invalid_argument);
     CHECK(attn::shape_of(attn::scalar_tensor(1.5f)).empty());
+}
+
+TEST_CASE("checked_mul and checked_add refuse sizes that wrap around, naming the quantity") {
+    constexpr std::size_t K = std::size_t{1} << 32;
+    constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+    // (2^32 - 1) * (2^32 + 1) = 2^64 - 1 is the largest product that fits.
+    CHECK(attn::checked_mul(K - 1, K + 1, "x") == max);
+    CHECK(attn::checked_mul(0, max, "x") == 0);
+    CHECK(attn::checked_mul(6, 7, "x") == 42);
+    CHECK_THROWS_AS(attn::checked_mul(K, K, "x"), std::length_error);
+    CHECK_THROWS_WITH(attn::checked_mul(K, K, "flash::attention (scratch [block_q, block_k])"),
+                      "flash::attention (scratch [block_q, block_k]): 4294967296 * 4294967296 "
+                      "overflows std::size_t (size calculation overflowed)");
+    CHECK_THROWS_WITH(attn::checked_mul(3, std::size_t{1} << 63, "GPT2Attention (3 * n_embd)"),
+                      "GPT2Attention (3 * n_embd): 3 * 9223372036854775808 overflows std::size_t "
+                      "(size calculation overflowed)");
+    CHECK(attn::checked_add(max - 1, 1, "x") == max);
+    CHECK_THROWS_WITH(attn::checked_add(max, 1, "KVCache (pos + T)"),
+                      "KVCache (pos + T): 18446744073709551615 + 1 overflows std::size_t "
+                      "(size calculation overflowed)");
+    CHECK(attn::checked_signed((std::size_t{1} << 63) - 1, "chunk") == 9223372036854775807LL);
+    CHECK_THROWS_WITH(attn::checked_signed(std::size_t{1} << 63, "decode_with_cache (chunk)"),
+                      "decode_with_cache (chunk): 9223372036854775808 does not fit in a signed "
+                      "64-bit size (at most 9223372036854775807)");
 }

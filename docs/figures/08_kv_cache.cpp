@@ -7,7 +7,7 @@
 #include <map>
 #include <regex>
 
-#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/masks.hpp"
 
 namespace fs = std::filesystem;
 

@@ -15,14 +15,16 @@ std::string efficient_bars(const figures::Data& data) {
         double wall = std::numeric_limits<double>::infinity(), cpu = wall;
     };
     std::map<std::string, Times> cpp;
-    std::string commit = json.value("commit", "unknown");
-    for (const auto& run : json.at("cpp"))
+    std::string commit = json.value("commit", "unknown"), what;
+    for (const auto& run : json.at("cpp")) {
+        if (what.empty()) what = run.at("context").value("what", "");
         for (const auto& b : run.at("benchmarks")) {
             const std::string label = b.value("label", b.at("name").get<std::string>());
             Times& t = cpp[label];
             t.wall = std::min(t.wall, b.at("real_time").get<double>() / 1e3);
             t.cpu = std::min(t.cpu, b.at("cpu_time").get<double>() / 1e3);
         }
+    }
     std::map<std::string, double> torch;  // "wrapper" for "torch wrapper"
     for (const auto& round : json.value("torch", nlohmann::json::array()))
         for (const auto& item : round) {
@@ -44,9 +46,9 @@ std::string efficient_bars(const figures::Data& data) {
         groups.push_back({label.substr(0, label.find(" (")), {t.cpu, t.wall, peer}});
     }
     figures::svg::BarStyle style;
-    style.title = "One forward of each layout (B = 8, T = 1024, d = 768, 12 heads)";
-    style.subtitle = "the minimum over the rounds recorded in data/benchmarks/efficient.json at commit " + commit;
-    style.x_label = "seconds";
+    style.title = "One forward of each layout, C++ and PyTorch";
+    style.subtitle = what;  // as recorded: shapes, dtype, threads
+    style.x_label = "seconds (the minimum over the rounds of data/benchmarks/efficient.json, commit " + commit + ")";
     style.series = {"C++ CPU time", "C++ wall time", "PyTorch wall time"};
     return figures::svg::bar_chart(groups, style);
 }

@@ -6,7 +6,7 @@
 #include <limits>
 #include <map>
 
-#include "attn/attention/flash.hpp"
+#include "attn/attention/online_softmax.hpp"
 #include "attn/core/functional.hpp"
 #include "textbook/book.hpp"
 

@@ -2,7 +2,6 @@
 // repeat, as the library repeats the heads.
 #include "figures.hpp"
 
-#include "attn/attention/gqa.hpp"
 #include "attn/core/functional.hpp"
 
 namespace {

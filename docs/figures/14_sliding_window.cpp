@@ -2,7 +2,7 @@
 // chapter prints its masks.
 #include "figures.hpp"
 
-#include "attn/attention/swa.hpp"
+#include "attn/attention/masks.hpp"
 #include "attn/core/functional.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 #include "textbook/book.hpp"
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/self_attention.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 

@@ -1,6 +1,6 @@
 // Precompiled for the unit-test program: the heavy headers every test file includes
-// (Catch2's single header, xtensor through the library's headers).
-#include <catch2/catch.hpp>
+// (doctest, xtensor through the library's headers).
+#include <doctest/doctest.h>
 
 #include "attn/core/functional.hpp"
 #include "attn/core/tensor.hpp"

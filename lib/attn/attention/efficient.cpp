@@ -7,14 +7,12 @@
 
 #include <xtensor/xmanipulation.hpp>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/config.hpp"
 #include "attn/core/functional.hpp"
 
 namespace attn {
 
 namespace {
-
-constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 
 long to_long(std::size_t n) { return static_cast<long>(n); }
 
@@ -23,34 +21,13 @@ std::size_t heads_of(const std::string& where, std::size_t d_out, std::size_t nu
     return d_out / num_heads;
 }
 
-Shape check_x(const std::string& where, const Tensor& x, std::size_t d_in) {
-    const Shape s = shape_of(x);
-    if (s.size() != 3 || s[2] != d_in)
-        throw_shape_error(where, "[b, T, " + std::to_string(d_in) + "]", s);
-    return s;
-}
-
-// [b, T, H * hd] -> [b, H, T, hd]
-Tensor split_heads(const Tensor& y, long b, long T, long H, long hd) {
-    return attn::transpose(attn::view(y, {b, T, H, hd}), 1, 2);
-}
-
-// [b, H, T, hd] -> [b, T, H * hd]
-Tensor merge_heads(const Tensor& y, long b, long T, long d) {
-    return attn::view(attn::transpose(y, 1, 2), {b, T, d});
-}
-
 Tensor rows(const Tensor& w, std::size_t begin, std::size_t end) {
     return attn::slice(w, 0, to_long(begin), to_long(end));
 }
 
-void check_b(const std::string& where, const Tensor& A, const Tensor& B, std::size_t a_dim,
-             std::size_t b_dim) {
-    const Shape sa = shape_of(A), sb = shape_of(B);
-    if (sa.size() != 4 || sb.size() != 4 || sa[0] != sb[0] || sa[1] != sb[1] ||
-        sa[a_dim] != sb[b_dim])
-        throw std::invalid_argument(where + ": shapes " + shape_str(sa) + " and " +
-                                    shape_str(sb) + " do not fit");
+// Raschka's `/ head_dim**0.5`: a Python float, rounded to float32 by the division.
+ScoreScale divide_by_root(std::size_t head_dim) {
+    return ScoreScale::divide_by(static_cast<float>(std::sqrt(static_cast<double>(head_dim))));
 }
 
 }  // namespace
@@ -93,33 +70,44 @@ MultiHeadAttentionCombinedQKV::MultiHeadAttentionCombinedQKV(nn::Linear qkv_, nn
 
 Tensor MultiHeadAttentionCombinedQKV::operator()(const Tensor& x) const {
     const std::string where = "MultiHeadAttentionCombinedQKV";
-    const Shape s = check_x(where, x, qkv.in_features());
-    const BoolTensor causal = causal_mask_for(where, mask, s[1]);
-    const long b = to_long(s[0]), T = to_long(s[1]), H = to_long(num_heads), hd = to_long(head_dim);
-    // [b, T, 3 d_out] -> [b, T, 3, H, hd] -> permute(2, 0, 3, 1, 4) -> [3, b, H, T, hd]
-    const Tensor qkv5 = attn::view(qkv(x), {b, T, 3, H, hd});
-    const Tensor permuted = xt::transpose(qkv5, {2, 0, 3, 1, 4});
-    const Tensor q = attn::select(permuted, 0), k = attn::select(permuted, 1),
-                 v = attn::select(permuted, 2);
-    Tensor context;  // [b, H, T, hd]
+    const Shape s = check_tokens(where, x, qkv.in_features());
+    const std::size_t d = proj.out_features();
+    check_heads(where, num_heads, head_dim, d);
+    check_linear(where, "qkv", qkv, qkv.in_features(), 3 * d);
+    check_linear(where, "proj", proj, d, d);
+    BufferMask causal = read_buffer(where, mask, s[1], 1.0f);
+    // Each of Raschka's variants is a setting of the core.
+    SDPAOptions o;
     switch (kernel) {
-        case AttentionKernel::matmul_softmax: {
-            Tensor scores = attn::masked_fill(attn::matmul(q, attn::transpose(k, -2, -1)), causal, neg_inf);
-            const float root = static_cast<float>(std::sqrt(static_cast<double>(head_dim)));
-            context = attn::matmul(attn::softmax(Tensor(scores / root), -1), v);
+        case AttentionKernel::matmul_softmax:
+            o.scale = divide_by_root(head_dim);
+            causal.apply(o);
             break;
-        }
         case AttentionKernel::sdpa_is_causal:
-            context = attn::scaled_dot_product_attention(q, k, v, std::nullopt, true);
+            o.is_causal = true;  // scale=None: * 1 / sqrt(hd)
             break;
         case AttentionKernel::sdpa_attn_mask:
-            context = attn::scaled_dot_product_attention(q, k, v, BoolTensor(!causal), false);
+            causal.is_causal = false;  // the explicit [T, T] mask, true = may attend
+            causal.allow = causal_mask_for(where, mask, s[1]);
+            for (std::size_t i = 0; i < causal.allow.size(); ++i) causal.allow.data()[i] = !causal.allow.data()[i];
+            causal.apply(o);
             break;
         case AttentionKernel::tiled:
-            context = flash::attention(q, k, v, {.block_q = 64, .block_k = 64, .is_causal = true});
+            o = {.is_causal = true,
+                 .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
+                 .fully_masked_rows = FullyMaskedRows::zero,
+                 .backend = SDPABackend::tiled};
             break;
+        default:
+            throw std::invalid_argument(where + ": kernel holds " + std::to_string(static_cast<int>(kernel)) +
+                                        ", not an AttentionKernel");
     }
-    return proj(merge_heads(context, b, T, to_long(proj.out_features())));
+    // [b, T, 3 d_out] -> view(b, T, 3, H, hd).permute(2, 0, 3, 1, 4): q, k, v as heads, in place.
+    const Tensor y = qkv(x);
+    const Tensor context = attend(HeadsView::split(y, num_heads, head_dim, 0),
+                                  HeadsView::split(y, num_heads, head_dim, d),
+                                  HeadsView::split(y, num_heads, head_dim, 2 * d), o);
+    return proj(context);
 }
 
 // ------------------------------------------------------------------------- einsum
@@ -130,6 +118,7 @@ Tensor einsum_bnd_di(const Tensor& x, const Tensor& W) {
         throw std::invalid_argument("einsum(\"bnd,di->bni\"): shapes " + shape_str(sx) + " and " +
                                     shape_str(sw) + " do not fit");
     const std::size_t rows = sx[0] * sx[1], D = sx[2], I = sw[1];
+    check_allocation("einsum(\"bnd,di->bni\")", Shape{sx[0], sx[1], I});
     Tensor y = xt::zeros<float>(Shape{sx[0], sx[1], I});
     // Each output is the sum over d in order; the loop over i inside runs the I sums side
     // by side (the same additions in the same order, vectorised across outputs).
@@ -141,39 +130,6 @@ Tensor einsum_bnd_di(const Tensor& x, const Tensor& W) {
             for (std::size_t i = 0; i < I; ++i) yr[i] += a * w[i];
         }
     }
-    return y;
-}
-
-Tensor einsum_bhnd_bhmd(const Tensor& Q, const Tensor& K) {
-    check_b("einsum(\"bhnd,bhmd->bhnm\")", Q, K, 3, 3);
-    const Shape sq = shape_of(Q), sk = shape_of(K);
-    const std::size_t BH = sq[0] * sq[1], n = sq[2], m = sk[2], D = sq[3];
-    Tensor y = xt::zeros<float>(Shape{sq[0], sq[1], n, m});
-    for (std::size_t g = 0; g < BH; ++g)
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t j = 0; j < m; ++j) {
-                float acc = 0.0f;  // sum over d, in order
-                for (std::size_t d = 0; d < D; ++d)
-                    acc += Q.data()[(g * n + i) * D + d] * K.data()[(g * m + j) * D + d];
-                y.data()[(g * n + i) * m + j] = acc;
-            }
-    return y;
-}
-
-Tensor einsum_bhnm_bhmd(const Tensor& A, const Tensor& V) {
-    check_b("einsum(\"bhnm,bhmd->bhnd\")", A, V, 3, 2);
-    const Shape sa = shape_of(A), sv = shape_of(V);
-    const std::size_t BH = sa[0] * sa[1], n = sa[2], m = sa[3], D = sv[3];
-    Tensor y = xt::zeros<float>(Shape{sa[0], sa[1], n, D});
-    for (std::size_t g = 0; g < BH; ++g)
-        for (std::size_t i = 0; i < n; ++i) {
-            float* yi = y.data() + (g * n + i) * D;  // sums over m in order, side by side over d
-            for (std::size_t j = 0; j < m; ++j) {
-                const float a = A.data()[(g * n + i) * m + j];
-                const float* vj = V.data() + (g * m + j) * D;
-                for (std::size_t d = 0; d < D; ++d) yi[d] += a * vj[d];
-            }
-        }
     return y;
 }
 
@@ -196,20 +152,30 @@ MHAEinsum::MHAEinsum(Tensor Wq, Tensor Wk, Tensor Wv, std::optional<Tensor> bq,
 }
 
 Tensor MHAEinsum::operator()(const Tensor& x) const {
-    const Shape s = check_x("MHAEinsum", x, W_query.shape()[0]);
-    const BoolTensor causal = causal_mask_for("MHAEinsum", mask, s[1]);
-    const long b = to_long(s[0]), T = to_long(s[1]), H = to_long(num_heads), hd = to_long(head_dim);
+    const std::string where = "MHAEinsum";
+    const Shape w = shape_of(W_query);
+    if (w.size() != 2) throw_shape_error(where + " (W_query)", "[d_in, d_out]", w);
+    check_same_shape(where + " (W_key)", w, shape_of(W_key));
+    check_same_shape(where + " (W_value)", w, shape_of(W_value));
+    const std::size_t d_out = w[1];
+    for (const auto* b : {&bias_q, &bias_k, &bias_v})
+        if (*b) check_same_shape(where + " (bias)", Shape{d_out}, shape_of(**b));
+    check_linear(where, "out_proj", out_proj, d_out, d_out);
+    check_heads(where, num_heads, head_dim, d_out);
+    const Shape s = check_tokens(where, x, w[0]);
+    BufferMask causal = read_buffer(where, mask, s[1], 1.0f);
     auto project = [&](const Tensor& W, const std::optional<Tensor>& bias) {
         Tensor y = einsum_bnd_di(x, W);  // [b, T, d_out]
         if (bias) y += *bias;
-        return split_heads(y, b, T, H, hd);  // [b, H, T, hd]
+        return y;
     };
     const Tensor Q = project(W_query, bias_q), K = project(W_key, bias_k), V = project(W_value, bias_v);
-    const float root = static_cast<float>(std::sqrt(static_cast<double>(head_dim)));
-    Tensor scores = einsum_bhnd_bhmd(Q, K) / root;  // [b, H, T, T]
-    scores = attn::masked_fill(scores, causal, neg_inf);
-    const Tensor context = einsum_bhnm_bhmd(attn::softmax(scores, -1), V);  // [b, H, T, hd]
-    return out_proj(merge_heads(context, b, T, to_long(W_query.shape()[1])));
+    SDPAOptions o{.scale = divide_by_root(head_dim)};
+    causal.apply(o);
+    const Tensor context = attend(HeadsView::split(Q, num_heads, head_dim),
+                                  HeadsView::split(K, num_heads, head_dim),
+                                  HeadsView::split(V, num_heads, head_dim), o);  // [b, T, d_out]
+    return out_proj(context);
 }
 
 // ------------------------------------------------------------------------- nn.MultiheadAttention
@@ -233,38 +199,49 @@ MultiheadAttentionOutput MultiheadAttention::operator()(const Tensor& query, con
                                                         const Tensor& value,
                                                         const std::optional<BoolTensor>& attn_mask,
                                                         bool need_weights) const {
-    const std::size_t E = embed_dim, d_in = in_proj_weight.shape()[1];
-    const Shape sq = check_x("MultiheadAttention (query)", query, d_in);
-    const Shape sk = check_x("MultiheadAttention (key)", key, d_in);
-    check_same_shape("MultiheadAttention (value)", sk, shape_of(value));
-    if (sk[0] != sq[0]) throw_shape_error("MultiheadAttention (key)", "[" + std::to_string(sq[0]) + ", S, E]", sk);
-    if (attn_mask) check_same_shape("MultiheadAttention (attn_mask)", Shape{sq[1], sk[1]}, shape_of(*attn_mask));
-    const long b = to_long(sq[0]), L = to_long(sq[1]), S = to_long(sk[1]);
-    const long H = to_long(num_heads), hd = to_long(E / num_heads);
+    const std::string where = "MultiheadAttention";
+    const std::size_t E = embed_dim;
+    check_linear(where, "out_proj", out_proj, E, E);
+    const Shape sw = shape_of(in_proj_weight);
+    if (sw.size() != 2 || sw[0] != 3 * E) throw_shape_error(where + " (in_proj_weight)", "[3E, d_in]", sw);
+    if (in_proj_bias) check_same_shape(where + " (in_proj_bias)", Shape{3 * E}, shape_of(*in_proj_bias));
+    const std::size_t hd = heads_of(where, E, num_heads), d_in = sw[1];
+    const Shape sq = check_tokens(where + " (query)", query, d_in);
+    const Shape sk = check_tokens(where + " (key)", key, d_in);
+    check_same_shape(where + " (value)", sk, shape_of(value));
+    if (sk[0] != sq[0]) throw_shape_error(where + " (key)", "[" + std::to_string(sq[0]) + ", S, E]", sk);
+    BoolTensor allow;  // nn.MultiheadAttention's attn_mask is true where a key may NOT be seen
+    if (attn_mask) {
+        check_same_shape(where + " (attn_mask)", Shape{sq[1], sk[1]}, shape_of(*attn_mask));
+        allow = !(*attn_mask);
+    }
     auto in_proj = [&](const Tensor& x, std::size_t block) {  // rows block*E .. (block+1)*E-1
         std::optional<Tensor> bias;
         if (in_proj_bias) bias = rows(*in_proj_bias, block * E, (block + 1) * E);
         return nn::Linear(rows(in_proj_weight, block * E, (block + 1) * E), std::move(bias))(x);
     };
-    const Tensor q = split_heads(in_proj(query, 0), b, L, H, hd);  // [b, H, L, hd]
-    const Tensor k = split_heads(in_proj(key, 1), b, S, H, hd);    // [b, H, S, hd]
-    const Tensor v = split_heads(in_proj(value, 2), b, S, H, hd);
+    const Tensor k = in_proj(key, 1), v = in_proj(value, 2);  // [b, S, E]
     MultiheadAttentionOutput out;
-    Tensor context;  // [b, H, L, hd]
+    SDPAOptions o{.attn_mask = attn_mask ? &allow : nullptr};
+    Tensor context;  // [b, L, E], heads merged
     if (need_weights) {
-        // q_scaled = q * math.sqrt(1.0 / float(E_head)); baddbmm(mask, q_scaled, k^T); softmax
+        // q_scaled = q * math.sqrt(1.0 / float(E_head)) before the product (the module's math
+        // path), then the core with the scores as they are: * 1.0f changes nothing.
         const float scale = static_cast<float>(std::sqrt(1.0 / static_cast<double>(hd)));
-        Tensor scores = attn::matmul(Tensor(q * scale), attn::transpose(k, -2, -1));
-        if (attn_mask) scores = attn::masked_fill(scores, *attn_mask, neg_inf);
-        const Tensor weights = attn::softmax(scores, -1);  // [b, H, L, S]
-        context = attn::matmul(weights, v);
-        out.attn_output_weights = Tensor(attn::sum(weights, 1) / static_cast<float>(H));  // mean(dim=1)
+        const Tensor q_scaled = Tensor(in_proj(query, 0) * scale);
+        o.scale = ScoreScale::multiply_by(1.0f);
+        const SDPASteps st = scaled_dot_product_attention_steps(
+            HeadsView::split(q_scaled, num_heads, hd).contiguous(),
+            HeadsView::split(k, num_heads, hd).contiguous(),
+            HeadsView::split(v, num_heads, hd).contiguous(), o);
+        const long b = to_long(sq[0]), L = to_long(sq[1]);
+        context = attn::view(attn::transpose(st.output, 1, 2), {b, L, to_long(E)});
+        out.attn_output_weights = Tensor(attn::sum(st.attn_weights, 1) / static_cast<float>(num_heads));  // mean(dim=1)
     } else {
-        std::optional<BoolTensor> allowed;
-        if (attn_mask) allowed = BoolTensor(!*attn_mask);
-        context = attn::scaled_dot_product_attention(q, k, v, allowed, false);
+        context = attend(HeadsView::split(in_proj(query, 0), num_heads, hd),
+                         HeadsView::split(k, num_heads, hd), HeadsView::split(v, num_heads, hd), o);
     }
-    out.attn_output = out_proj(merge_heads(context, b, L, to_long(E)));
+    out.attn_output = out_proj(context);
     return out;
 }
 
@@ -292,10 +269,6 @@ MultiheadAttention to_torch_layout(const MultiHeadAttention& m) {
         bias = attn::zeros({3 * m.d_out()});
     return MultiheadAttention(attn::cat({m.W_query.weight, m.W_key.weight, m.W_value.weight}, 0),
                               bias, m.out_proj, m.num_heads);
-}
-
-BoolTensor causal_attn_mask(std::size_t T) {
-    return attn::to_bool(attn::triu(attn::ones({T, T}), 1));
 }
 
 }  // namespace attn

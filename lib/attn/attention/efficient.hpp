@@ -8,30 +8,35 @@
 ///   matmul + softmax, `scaled_dot_product_attention` with `is_causal` or with an explicit
 ///   mask (Raschka's `MHAPyTorchScaledDotProduct` and `MHAPyTorchSDPAWithoutFlash`), or the
 ///   tiled kernel of chapter 12; then `proj`;
-/// - `MHAEinsum`: weights as `[d_in, d_out]` parameters, every product an einsum, written here
-///   as the contraction it is (a sum over the repeated index, in order);
+/// - `MHAEinsum`: weights as `[d_in, d_out]` parameters, the projections an einsum written here
+///   as the contraction it is (a sum over the repeated index, in order); its attention
+///   products (`bhnd,bhmd->bhnm`, `bhnm,bhmd->bhnd`) are the attention core's, whose sums run
+///   in the same order;
 /// - `MultiheadAttention`: `torch.nn.MultiheadAttention(embed_dim, num_heads, bias,
 ///   batch_first=True)`'s layout: packed `in_proj_weight [3E, E]`/`in_proj_bias [3E]`,
 ///   `out_proj`, and `need_weights` returning the weights averaged over heads.
-/// All are float32, dropout 0 (the comparison's setting), causal.
+/// All are float32, dropout 0 (the comparison's setting), causal, and all run the attention
+/// core (sdpa.hpp) after their own projections.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 
-#include "attn/attention/flash.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
 
 namespace attn {
 
-/// Which attention kernel a `MultiHeadAttentionCombinedQKV` runs after its projection.
+/// Which of Raschka's attention variants a `MultiHeadAttentionCombinedQKV` runs after its
+/// projection: each is a setting of the attention core.
 enum class AttentionKernel {
     matmul_softmax,  ///< `queries @ keys^T`, `masked_fill_`, `softmax(/ hd**0.5)`, `@ values`
     sdpa_is_causal,  ///< `F.scaled_dot_product_attention(q, k, v, is_causal=True)`
     sdpa_attn_mask,  ///< the same with an explicit `[T, T]` bool mask (true = may attend)
-    tiled,           ///< `flash::attention` (chapter 12), blocks of 64 x 64
+    tiled,           ///< the core's tiled backend (chapter 12), blocks of 64 x 64
 };
 
 /// The keyword arguments of Raschka's `MultiHeadAttentionCombinedQKV(d_in, d_out, num_heads,
@@ -62,8 +67,11 @@ public:
     MultiHeadAttentionCombinedQKV(nn::Linear qkv, nn::Linear proj, std::size_t context_length,
                                   std::size_t num_heads, AttentionKernel kernel);
 
-    /// `forward(x)`: `[b, T, d_in] -> [b, T, d_out]`.
-    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]` or `T > context_length`.
+    /// `forward(x)`: `[b, T, d_in] -> [b, T, d_out]`: `qkv`, q, k and v read as heads out of
+    /// the `[b, T, 3 d_out]` projection (`view(b, T, 3, H, hd).permute(2, 0, 3, 1, 4)` without
+    /// a copy), the core with the kernel's setting, `proj`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, `T > context_length`, a
+    /// public field no longer fits, or `kernel` holds a value outside its enumeration.
     Tensor operator()(const Tensor& x) const;
 
     std::size_t num_heads;   ///< H
@@ -84,10 +92,12 @@ public:
               std::optional<Tensor> bias_k, std::optional<Tensor> bias_v, nn::Linear out_proj,
               std::size_t context_length, std::size_t num_heads);
 
-    /// `forward(x)`: `einsum("bnd,di->bni")` for Q, K, V, heads by `view` + `transpose`,
-    /// `einsum("bhnd,bhmd->bhnm") / hd**0.5`, causal `masked_fill`, softmax,
-    /// `einsum("bhnm,bhmd->bhnd")`, heads merged, `out_proj`: `[b, T, d_in] -> [b, T, d_out]`.
-    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]` or `T > context_length`.
+    /// `forward(x)`: `einsum("bnd,di->bni")` for Q, K, V (plus the biases), heads by `view` +
+    /// `transpose`, then the core: `einsum("bhnd,bhmd->bhnm") / hd**0.5`, causal `masked_fill`,
+    /// softmax, `einsum("bhnm,bhmd->bhnd")`; heads merged, `out_proj`:
+    /// `[b, T, d_in] -> [b, T, d_out]`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, `T > context_length`, or a
+    /// public field no longer fits.
     Tensor operator()(const Tensor& x) const;
 
     std::size_t num_heads;  ///< H
@@ -103,15 +113,10 @@ public:
 };
 
 /// `torch.einsum("bnd,di->bni", x, W)`: `x [b, n, d] -> [b, n, i]`, each output the sum over
-/// `d` in order. @throws std::invalid_argument when the shapes do not fit.
+/// `d` in order.
+/// @throws std::invalid_argument when the shapes do not fit; std::length_error when the
+/// result cannot be allocated.
 Tensor einsum_bnd_di(const Tensor& x, const Tensor& W);
-/// `torch.einsum("bhnd,bhmd->bhnm", Q, K)`: `[b, h, n, d] x [b, h, m, d] -> [b, h, n, m]`.
-/// @throws std::invalid_argument when the shapes do not fit.
-Tensor einsum_bhnd_bhmd(const Tensor& Q, const Tensor& K);
-/// `torch.einsum("bhnm,bhmd->bhnd", A, V)`: `[b, h, n, m] x [b, h, m, d] -> [b, h, n, d]`.
-/// @throws std::invalid_argument when the shapes do not fit.
-Tensor einsum_bhnm_bhmd(const Tensor& A, const Tensor& V);
-
 /// What `torch.nn.MultiheadAttention.forward` returns.
 struct MultiheadAttentionOutput {
     Tensor attn_output;                       ///< `[b, L, E]`
@@ -158,9 +163,5 @@ MHAEinsum to_einsum(const MultiHeadAttention& module);
 /// W_key, W_value)` by rows, `in_proj_bias` likewise (zeros when the module has none and
 /// `out_proj` has a bias, as PyTorch keeps one bias flag), `out_proj` as is.
 MultiheadAttention to_torch_layout(const MultiHeadAttention& module);
-
-/// `triu(ones(T, T), 1).bool()`: true above the diagonal, the mask `nn.MultiheadAttention`
-/// takes (true = may not attend). `[T, T]`.
-BoolTensor causal_attn_mask(std::size_t T);
 
 }  // namespace attn

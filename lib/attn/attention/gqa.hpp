@@ -1,7 +1,7 @@
 /// @file gqa.hpp
 /// @brief Grouped-query attention (GQA; multi-query attention when one key/value head serves
-/// every query head), its KV cache of `num_kv_groups` heads, and the KV-cache memory
-/// estimator of Raschka's `memory_estimator_gqa.py` / `memory_estimator_swa.py`.
+/// every query head), cached in the one `KVCache` with `num_kv_heads` heads. Its memory is
+/// estimated by kv_memory.hpp.
 ///
 /// Source: rasbt/LLMs-from-scratch, ch04/04_gqa/gpt_with_kv_gqa.py, class
 /// `GroupedQueryAttention` (checked at commit 28c65cdf, April 2026).
@@ -9,24 +9,15 @@
 
 #include <cstddef>
 #include <string>
-#include <utility>
 
 #include "attn/core/generator.hpp"
+#include "attn/attention/kv_cache.hpp"
 #include "attn/attention/multihead.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
 
 namespace attn {
-
-/// `x.repeat_interleave(repeats, dim)`: each slice along `dim` repeated `repeats` times in
-/// place, `[K1, K2] -> [K1, K1, K2, K2]`. float32, any rank; `dim` may be negative.
-/// @throws std::invalid_argument when `repeats` is 0 or `dim` is out of range.
-Tensor repeat_interleave(const Tensor& x, std::size_t repeats, long dim);
-
-/// `x.repeat(...)` along one dimension: the whole tensor tiled `repeats` times along `dim`,
-/// `[K1, K2] -> [K1, K2, K1, K2]` (what GQA must not use). float32, any rank.
-/// @throws std::invalid_argument when `repeats` is 0 or `dim` is out of range.
-Tensor repeat_along(const Tensor& x, std::size_t repeats, long dim);
 
 /// The arguments of Raschka's `GroupedQueryAttention(d_in, d_out, dropout, num_heads,
 /// num_kv_groups, dtype=None, qkv_bias=False)`, plus `context_length`, the most positions
@@ -49,24 +40,8 @@ struct GroupedQueryAttentionConfig {
     void validate() const;
 };
 
-/// The keys and values a `GroupedQueryAttention` has seen: `[b, num_kv_groups, T, head_dim]`
-/// float32 each (Raschka's `cache_k`, `cache_v`, grown by `torch.cat` along dim 2), and the
-/// position of the next token (`ptr_current_pos`). Empty (`pos == 0`) at first.
-struct GroupedKVCache {
-    Tensor key;           ///< `[b, G, T, hd]` (unset while `pos == 0`)
-    Tensor value;         ///< `[b, G, T, hd]`
-    std::size_t pos = 0;  ///< tokens cached so far = the next token's position
-
-    /// Tokens held: `pos`.
-    std::size_t length() const { return pos; }
-    /// Bytes held by keys and values: `2 * b * G * T * hd * sizeof(float)`.
-    std::size_t bytes() const { return pos == 0 ? 0 : 2 * key.size() * sizeof(float); }
-    /// `reset_cache()`.
-    void reset() { *this = GroupedKVCache{}; }
-};
-
 /// Raschka's `GroupedQueryAttention` (ch04/04_gqa): `num_heads` query heads share
-/// `num_kv_groups` key/value heads, each serving `group_size = num_heads / num_kv_groups`
+/// `num_kv_heads` key/value heads, each serving `group_size = num_heads / num_kv_heads`
 /// consecutive query heads (`repeat_interleave`). `num_kv_groups == num_heads` is
 /// `MultiHeadAttention` without the `out_proj` bias; `num_kv_groups == 1` is multi-query
 /// attention.
@@ -85,17 +60,21 @@ public:
     explicit GroupedQueryAttention(const GroupedQueryAttentionConfig& config,
                                    Generator& gen = default_generator());
 
-    /// `forward(x)` (`use_cache=False`): `[b, T, d_in] -> [b, T, d_out]`, float32.
-    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]` or `T > context_length`.
+    /// `forward(x)` (`use_cache=False`): `[b, T, d_in] -> [b, T, d_out]`, float32: the
+    /// projections, the attention core with `num_kv_heads` key/value heads (each serving
+    /// `group_size` query heads, no `repeat_interleave` copy on the fast backend), `out_proj`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, `T > context_length`, or a
+    /// public field no longer fits (naming it).
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
     /// `forward(x, use_cache=True)`: `x [b, T, d_in]` are the tokens at positions
     /// `cache.pos .. cache.pos + T - 1`; their keys and values `[b, G, T, hd]` are appended
-    /// to `cache` and the queries attend to everything cached. Returns `[b, T, d_out]`.
-    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, the cache holds another
-    /// batch size, or a token would lie beyond `context_length` (nothing is changed then).
-    Tensor forward(const Tensor& x, GroupedKVCache& cache,
-                   Generator& gen = default_generator()) const;
+    /// to `cache` (a full `KVCache`) and the queries attend to everything cached. Returns
+    /// `[b, T, d_out]`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, the cache is a ring or
+    /// holds another shape, or a token would lie beyond `context_length` (nothing is changed
+    /// then).
+    Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
 
     /// `module.train(mode)`: dropout is active in training mode (the default).
     void train(bool mode = true) { dropout.training = mode; }
@@ -106,7 +85,7 @@ public:
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
 
     std::size_t num_heads;       ///< query heads H
-    std::size_t num_kv_groups;   ///< key/value heads G
+    std::size_t num_kv_heads;    ///< key/value heads G (Raschka's `num_kv_groups`)
     std::size_t group_size;      ///< `H / G` query heads per key/value head
     std::size_t head_dim;        ///< `d_out / H`
     std::size_t context_length;  ///< the most positions
@@ -117,11 +96,10 @@ public:
     nn::Dropout dropout;         ///< on the attention weights
 
 private:
-    // The shared forward: x [b, T, d_in] at positions start.., attending to the cached
-    // [b, G, S_past, hd] keys/values (if given) and its own; returns [b, T, d_out] and, if
-    // asked, the new keys/values [b, G, T, hd] for the caller's cache.
-    Tensor attend(const Tensor& x, const Tensor* past_k, const Tensor* past_v,
-                  std::size_t start, Tensor* new_k, Tensor* new_v, Generator& gen) const;
+    // Checks x and the public fields; returns x's shape.
+    Shape check(const Tensor& x) const;
+    // The core's options: causal from positions, / sqrt(head_dim), dropout.
+    SDPAOptions options(std::size_t query_start, Generator& gen) const;
 };
 
 /// `repr(module)` as PyTorch prints it: `GroupedQueryAttention(\n  (W_key): Linear(...)\n
@@ -133,47 +111,5 @@ std::string repr(const GroupedQueryAttention& module);
 /// query heads it serves (`repeat_interleave` of the weights), `W_query` and `out_proj`
 /// (no bias) as they are. Exactly equal outputs with dropout 0 or in evaluation mode.
 MultiHeadAttention expand_kv_groups(const GroupedQueryAttention& gqa);
-
-// ---------------------------------------------------------------- memory estimator
-
-/// `DTYPE_BYTES` of Raschka's estimators: fp32 4, bf16 2, fp16 2, fp8 1, int8 1.
-/// @throws std::invalid_argument for another name.
-std::size_t dtype_bytes(const std::string& dtype);
-
-/// `calc_kv_bytes_per_layer` (memory_estimator_swa.py): keys and values (2) of `tokens`
-/// positions: `batch * tokens * head_dim * n_kv_heads * 2 * bytes_per_elem`.
-std::size_t kv_bytes_per_layer(std::size_t batch, std::size_t tokens, std::size_t head_dim,
-                               std::size_t n_kv_heads, std::size_t bytes_per_elem);
-
-/// `distribute_layers(n_layers, a, b)`: with an `a:b` SWA:full ratio, the numbers of
-/// sliding-window and full layers (`{swa, full}`); 32 layers at 5:1 give 27 and 5.
-/// @throws std::invalid_argument when `a + b == 0`.
-std::pair<std::size_t, std::size_t> distribute_layers(std::size_t n_layers, std::size_t a,
-                                                      std::size_t b);
-
-/// A model's KV-cache footprint, the arguments of `estimate_totals` in
-/// memory_estimator_swa.py, with `n_kv_heads` given directly (Raschka's `--n_kv_groups`
-/// there is the group size: `n_kv_heads = n_heads / n_kv_groups`).
-struct KVMemoryConfig {
-    std::size_t batch = 1;                ///< sequences
-    std::size_t context_length = 0;       ///< tokens per sequence
-    std::size_t emb_dim = 0;              ///< model width
-    std::size_t n_heads = 0;              ///< query heads (`head_dim = ceil(emb_dim / n_heads)`)
-    std::size_t n_kv_heads = 0;           ///< key/value heads per layer
-    std::size_t n_layers = 0;             ///< transformer blocks
-    std::size_t bytes_per_elem = 2;       ///< 2 for bf16
-    std::size_t sliding_window_size = 0;  ///< W of the SWA layers (0: no SWA layers)
-    std::size_t swa_a = 0;                ///< SWA layers per block (ratio a:b)
-    std::size_t swa_b = 1;                ///< full layers per block
-
-    /// @throws std::invalid_argument naming the field when a size is 0, `n_kv_heads` does
-    /// not divide `n_heads`, or the ratio is 0:0.
-    void validate() const;
-};
-
-/// Total KV-cache bytes over all layers: SWA layers hold `min(context_length, W)` tokens,
-/// full layers `context_length`.
-/// @throws std::invalid_argument as `KVMemoryConfig::validate`.
-std::size_t kv_cache_total_bytes(const KVMemoryConfig& config);
 
 }  // namespace attn

@@ -1,266 +1,166 @@
+// attn::KVCache (kv_cache.hpp): full and sliding-window caches, one implementation. Tensors
+// are seen as [outer, S, inner] around the token axis (the second to last).
 #include "attn/attention/kv_cache.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 #include <stdexcept>
-#include <string>
 
-#include "attn/attention/attention.hpp"
 #include "attn/core/functional.hpp"
-#include "attn/attention/padding.hpp"
 
 namespace attn {
 
 namespace {
 
-// The width check every input of the attention goes through: [B, S, E] with the module's E.
-void check_input(const std::string& where, const Tensor& x, std::size_t E) {
-    const Shape s = shape_of(x);
-    if (s.size() != 3 || s[2] != E) throw_shape_error(where, "[B, S, " + std::to_string(E) + "]", s);
+// outer = product of the dimensions before the tokens, inner = the last dimension.
+struct Around {
+    std::size_t outer = 1, tokens = 0, inner = 0;
+};
+
+Around around(const Shape& s) {
+    Around a;
+    for (std::size_t i = 0; i + 2 < s.size(); ++i) a.outer *= s[i];
+    a.tokens = s[s.size() - 2];
+    a.inner = s.back();
+    return a;
 }
 
-// torch.concat([past, new], dim=1) for contiguous [B, S_past, E] and [B, Sq, E]: per batch
-// element, two blocks of memory one after the other (what attn::cat computes, without its
-// general index arithmetic: this runs at every decoding step).
-Tensor concat_tokens(const Tensor& past, const Tensor& now) {
-    const std::size_t B = past.shape()[0], Sp = past.shape()[1], Sn = now.shape()[1], E = past.shape()[2];
-    check_allocation("BaseSelfAttention (the cache and the new tokens)", Shape{B, Sp + Sn, E});
-    Tensor out = xt::empty<float>(Shape{B, Sp + Sn, E});
-    for (std::size_t b = 0; b < B; ++b) {
-        float* dst = out.data() + b * (Sp + Sn) * E;
-        std::memcpy(dst, past.data() + b * Sp * E, Sp * E * sizeof(float));
-        std::memcpy(dst + Sp * E, now.data() + b * Sn * E, Sn * E * sizeof(float));
-    }
+// Same shape but the token axis (and the last dimension, which keys and values may differ in).
+bool same_but_tokens(const Shape& a, const Shape& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i + 2 < a.size(); ++i)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+Shape with_tokens(Shape s, std::size_t tokens) {
+    s[s.size() - 2] = tokens;
+    return s;
+}
+
+// Rows [first, first + n) of the token axis of `src`, wrapping around `slots` (a ring) when
+// `slots` > 0: [outer, n, inner].
+Tensor token_rows(const Tensor& src, std::size_t first, std::size_t n, std::size_t slots) {
+    const Shape s = shape_of(src);
+    const Around a = around(s);
+    Tensor out = Tensor::from_shape(with_tokens(s, n));
+    for (std::size_t o = 0; o < a.outer; ++o)
+        for (std::size_t t = 0; t < n; ++t) {
+            const std::size_t row = slots ? (first + t) % slots : first + t;
+            std::copy_n(src.data() + (o * a.tokens + row) * a.inner, a.inner,
+                        out.data() + (o * n + t) * a.inner);
+        }
     return out;
 }
 
 }  // namespace
 
 KVCache::KVCache(Tensor key_, Tensor value_) : key(std::move(key_)), value(std::move(value_)) {
+    const Shape s = shape_of(key);
+    if (s.size() < 2) throw_shape_error("KVCache (key)", "[..., S, hd] (at least 2-D)", s);
+    pos = s[s.size() - 2];
     validate("KVCache");
 }
 
+KVCache KVCache::sliding_window(std::size_t window) {
+    if (window == 0) throw std::invalid_argument("KVCache::sliding_window: expected window > 0, got 0");
+    KVCache c;
+    c.window = window;
+    return c;
+}
+
 void KVCache::validate(const std::string& where) const {
-    check_rank(where + " (key)", shape_of(key), 3);
-    check_same_shape(where + " (value, the shape of key)", shape_of(key), shape_of(value));
+    const Shape sk = shape_of(key), sv = shape_of(value);
+    const bool empty = key.dimension() == 0 && value.dimension() == 0 && key.size() <= 1 && value.size() <= 1;
+    if (empty && (window ? true : pos == 0)) return;  // nothing appended yet (a ring may have been reset)
+    if (sk.size() < 2) throw_shape_error(where + " (key)", "[..., S, hd] (at least 2-D)", sk);
+    if (!same_but_tokens(sk, sv) || sk[sk.size() - 2] != sv[sv.size() - 2])
+        throw_shape_error(where + " (value, the shape of key but the last dimension)",
+                          shape_str(with_tokens(sk, sk[sk.size() - 2])), sv);
+    const std::size_t tokens = sk[sk.size() - 2];
+    if (window == 0 && tokens != pos)
+        throw std::invalid_argument(where + ": a full cache holds pos = " + std::to_string(pos) +
+                                    " tokens, but key has " + std::to_string(tokens) +
+                                    " on its token axis: " + shape_str(sk));
+    if (window != 0 && tokens != window)
+        throw std::invalid_argument(where + ": a ring of window = " + std::to_string(window) +
+                                    " slots, but key has " + std::to_string(tokens) + ": " +
+                                    shape_str(sk));
 }
 
-std::size_t KVCache::batch_size() const {
-    validate("KVCache::batch_size");
-    return key.shape()[0];
+void KVCache::append(const Tensor& keys, const Tensor& values) {
+    validate("KVCache::append");
+    const Shape s = shape_of(keys), sv = shape_of(values);
+    if (s.size() < 2) throw_shape_error("KVCache::append (keys)", "[..., T, hd] (at least 2-D)", s);
+    if (!same_but_tokens(s, sv) || s[s.size() - 2] != sv[sv.size() - 2])
+        throw_shape_error("KVCache::append (values, the shape of keys but the last dimension)",
+                          shape_str(with_tokens(s, s[s.size() - 2])), sv);
+    const std::size_t T = s[s.size() - 2];
+    std::size_t end = 0;
+    if (__builtin_add_overflow(pos, T, &end))
+        throw std::length_error("KVCache::append: position " + std::to_string(pos) + " + " +
+                                std::to_string(T) + " tokens overflows");
+    const bool first = key.dimension() == 0;
+    if (!first) {
+        const Shape held = shape_of(key);
+        if (!same_but_tokens(held, s) || held.back() != s.back() ||
+            shape_of(value).back() != sv.back())
+            throw_shape_error("KVCache::append (keys for a cache of " + shape_str(held) + ")",
+                              shape_str(with_tokens(held, T)), s);
+    }
+    if (window == 0) {
+        if (first) {
+            key = keys;
+            value = values;
+        } else {
+            key = attn::cat({key, keys}, long(s.size()) - 2);
+            value = attn::cat({value, values}, long(s.size()) - 2);
+        }
+        pos = end;
+        return;
+    }
+    if (first) {  // the ring's W slots, allocated once
+        key = attn::zeros(with_tokens(s, window));
+        value = attn::zeros(with_tokens(sv, window));
+    }
+    // Only the last W tokens survive; older ones would be overwritten anyway.
+    const std::size_t keep = std::min(T, window);
+    for (const auto& [dst, src] : {std::pair<Tensor*, const Tensor*>{&key, &keys}, {&value, &values}}) {
+        const Around a = around(shape_of(*src));
+        for (std::size_t o = 0; o < a.outer; ++o)
+            for (std::size_t t = T - keep; t < T; ++t)
+                std::copy_n(src->data() + (o * T + t) * a.inner, a.inner,
+                            dst->data() + (o * window + (pos + t) % window) * a.inner);
+    }
+    pos = end;
 }
 
-std::size_t KVCache::length() const {
-    validate("KVCache::length");
-    return key.shape()[1];
+Tensor KVCache::recent_keys(std::size_t n) const {
+    if (n > length())
+        throw std::invalid_argument("KVCache: asked for " + std::to_string(n) +
+                                    " recent tokens, holds " + std::to_string(length()));
+    validate("KVCache::recent_keys");
+    return token_rows(key, window ? (pos - n) % window : pos - n, n, window);
 }
 
-std::size_t KVCache::embed_dim() const {
-    validate("KVCache::embed_dim");
-    return key.shape()[2];
+Tensor KVCache::recent_values(std::size_t n) const {
+    if (n > length())
+        throw std::invalid_argument("KVCache: asked for " + std::to_string(n) +
+                                    " recent tokens, holds " + std::to_string(length()));
+    validate("KVCache::recent_values");
+    return token_rows(value, window ? (pos - n) % window : pos - n, n, window);
 }
+
+std::size_t KVCache::length() const { return window ? std::min(pos, window) : pos; }
 
 std::size_t KVCache::bytes() const {
-    validate("KVCache::bytes");
-    return 2 * key.size() * sizeof(float);
+    return key.dimension() == 0 ? 0 : (key.size() + value.size()) * sizeof(float);
 }
 
-Tensor causal_mask(std::size_t Sq, std::size_t Sk) {
-    if (Sq > Sk) {
-        throw std::invalid_argument("causal_mask: expected Sq <= Sk (new queries among the keys), got Sq = " +
-                                    std::to_string(Sq) + ", Sk = " + std::to_string(Sk));
-    }
-    // tril(ones(Sk, Sk))[-Sq:, :]: row i is row Sk - Sq + i of the triangle, ones in columns
-    // 0..Sk - Sq + i (= tril(ones(Sq, Sk), diagonal=Sk - Sq)). Built directly: O(Sq * Sk), not
-    // O(Sk^2), since a decoding step calls it with Sq = 1 and a long cache.
-    Tensor mask = attn::zeros({Sq, Sk});
-    for (std::size_t i = 0; i < Sq; ++i)
-        std::fill_n(mask.data() + i * Sk, Sk - Sq + i + 1, 1.0f);
-    return mask;
-}
+std::size_t KVCache::batch_size() const { return key.dimension() == 0 ? 0 : key.shape()[0]; }
 
-void BaseSelfAttentionConfig::validate() const {
-    require_positive("BaseSelfAttention", "embed_dim", embed_dim);
-    require_weight_size("BaseSelfAttention", "embed_dim", embed_dim, "embed_dim", embed_dim);
-}
-
-BaseSelfAttention::BaseSelfAttention(const BaseSelfAttentionConfig& config, Generator& gen)
-    : embed_dim((config.validate(), config.embed_dim)),
-      query_proj(embed_dim, embed_dim, true, gen),
-      key_proj(embed_dim, embed_dim, true, gen),
-      value_proj(embed_dim, embed_dim, true, gen),
-      output_proj(embed_dim, embed_dim, true, gen),
-      fully_masked_rows(config.fully_masked_rows) {}
-
-BaseSelfAttention::QueryKeyValue BaseSelfAttention::construct_query_key_value(
-    const Tensor& x, const KVCache* kv_cache) const {
-    check_input("BaseSelfAttention (x)", x, embed_dim);
-    QueryKeyValue qkv{query_proj(x), key_proj(x), value_proj(x)};
-    if (kv_cache) {
-        // key and value are public: a caller may have replaced either since the cache was
-        // made, so both are checked here, before anything is read.
-        kv_cache->validate("BaseSelfAttention (kv_cache)");
-        const Shape sc = shape_of(kv_cache->key);
-        if (sc[0] != x.shape()[0] || sc[2] != embed_dim)
-            throw_shape_error("BaseSelfAttention (kv_cache.key for x " + shape_str(shape_of(x)) + ")",
-                              "[" + std::to_string(x.shape()[0]) + ", S_past, " +
-                                  std::to_string(embed_dim) + "]",
-                              sc);
-        // The cached tokens come first: they are the earlier positions.
-        qkv.key = concat_tokens(kv_cache->key, qkv.key);
-        qkv.value = concat_tokens(kv_cache->value, qkv.value);
-    }
-    return qkv;
-}
-
-Tensor BaseSelfAttention::calculate_unmasked_attention_logits(const Tensor& query,
-                                                             const Tensor& key) const {
-    check_input("calculate_unmasked_attention_logits (query)", query, embed_dim);
-    check_input("calculate_unmasked_attention_logits (key)", key, embed_dim);
-    if (key.shape()[0] != query.shape()[0])
-        throw_shape_error("calculate_unmasked_attention_logits (key)",
-                          "[" + std::to_string(query.shape()[0]) + ", Sk, " + std::to_string(embed_dim) + "]",
-                          shape_of(key));
-    // One sgemm per batch element reading key as transposed (CblasTrans), as PyTorch's matmul
-    // does for the view key.transpose(1, 2): no [B, E, Sk] copy at every decoding step.
-    const std::size_t B = query.shape()[0], Sq = query.shape()[1], Sk = key.shape()[1], E = embed_dim;
-    check_allocation("calculate_unmasked_attention_logits", Shape{B, Sq, Sk});
-    Tensor logits = xt::zeros<float>(Shape{B, Sq, Sk});
-    if (Sq && Sk) {
-        for (std::size_t b = 0; b < B; ++b)
-            attn::gemm_rowmajor(query.data() + b * Sq * E, key.data() + b * Sk * E,
-                                logits.data() + b * Sq * Sk, Sq, E, Sk, /*transpose_b=*/true);
-    }
-    // Then divided by the Python float math.sqrt(E), which PyTorch's kernel casts to float32.
-    const float scale = static_cast<float>(std::sqrt(static_cast<double>(embed_dim)));
-    float* v = logits.data();
-    for (std::size_t i = 0; i < logits.size(); ++i) v[i] /= scale;
-    return logits;
-}
-
-Tensor BaseSelfAttention::apply_causal_mask(const Tensor& attention_logits, float mask_value) const {
-    const Shape s = shape_of(attention_logits);
-    check_rank("apply_causal_mask (attention_logits)", s, 3);
-    // masked_fill(causal_mask(Sq, Sk) == 0, mask_value) broadcast over B, written as the loop
-    // it amounts to: in row i, the columns after Sk - Sq + i are the future.
-    const std::size_t B = s[0], Sq = s[1], Sk = s[2];
-    if (Sq > Sk) causal_mask(Sq, Sk);  // throws, naming Sq and Sk
-    Tensor masked = attention_logits;
-    for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t i = 0; i < Sq; ++i) {
-            float* row = masked.data() + (b * Sq + i) * Sk;
-            std::fill(row + (Sk - Sq + i + 1), row + Sk, mask_value);
-        }
-    return masked;
-}
-
-Tensor& BaseSelfAttention::apply_causal_mask_square_(Tensor& attention_logits, float mask_value) const {
-    const Shape s = shape_of(attention_logits);
-    check_rank("apply_causal_mask_square_ (attention_logits)", s, 3);
-    // `B,S,S = attention_logits.shape`: the second S overwrites the first, so S = Sk.
-    const std::size_t B = s[0], S = s[2];
-    const Tensor mask = attn::tril(attn::ones({B, S, S}));
-    return masked_fill_(attention_logits, attn::eq(mask, 0.0f), mask_value);
-}
-
-Tensor BaseSelfAttention::apply_attention_mask(const LongTensor& attention_mask,
-                                               const Tensor& masked_attention_logits) const {
-    return attn::apply_attention_mask(masked_attention_logits, attention_mask);
-}
-
-Tensor BaseSelfAttention::calculate_attention_weights(const Tensor& masked_attention_logits) const {
-    return fully_masked_rows == FullyMaskedRows::zero ? attn::masked_softmax(masked_attention_logits)
-                                                      : attn::softmax(masked_attention_logits, -1);
-}
-
-Tensor BaseSelfAttention::calculate_final_output(const Tensor& attention_weights,
-                                                 const Tensor& value) const {
-    const Shape sw = shape_of(attention_weights), sv = shape_of(value);
-    check_rank("calculate_final_output (attention_weights)", sw, 3);
-    if (sv.size() != 3 || sv[0] != sw[0] || sv[1] != sw[2] || sv[2] != embed_dim)
-        throw_shape_error("calculate_final_output (value for weights " + shape_str(sw) + ")",
-                          "[" + std::to_string(sw[0]) + ", " + std::to_string(sw[2]) + ", " +
-                              std::to_string(embed_dim) + "]",
-                          sv);
-    return output_proj(attn::matmul(attention_weights, value));
-}
-
-BaseOutput BaseSelfAttention::forward(const Tensor& x, const std::optional<LongTensor>& attention_mask,
-                                      const KVCache* kv_cache) const {
-    auto [query, key, value] = construct_query_key_value(x, kv_cache);
-    if (attention_mask) {
-        // Check before any work, so the message names x and the cache, not an inner step.
-        const Shape want{x.shape()[0], key.shape()[1]};
-        if (shape_of(*attention_mask) != want)
-            throw_shape_error("BaseSelfAttention (attention_mask [B, S_past + Sq] for x " +
-                                  shape_str(shape_of(x)) + " and a cache of " +
-                                  std::to_string(kv_cache ? kv_cache->length() : 0) + " tokens)",
-                              shape_str(want), shape_of(*attention_mask));
-    }
-    Tensor logits = calculate_unmasked_attention_logits(query, key);
-    logits = apply_causal_mask(logits);
-    if (attention_mask) logits = apply_attention_mask(*attention_mask, logits);
-    Tensor weights = calculate_attention_weights(logits);
-    Tensor output = calculate_final_output(weights, value);
-    return BaseOutput{std::move(output), std::move(weights), std::move(key), std::move(value)};
-}
-
-namespace {
-
-void check_decode_args(const BaseSelfAttention& attention, const Tensor& prompt,
-                       const Tensor& tokens, std::size_t chunk) {
-    const std::size_t E = attention.embed_dim;
-    check_input("decode (prompt)", prompt, E);
-    check_input("decode (tokens)", tokens, E);
-    if (tokens.shape()[0] != prompt.shape()[0])
-        throw_shape_error("decode (tokens, the batch size of the prompt)",
-                          "[" + std::to_string(prompt.shape()[0]) + ", N, " + std::to_string(E) + "]",
-                          shape_of(tokens));
-    if (prompt.shape()[1] == 0)
-        throw_shape_error("decode (prompt)", "[B, S0 >= 1, " + std::to_string(E) + "]", shape_of(prompt));
-    if (chunk == 0) throw std::invalid_argument("decode: expected chunk >= 1, got 0");
-}
-
-}  // namespace
-
-Tensor decode_with_cache(const BaseSelfAttention& attention, const Tensor& prompt,
-                         const Tensor& tokens, std::size_t chunk) {
-    check_decode_args(attention, prompt, tokens, chunk);
-    const long N = static_cast<long>(tokens.shape()[1]);
-    const BaseOutput first = attention(prompt);
-    KVCache cache(first.key, first.value);
-    std::vector<Tensor> outputs;
-    for (long start = 0; start < N; start += static_cast<long>(chunk)) {
-        const long stop = std::min(N, start + static_cast<long>(chunk));
-        const BaseOutput out = attention(attn::slice(tokens, 1, start, stop), std::nullopt, &cache);
-        outputs.push_back(out.attention_output);
-        cache = KVCache(out.key, out.value);  // the returned keys/values are the next cache
-    }
-    if (outputs.empty()) return xt::empty<float>(Shape{prompt.shape()[0], 0, attention.embed_dim});
-    return attn::cat(outputs, 1);
-}
-
-Tensor decode_without_cache(const BaseSelfAttention& attention, const Tensor& prompt,
-                            const Tensor& tokens, std::size_t chunk) {
-    check_decode_args(attention, prompt, tokens, chunk);
-    const long N = static_cast<long>(tokens.shape()[1]);
-    const long S0 = static_cast<long>(prompt.shape()[1]);
-    std::vector<Tensor> outputs;
-    for (long start = 0; start < N; start += static_cast<long>(chunk)) {
-        const long stop = std::min(N, start + static_cast<long>(chunk));
-        const Tensor prefix = attn::cat({prompt, attn::slice(tokens, 1, 0, stop)}, 1);
-        const BaseOutput out = attention(prefix);
-        outputs.push_back(attn::slice(out.attention_output, 1, S0 + start, S0 + stop));
-    }
-    if (outputs.empty()) return xt::empty<float>(Shape{prompt.shape()[0], 0, attention.embed_dim});
-    return attn::cat(outputs, 1);
-}
-
-
-std::size_t kv_cache_bytes_per_token(std::size_t num_layers, std::size_t num_heads,
-                                     std::size_t head_dim, std::size_t bytes_per_element) {
-    return 2 * num_layers * num_heads * head_dim * bytes_per_element;
+void KVCache::reset() {
+    pos = 0;
+    if (window == 0) key = value = Tensor();
 }
 
 }  // namespace attn

@@ -1,197 +1,76 @@
 /// @file kv_cache.hpp
-/// @brief Notebook 000's `BaseSelfAttention` with an optional attention mask and KV cache, the
-/// causal mask for `Sq` queries against `Sk` keys, and token-by-token decoding helpers.
+/// @brief One KV cache for every attention module of the book: the keys and values of the
+/// tokens a layer has seen, so that a new token computes its own query, key and value only
+/// (notebook 000 In [30]; notebook 003 "Key-Value Caching").
 ///
-/// During generation every step adds one token. Its query must see the keys and values of all
-/// earlier tokens, which do not change: keep them (the KV cache, 000 In [30]) and compute
-/// query, key and value for the new token only (003 "Key-Value Caching"). The logits are then
-/// `[B, Sq, Sk]` with `Sq` new queries and `Sk = S_past + Sq` keys, and the causal mask must be
-/// the last `Sq` rows of the `[Sk, Sk]` lower triangle (000 In [37]).
+/// The token axis is the second to last: `[B, S, E]` for notebook 000's single head,
+/// `[B, num_kv_heads, S, head_dim]` for the multi-head and grouped layers (Raschka's
+/// `cache_k`). Two configurations of the same cache:
+/// - full (`window == 0`): every token is kept; `key` and `value` hold exactly the `pos`
+///   tokens seen, grown by `torch.cat` along the token axis;
+/// - sliding window (`window = W`, chapter 14): a ring of `W` slots, allocated at the first
+///   `append`; the token at position `p` lives in slot `p % W`, so the memory is the same
+///   after `W` tokens as after a million.
+/// What either costs per token of a model is `kv_memory.hpp`'s estimate.
 #pragma once
 
 #include <cstddef>
-#include <limits>
-#include <optional>
 #include <string>
-#include <vector>
 
-#include "attn/core/functional.hpp"
-#include "attn/core/generator.hpp"
-#include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
 
 namespace attn {
 
-/// `KVCache` of 000 In [30]: the keys and values of the tokens processed so far.
-/// Both `[B, S_past, E]` float32.
-struct KVCache {
-    /// @throws std::invalid_argument when `key` is not 3-D or `value` differs from it in shape.
+/// The keys and values of the tokens seen so far (see the file comment).
+class KVCache {
+public:
+    /// An empty full cache: `key` and `value` get their shape from the first `append`.
+    KVCache() = default;
+
+    /// Notebook 000's `KVCache(key=..., value=...)`: a full cache holding these tokens,
+    /// `[B, S, E]` (or `[B, H, S, hd]`: any rank >= 2, tokens second to last); `pos = S`.
+    /// @throws std::invalid_argument when `key` has rank < 2 or `value` differs from it in
+    /// every dimension but the last.
     KVCache(Tensor key, Tensor value);
 
-    /// Checks the invariant the constructor established: `key` 3-D and `value` of the same
-    /// shape. `key` and `value` are public (a chapter prints and concatenates them), so every
-    /// reader below, and `BaseSelfAttention::forward`, calls this before reading them.
-    /// @throws std::invalid_argument naming `where` and both shapes otherwise.
+    /// An empty sliding-window cache of `window` slots.
+    /// @throws std::invalid_argument when `window` is 0.
+    static KVCache sliding_window(std::size_t window);
+
+    /// Adds the keys and values `[..., T, *]` of the tokens at positions `pos .. pos + T - 1`
+    /// (a ring keeps only the last `W` of them) and advances `pos` by `T`. The first append
+    /// of an empty cache fixes every dimension but the tokens'.
+    /// @throws std::invalid_argument when the shapes do not fit the cache (naming both), or
+    /// the cache's public fields were changed into an inconsistent state (`validate`);
+    /// std::length_error when the positions or the grown cache overflow.
+    void append(const Tensor& keys, const Tensor& values);
+
+    /// The `n` most recent keys, oldest first: `[..., n, *]`.
+    /// @throws std::invalid_argument when `n > length()`.
+    Tensor recent_keys(std::size_t n) const;
+    /// The `n` most recent values, oldest first: `[..., n, *]`.
+    /// @throws std::invalid_argument when `n > length()`.
+    Tensor recent_values(std::size_t n) const;
+
+    /// Tokens held: `pos` for a full cache, `min(pos, W)` for a ring.
+    std::size_t length() const;
+    /// Bytes allocated for keys and values: `2 * key.size() * sizeof(float)`.
+    std::size_t bytes() const;
+    /// `B`: the batch size (0 while empty).
+    std::size_t batch_size() const;
+    /// `reset_cache()`: position 0, nothing held (a ring keeps its slots allocated).
+    void reset();
+
+    /// Checks the invariants of the public fields: `key` and `value` of one shape but the
+    /// last dimension, rank >= 2 (or both empty while nothing was appended), and for a full
+    /// cache `pos` tokens on the token axis, for a ring `window` slots.
+    /// @throws std::invalid_argument naming `where` and what does not fit.
     void validate(const std::string& where = "KVCache") const;
 
-    /// `B`. @throws std::invalid_argument as `validate`.
-    std::size_t batch_size() const;
-    /// `S_past`. @throws std::invalid_argument as `validate`.
-    std::size_t length() const;
-    /// `E`. @throws std::invalid_argument as `validate`.
-    std::size_t embed_dim() const;
-    /// Bytes held: `2 * B * S_past * E * sizeof(float)`.
-    /// @throws std::invalid_argument as `validate`.
-    std::size_t bytes() const;
-
-    Tensor key;    ///< `[B, S_past, E]`
-    Tensor value;  ///< `[B, S_past, E]`
+    Tensor key;              ///< `[..., S, hd]`: `pos` tokens (full) or `W` slots (ring)
+    Tensor value;            ///< `[..., S, dv]`
+    std::size_t pos = 0;     ///< tokens seen = the next token's position
+    std::size_t window = 0;  ///< 0: full; W: a ring of W slots
 };
-
-/// `BaseOutput` of 000 In [25]: what `BaseSelfAttention::forward` returns.
-struct BaseOutput {
-    Tensor attention_output;   ///< `[B, Sq, E]`, after `output_proj`
-    Tensor attention_weights;  ///< `[B, Sq, Sk]`
-    Tensor key;    ///< `[B, Sk, E]`: the cached keys followed by the new ones (the next cache)
-    Tensor value;  ///< `[B, Sk, E]`
-};
-
-/// What a query row that may attend to no key at all (every logit `-inf`) becomes.
-enum class FullyMaskedRows {
-    nan,   ///< `torch.softmax`, as the notebook: NaN (`-inf - -inf`); NaN then spreads
-    zero,  ///< `masked_softmax`: a row of zero weights, so the output row is `output_proj(0)`
-};
-
-/// The causal mask for `Sq` new queries against `Sk` keys (the last `Sq` of which are the
-/// new tokens): the last `Sq` rows of `tril(ones(Sk, Sk))`, i.e. `tril(ones(Sk, Sk))[-Sq:, :]`
-/// (000 In [37], In [41]). `[Sq, Sk]` float32, 1 = may attend, 0 = future. `Sq == Sk` is the
-/// usual square mask; `Sq == 1` is all ones (the newest token sees everything).
-/// @throws std::invalid_argument when `Sq > Sk` (more new tokens than keys).
-Tensor causal_mask(std::size_t Sq, std::size_t Sk);
-
-/// The arguments of `BaseSelfAttention(embed_dim)` (000 In [41]), plus what a fully masked
-/// query row becomes: `BaseSelfAttention({.embed_dim = 16})`.
-struct BaseSelfAttentionConfig {
-    std::size_t embed_dim = 0;  ///< `E`: the width of tokens, queries, keys and values
-    /// `nan` (default) is the notebook's `torch.softmax`; `zero` the masked softmax that left
-    /// padding needs (chapter 9).
-    FullyMaskedRows fully_masked_rows = FullyMaskedRows::nan;
-
-    /// @throws std::invalid_argument naming the field when `embed_dim` is 0.
-    void validate() const;
-};
-
-/// `BaseSelfAttention(embed_dim)` of 000 In [41] (In [26] without the cache): single-head causal
-/// self-attention with four biased projections `Linear(E, E)`, an optional `attention_mask`
-/// `[B, Sk]` and an optional `KVCache`. The steps are public so a chapter can run them one by
-/// one as the notebook does.
-class BaseSelfAttention {
-public:
-    /// Builds `query_proj`, `key_proj`, `value_proj`, `output_proj` in that order from `gen`
-    /// (each weight then bias: 4 * (E * E + E) 32-bit draws, as PyTorch).
-    /// @throws std::invalid_argument as `BaseSelfAttentionConfig::validate`.
-    explicit BaseSelfAttention(const BaseSelfAttentionConfig& config,
-                               Generator& gen = default_generator());
-
-    /// Query, key and value; the keys and values of the cache come first.
-    struct QueryKeyValue {
-        Tensor query;  ///< `[B, Sq, E]`
-        Tensor key;    ///< `[B, S_past + Sq, E]`
-        Tensor value;  ///< `[B, S_past + Sq, E]`
-    };
-
-    /// `construct_query_key_value(x, kv_cache)`: `x [B, Sq, E]`; with a cache, `key` and
-    /// `value` are `torch.concat([kv_cache.key, key_proj(x)], dim=1)` (000 In [32]/[33]).
-    /// @throws std::invalid_argument when `x` is not `[B, Sq, E]`, the cache's `key` is not
-    /// 3-D or its `value` differs from it in shape (`KVCache::validate`), or the cache's batch
-    /// size or width differs from `x`'s (naming both shapes); std::length_error when the
-    /// concatenation cannot be allocated.
-    QueryKeyValue construct_query_key_value(const Tensor& x,
-                                            const KVCache* kv_cache = nullptr) const;
-
-    /// `query @ key.transpose(1, 2) / sqrt(E)`: `[B, Sq, E]`, `[B, Sk, E]` -> `[B, Sq, Sk]`.
-    /// One BLAS sgemm per batch element reads `key` as transposed (no `[B, E, Sk]` copy, as
-    /// PyTorch's matmul of a transposed view), then each logit is divided by `float(sqrt(E))`.
-    /// @throws std::invalid_argument when the shapes do not fit.
-    Tensor calculate_unmasked_attention_logits(const Tensor& query, const Tensor& key) const;
-
-    /// The fixed `apply_causal_mask` of 000 In [41]: `mask_value` where
-    /// `causal_mask(Sq, Sk) == 0`. `[B, Sq, Sk] -> [B, Sq, Sk]`.
-    /// @throws std::invalid_argument when the logits are not 3-D or `Sq > Sk`.
-    Tensor apply_causal_mask(const Tensor& attention_logits,
-                             float mask_value = -std::numeric_limits<float>::infinity()) const;
-
-    /// The first `apply_causal_mask` of 000 In [26], kept to show its bug: Python's
-    /// `B,S,S = attention_logits.shape` leaves `S = Sk`, so the mask is `tril(ones(B, Sk, Sk))`,
-    /// applied in place with `masked_fill_`. Works when `Sq == Sk`; with a cache (`Sq < Sk`) the
-    /// mask would grow the logits and it throws PyTorch's In [36] error.
-    /// @throws std::invalid_argument `output with shape [B, Sq, Sk] doesn't match the broadcast
-    /// shape [B, Sk, Sk]` when `Sq != Sk`; when the logits are not 3-D.
-    Tensor& apply_causal_mask_square_(Tensor& attention_logits,
-                                      float mask_value = -std::numeric_limits<float>::infinity()) const;
-
-    /// `apply_attention_mask(attention_mask, logits)`: `attn::apply_attention_mask` (padding.hpp).
-    /// @throws std::invalid_argument when the mask is not `[B, Sk]`.
-    Tensor apply_attention_mask(const LongTensor& attention_mask,
-                                const Tensor& masked_attention_logits) const;
-
-    /// `torch.softmax(logits, dim=-1)` or `masked_softmax`, by `fully_masked_rows`.
-    Tensor calculate_attention_weights(const Tensor& masked_attention_logits) const;
-
-    /// `output_proj(attention_weights @ value)`: `[B, Sq, Sk]`, `[B, Sk, E]` -> `[B, Sq, E]`.
-    /// @throws std::invalid_argument when the shapes do not fit.
-    Tensor calculate_final_output(const Tensor& attention_weights, const Tensor& value) const;
-
-    /// `forward(x, attention_mask, kv_cache)` of 000 In [41]: `x [B, Sq, E]`;
-    /// `attention_mask [B, S_past + Sq]` int64 (1 = real token) if given; `kv_cache` with
-    /// `[B, S_past, E]` keys and values if given. The returned `key`/`value` make the next cache.
-    /// @throws std::invalid_argument when `x`, the mask or the cache do not fit (naming the
-    /// expected and actual shapes).
-    BaseOutput forward(const Tensor& x,
-                       const std::optional<LongTensor>& attention_mask = std::nullopt,
-                       const KVCache* kv_cache = nullptr) const;
-
-    /// Same as `forward`.
-    BaseOutput operator()(const Tensor& x,
-                          const std::optional<LongTensor>& attention_mask = std::nullopt,
-                          const KVCache* kv_cache = nullptr) const {
-        return forward(x, attention_mask, kv_cache);
-    }
-
-    std::size_t embed_dim;    ///< `E`
-    nn::Linear query_proj;    ///< `Linear(E, E)`, bias
-    nn::Linear key_proj;      ///< `Linear(E, E)`, bias
-    nn::Linear value_proj;    ///< `Linear(E, E)`, bias
-    nn::Linear output_proj;   ///< `Linear(E, E)`, bias
-    /// `nan` (default) is the notebook's `torch.softmax`; set `zero` for the masked softmax
-    /// that left padding needs (chapter 9).
-    FullyMaskedRows fully_masked_rows = FullyMaskedRows::nan;
-};
-
-// ---------------------------------------------------------------- decoding token by token
-
-/// Runs `prompt [B, S0, E]` (S0 >= 1) to fill the cache, then feeds `tokens [B, N, E]` in
-/// chunks of `chunk` tokens (the last chunk may be shorter), each with the cache of everything
-/// before it: the outputs of generation with a KV cache. Returns `[B, N, E]`.
-/// @throws std::invalid_argument when the shapes do not fit (`[B, *, E]` for both) or `chunk`
-/// is 0 or `S0` is 0.
-Tensor decode_with_cache(const BaseSelfAttention& attention, const Tensor& prompt,
-                         const Tensor& tokens, std::size_t chunk = 1);
-
-/// The same outputs without a cache: for each chunk, a full forward over
-/// `concat([prompt, tokens[:, :end]])`, keeping the chunk's rows (000 In [43]'s `output_new`).
-/// @throws std::invalid_argument as `decode_with_cache`.
-Tensor decode_without_cache(const BaseSelfAttention& attention, const Tensor& prompt,
-                            const Tensor& tokens, std::size_t chunk = 1);
-
-// ---------------------------------------------------------------- what the cache costs
-
-/// Bytes the KV cache holds per token of one sequence: keys and values (2) for every layer,
-/// head and head dimension: `2 * num_layers * num_heads * head_dim * bytes_per_element`.
-/// For 000's single layer and head with `E = 16` in float32: `2 * 16 * 4 = 128` bytes.
-/// (With grouped-query attention `num_heads` is the number of key/value heads.)
-std::size_t kv_cache_bytes_per_token(std::size_t num_layers, std::size_t num_heads,
-                                     std::size_t head_dim,
-                                     std::size_t bytes_per_element = sizeof(float));
 
 }  // namespace attn

@@ -1,41 +1,22 @@
+// MultiHeadAttention (multihead.hpp): Raschka ch. 3.6.2, and stack_heads.
 #include "attn/attention/multihead.hpp"
 
-#include <algorithm>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 
 #include <xtensor/xbuilder.hpp>
 
-#include "attn/kernels/fused_attention.hpp"
+#include "attn/attention/config.hpp"
 #include "attn/core/functional.hpp"
+#include "attn/print/torch.hpp"
 
 namespace attn {
 
 namespace {
 
-constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-
 long to_long(std::size_t n) { return static_cast<long>(n); }
-
-// Checks x is [b, T, width] and returns its shape.
-Shape check_batch(const std::string& where, const Tensor& x, std::size_t width) {
-    const Shape s = shape_of(x);
-    if (s.size() != 3 || s[2] != width)
-        throw_shape_error(where, "[b, T, " + std::to_string(width) + "]", s);
-    return s;
-}
-
-// Rows [begin, end) of a Linear's weight (and bias): the layer that computes those outputs.
-nn::Linear linear_rows(const nn::Linear& l, std::size_t begin, std::size_t end) {
-    Tensor w = attn::slice(l.weight, 0, to_long(begin), to_long(end));
-    std::optional<Tensor> b;
-    if (l.bias) b = attn::slice(*l.bias, 0, to_long(begin), to_long(end));
-    return nn::Linear(std::move(w), std::move(b));
-}
 
 // Several Linear layers with the same input stacked along their outputs.
 nn::Linear linear_stack(const std::vector<const nn::Linear*>& layers) {
@@ -54,66 +35,6 @@ nn::Linear linear_stack(const std::vector<const nn::Linear*>& layers) {
 }
 
 }  // namespace
-
-// ------------------------------------------------------------------------- split
-
-std::vector<Tensor> split(const Tensor& x, std::size_t split_size, long dim) {
-    if (split_size == 0) throw std::invalid_argument("split: expected split_size > 0, got 0");
-    if (x.dimension() == 0) throw_shape_error("split", "at least 1-D", shape_of(x));
-    const std::size_t d = wrap_dim("split", dim, x.dimension());
-    const std::size_t n = x.shape()[d];
-    std::vector<Tensor> parts;
-    for (std::size_t start = 0; start < n; start += split_size)
-        parts.push_back(attn::slice(x, to_long(d), to_long(start),
-                                    to_long(std::min(n, start + split_size))));
-    if (parts.empty()) parts.push_back(x);  // torch.split of an empty dim gives one empty chunk
-    return parts;
-}
-
-// ------------------------------------------------------------------------- wrapper
-
-void MultiHeadAttentionWrapperConfig::validate() const {
-    const std::string where = "MultiHeadAttentionWrapper";
-    require_positive(where, "num_heads", num_heads);
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "context_length", context_length);
-    require_probability(where, "dropout", dropout);
-    require_weight_size(where, "d_out", d_out, "d_in", d_in);
-    require_mask_size(where, "context_length", context_length);
-}
-
-MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(const MultiHeadAttentionWrapperConfig& config,
-                                                     Generator& gen) {
-    config.validate();
-    heads.reserve(config.num_heads);
-    for (std::size_t h = 0; h < config.num_heads; ++h)
-        heads.emplace_back(CausalAttentionConfig{.d_in = config.d_in,
-                                                 .d_out = config.d_out,
-                                                 .context_length = config.context_length,
-                                                 .dropout = config.dropout,
-                                                 .qkv_bias = config.qkv_bias,
-                                                 .backend = config.backend},
-                           gen);
-}
-
-MultiHeadAttentionWrapper::Steps MultiHeadAttentionWrapper::forward_steps(const Tensor& x,
-                                                                          Generator& gen) const {
-    Steps st;
-    for (const auto& head : heads) st.head_outputs.push_back(head(x, gen));
-    st.context_vec = attn::cat(st.head_outputs, -1);
-    return st;
-}
-
-Tensor MultiHeadAttentionWrapper::operator()(const Tensor& x, Generator& gen) const {
-    return forward_steps(x, gen).context_vec;
-}
-
-void MultiHeadAttentionWrapper::train(bool mode) {
-    for (auto& head : heads) head.train(mode);
-}
-
-// ------------------------------------------------------------------------- weight split
 
 void MultiHeadAttentionConfig::validate() const {
     const std::string where = "MultiHeadAttention";
@@ -161,12 +82,33 @@ MultiHeadAttention::MultiHeadAttention(nn::Linear Wq, nn::Linear Wk, nn::Linear 
     mask = attn::triu(attn::ones({context_length, context_length}), 1);
 }
 
+Shape MultiHeadAttention::check(const Tensor& x) const {
+    const std::string where = "MultiHeadAttention";
+    const Shape s = check_tokens(where, x, d_in());
+    const std::size_t d = d_out();
+    check_linear(where, "W_key", W_key, d_in(), d);
+    check_linear(where, "W_value", W_value, d_in(), d);
+    check_linear(where, "out_proj", out_proj, d, d);
+    check_heads(where, num_heads, head_dim, d);
+    check_dropout(where, dropout);
+    return s;
+}
+
+SDPAOptions MultiHeadAttention::options(const BufferMask& causal, Generator& gen) const {
+    SDPAOptions o{.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
+                  .dropout_p = dropout.training ? dropout.p : 0.0,
+                  .dropout_backend = dropout.backend,
+                  .generator = &gen};
+    causal.apply(o);
+    return o;
+}
+
 MultiHeadAttention::Steps MultiHeadAttention::forward_steps(const Tensor& x,
                                                             Generator& gen) const {
-    const Shape s = check_batch("MultiHeadAttention", x, d_in());
+    const Shape s = check(x);
     const long b = to_long(s[0]), T = to_long(s[1]);
     const long H = to_long(num_heads), hd = to_long(head_dim);
-    const BoolTensor causal_mask = causal_mask_for("MultiHeadAttention", mask, s[1]);
+    const BufferMask causal = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);
     Steps st;
     st.queries = W_query(x);
     st.keys = W_key(x);
@@ -179,14 +121,15 @@ MultiHeadAttention::Steps MultiHeadAttention::forward_steps(const Tensor& x,
     st.queries_heads = attn::transpose(st.queries_split, 1, 2);
     st.keys_heads = attn::transpose(st.keys_split, 1, 2);
     st.values_heads = attn::transpose(st.values_split, 1, 2);
-    // [b, H, T, hd] @ [b, H, hd, T] -> [b, H, T, T]; the [T, T] mask broadcasts over b and H.
-    st.attn_scores = attn::masked_fill(
-        attn::matmul(st.queries_heads, attn::transpose(st.keys_heads, 2, 3)), causal_mask,
-        neg_inf);
-    const float d_k = static_cast<float>(head_dim);
-    st.attn_weights = attn::softmax(Tensor(st.attn_scores / std::sqrt(d_k)), -1);
-    st.dropped_weights = dropout(st.attn_weights, gen);
-    st.context_heads = attn::matmul(st.dropped_weights, st.values_heads);
+    // [b, H, T, hd] @ [b, H, hd, T] -> [b, H, T, T], masked, softmax(/ sqrt(hd)), dropout,
+    // @ values: the core's steps. The [T, T] mask broadcasts over b and H.
+    const SDPASteps core = scaled_dot_product_attention_steps(
+        st.queries_heads, st.keys_heads, st.values_heads, options(causal, gen));
+    st.attn_scores = attn::masked_fill(core.attn_scores, core.hidden,
+                                       -std::numeric_limits<float>::infinity());
+    st.attn_weights = core.attn_weights;
+    st.dropped_weights = core.dropped_weights;
+    st.context_heads = core.output;
     st.context_transposed = attn::transpose(st.context_heads, 1, 2);
     st.context_merged = attn::view(st.context_transposed, {b, T, to_long(d_out())});
     st.context_vec = out_proj(st.context_merged);
@@ -194,92 +137,25 @@ MultiHeadAttention::Steps MultiHeadAttention::forward_steps(const Tensor& x,
 }
 
 Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
-    // The fast path gives forward_steps' bits without its [b, H, T, T] intermediates
-    // (fast_attention.hpp); with dropout active it falls back to the steps.
-    if (x.dimension() == 3 && x.shape()[2] == d_in() && x.size() > 0 &&
-        fast::supports(*this, x.shape()[1]))
-        return fast::multihead_forward(*this, x);
-    return forward_steps(x, gen).context_vec;
+    const Shape s = check(x);
+    const BufferMask causal = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);
+    const Tensor queries = W_query(x), keys = W_key(x), values = W_value(x);  // [b, T, d_out]
+    // queries.view(b, T, H, hd).transpose(1, 2) without a copy; the context comes back
+    // merged, [b, T, H * hd], as .transpose(1, 2).contiguous().view(b, T, d_out) gives it.
+    const Tensor context = attend(HeadsView::split(queries, num_heads, head_dim),
+                                  HeadsView::split(keys, num_heads, head_dim),
+                                  HeadsView::split(values, num_heads, head_dim),
+                                  options(causal, gen));
+    return out_proj(context);
 }
 
-// ------------------------------------------------------------------------- GPT-2
-
-namespace {
-
-// Every check of a GPT2Config, before the layer draws anything.
-const GPT2Config& checked(const GPT2Config& config) {
-    const std::string where = "GPT2Attention";
-    require_divisible(where + " (n_embd, n_head)", "d_out", config.n_embd, "num_heads", config.n_head);
-    require_positive(where, "block_size", config.block_size);
-    require_probability(where, "dropout", config.dropout);
-    std::size_t three = 0;
-    if (__builtin_mul_overflow(config.n_embd, std::size_t{3}, &three))
-        throw std::length_error(where + " (c_attn weight [3 * n_embd, n_embd]): 3 * n_embd = 3 * " +
-                                std::to_string(config.n_embd) + " overflows");
-    require_weight_size(where + " (c_attn)", "3 * n_embd", three, "n_embd", config.n_embd);
-    require_mask_size(where, "block_size", config.block_size);
-    return config;
+std::string repr(const MultiHeadAttention& m) {
+    return module_repr("MultiHeadAttention", {{"W_query", nn::repr(m.W_query)},
+                                              {"W_key", nn::repr(m.W_key)},
+                                              {"W_value", nn::repr(m.W_value)},
+                                              {"out_proj", nn::repr(m.out_proj)},
+                                              {"dropout", nn::repr(m.dropout)}});
 }
-
-}  // namespace
-
-GPT2Attention::GPT2Attention(const GPT2Config& config, nn::BernoulliBackend backend,
-                             Generator& gen)
-    : max_positions(checked(config).block_size),
-      embed_dim(config.n_embd),
-      num_heads((require_divisible("GPT2Attention (n_embd, n_head)", "d_out", config.n_embd, "num_heads", config.n_head),
-                 config.n_head)),
-      head_dim(config.n_embd / config.n_head),
-      c_attn(config.n_embd, 3 * config.n_embd, config.bias, gen),
-      c_proj(config.n_embd, config.n_embd, config.bias, gen),
-      attn_dropout(config.dropout, backend),
-      resid_dropout(config.dropout, backend) {
-    if (config.block_size == 0)
-        throw std::invalid_argument("GPT2Attention: expected block_size > 0, got 0");
-    const long n = to_long(config.block_size);
-    bias = attn::view(attn::tril(attn::ones({config.block_size, config.block_size})),
-                      {1, 1, n, n});
-}
-
-GPT2Attention::Steps GPT2Attention::forward_steps(const Tensor& x, Generator& gen) const {
-    const Shape s = check_batch("GPT2Attention", x, embed_dim);
-    const long B = to_long(s[0]), T = to_long(s[1]), S = to_long(s[2]);
-    const long H = to_long(num_heads), hs = to_long(head_dim);
-    if (s[1] > max_positions) {
-        throw std::invalid_argument("GPT2Attention: got " + std::to_string(s[1]) +
-                                    " tokens, but block_size is " +
-                                    std::to_string(max_positions) +
-                                    " (the causal buffer has only that many rows)");
-    }
-    Steps st;
-    st.qkv = c_attn(x);
-    const auto parts = attn::split(st.qkv, embed_dim, 2);
-    st.q = parts[0];
-    st.k = parts[1];
-    st.v = parts[2];
-    st.q_heads = attn::transpose(attn::view(st.q, {B, T, H, hs}), 1, 2);
-    st.k_heads = attn::transpose(attn::view(st.k, {B, T, H, hs}), 1, 2);
-    st.v_heads = attn::transpose(attn::view(st.v, {B, T, H, hs}), 1, 2);
-    // `* (1.0 / math.sqrt(k.size(-1)))`: a Python double, rounded to float32 by the multiply.
-    const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-    st.att_scores = attn::matmul(st.q_heads, attn::transpose(st.k_heads, -2, -1)) * scale;
-    // bias[:, :, :T, :T] == 0 marks the future; [1, 1, T, T] broadcasts over B and H.
-    const Tensor causal = attn::slice(attn::slice(bias, 2, 0, T), 3, 0, T);
-    st.att_masked = attn::masked_fill(st.att_scores, attn::eq(causal, 0.0f), neg_inf);
-    st.att = attn::softmax(st.att_masked, -1);
-    st.att_dropped = attn_dropout(st.att, gen);
-    st.y_heads = attn::matmul(st.att_dropped, st.v_heads);
-    st.y = attn::view(attn::transpose(st.y_heads, 1, 2), {B, T, S});
-    st.proj = c_proj(st.y);
-    st.output = resid_dropout(st.proj, gen);
-    return st;
-}
-
-Tensor GPT2Attention::operator()(const Tensor& x, Generator& gen) const {
-    return forward_steps(x, gen).output;
-}
-
-// ------------------------------------------------------------------------- layout maps
 
 MultiHeadAttention stack_heads(const MultiHeadAttentionWrapper& wrapper) {
     const auto& first = wrapper.heads.at(0);
@@ -300,16 +176,6 @@ MultiHeadAttention stack_heads(const MultiHeadAttentionWrapper& wrapper) {
                          nn::Linear(std::move(eye), std::nullopt), first.context_length(),
                          wrapper.num_heads(), first.dropout.p, first.dropout.backend);
     m.train(first.dropout.training);
-    return m;
-}
-
-MultiHeadAttention split_c_attn(const GPT2Attention& layer) {
-    const std::size_t S = layer.embed_dim;
-    MultiHeadAttention m(linear_rows(layer.c_attn, 0, S), linear_rows(layer.c_attn, S, 2 * S),
-                         linear_rows(layer.c_attn, 2 * S, 3 * S), layer.c_proj,
-                         layer.max_positions, layer.num_heads, layer.attn_dropout.p,
-                         layer.attn_dropout.backend);
-    m.train(layer.attn_dropout.training);
     return m;
 }
 

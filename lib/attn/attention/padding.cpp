@@ -178,24 +178,6 @@ Tensor apply_attention_mask(const Tensor& attention_logits, const LongTensor& at
     return attn::masked_fill(attention_logits, padded, mask_value);
 }
 
-Tensor masked_softmax(const Tensor& x) {
-    const Shape s = shape_of(x);
-    if (s.empty()) throw_shape_error("masked_softmax", "at least 1-D", s);
-    Tensor y = attn::softmax(x, -1);
-    const std::size_t n = s.back();
-    const std::size_t rows = n ? x.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* in = x.data() + r * n;
-        bool all_masked = true;
-        for (std::size_t j = 0; j < n && all_masked; ++j)
-            all_masked = std::isinf(in[j]) && in[j] < 0;
-        // A query with nothing to attend to gets zero weights instead of 0/0 = NaN.
-        if (all_masked)
-            for (std::size_t j = 0; j < n; ++j) y.data()[r * n + j] = 0.0f;
-    }
-    return y;
-}
-
 std::size_t count_fully_masked_rows(const Tensor& x) {
     if (x.dimension() == 0) return 0;
     const std::size_t n = x.shape().back();

@@ -106,14 +106,6 @@ Tensor real_token_rows(const Tensor& x, const LongTensor& attention_mask, std::s
 Tensor apply_attention_mask(const Tensor& attention_logits, const LongTensor& attention_mask,
                             float mask_value = -std::numeric_limits<float>::infinity());
 
-/// Softmax over the last dimension that returns a row of zeros where every entry is `-inf`
-/// (a query that may attend to nothing: the pad tokens of a left-padded batch under the causal
-/// mask). Every other row is exactly `attn::softmax` (same kernel, same bits). NaN inputs stay
-/// NaN. `torch.softmax` returns NaN for such rows (`-inf - -inf`); this is the fix.
-/// Shape: `[..., n] -> [..., n]`.
-/// @throws std::invalid_argument when `x` is 0-d.
-Tensor masked_softmax(const Tensor& x);
-
 /// How many rows (vectors along the last dimension) of `x` are entirely `-inf`.
 std::size_t count_fully_masked_rows(const Tensor& x);
 

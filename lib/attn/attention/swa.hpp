@@ -1,6 +1,8 @@
 /// @file swa.hpp
-/// @brief Sliding-window attention: Raschka's `MultiHeadAttentionWithSWA` (ch04/06_swa), its
-/// window mask, and a KV cache kept in a pre-allocated ring buffer of `W` slots.
+/// @brief Sliding-window attention: Raschka's `MultiHeadAttentionWithSWA` (ch04/06_swa), cached
+/// in the one `KVCache` configured as a ring of `W` slots (`KVCache::sliding_window`). The
+/// window mask a reader prints is `sliding_window_mask` (masks.hpp); the module itself passes
+/// the window to the attention core, whose kernels skip the keys outside it.
 ///
 /// Source: rasbt/LLMs-from-scratch, ch04/06_swa/gpt_with_kv_swa.py (checked at commit
 /// 28c65cdf, April 2026). Raschka's cache grows by `torch.cat` and is trimmed to the last `W`
@@ -12,19 +14,13 @@
 #include <cstddef>
 #include <string>
 
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
 
 namespace attn {
-
-/// The window mask of Raschka's `forward`: `[Tq, Tk]` bool, true (masked) where
-/// `diff = q_pos - k_pos` is `< 0` or `>= window`, with `q_pos = q_start + i`,
-/// `k_pos = k_start + j`. A key is visible when `0 <= q_pos - k_pos < window`.
-/// `window >= Tk + q_start` gives the causal mask.
-/// @throws std::invalid_argument when `window` is 0.
-BoolTensor sliding_window_mask(std::size_t q_start, std::size_t Tq, std::size_t k_start,
-                               std::size_t Tk, std::size_t window);
 
 /// The arguments of Raschka's `MultiHeadAttentionWithSWA(d_in, d_out, dropout, num_heads,
 /// qkv_bias=False, sliding_window_size=None)`, plus `context_length` (the most positions;
@@ -46,36 +42,6 @@ struct MultiHeadAttentionWithSWAConfig {
     void validate() const;
 };
 
-/// A sliding-window KV cache: keys and values `[b, H, W, hd]` float32, allocated once;
-/// the token at position `p` lives in slot `p % W`. Holds at most the last `W` tokens, so its
-/// memory is the same after 1 token as after a million.
-struct RingKVCache {
-    /// Allocates `[batch, num_heads, window, head_dim]` zeros for keys and values.
-    /// @throws std::invalid_argument when a size is 0.
-    RingKVCache(std::size_t batch, std::size_t num_heads, std::size_t window,
-                std::size_t head_dim);
-
-    /// Tokens held: `min(pos, W)`.
-    std::size_t length() const { return pos < window ? pos : window; }
-    /// Bytes allocated for keys and values: `2 * b * H * W * hd * sizeof(float)`.
-    std::size_t bytes() const { return 2 * key.size() * sizeof(float); }
-    /// The `n` most recent cached keys (`n <= length()`), oldest first: `[b, H, n, hd]`.
-    Tensor recent_keys(std::size_t n) const;
-    /// The `n` most recent cached values, oldest first: `[b, H, n, hd]`.
-    Tensor recent_values(std::size_t n) const;
-    /// Writes keys/values `[b, H, T, hd]` of positions `pos .. pos + T - 1` (only the last
-    /// `W` of them are kept) and advances `pos` by `T`.
-    /// @throws std::invalid_argument when the shapes do not fit the buffer.
-    void append(const Tensor& keys, const Tensor& values);
-    /// `reset_cache()`: position 0 (the buffer stays allocated).
-    void reset() { pos = 0; }
-
-    Tensor key;           ///< `[b, H, W, hd]`
-    Tensor value;         ///< `[b, H, W, hd]`
-    std::size_t window;   ///< W
-    std::size_t pos = 0;  ///< tokens seen = the next token's position
-};
-
 /// Raschka's `MultiHeadAttentionWithSWA` (ch04/06_swa): `MultiHeadAttention` whose mask
 /// hides the future and every key `W` or more positions back. Built in Raschka's order:
 /// `W_query`, `W_key`, `W_value` (`Linear(d_in, d_out, qkv_bias)`), `out_proj`
@@ -88,8 +54,10 @@ public:
     explicit MultiHeadAttentionWithSWA(const MultiHeadAttentionWithSWAConfig& config,
                                        Generator& gen = default_generator());
 
-    /// `forward(x)` (`use_cache=False`): `[b, T, d_in] -> [b, T, d_out]`, windowed.
-    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]` or `T > context_length`.
+    /// `forward(x)` (`use_cache=False`): `[b, T, d_in] -> [b, T, d_out]`, windowed: the
+    /// projections, the attention core (`is_causal` with `window`), `out_proj`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, `T > context_length`, or a
+    /// public field no longer fits (naming it).
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
     /// `forward(x, use_cache=True)`: `x [b, T, d_in]` at positions `cache.pos ..`; the queries
@@ -97,12 +65,14 @@ public:
     /// prefill: the chunk's first query keeps its whole window), then the chunk's keys enter
     /// the ring. Any `T` works, also `T > W`. Returns `[b, T, d_out]`.
     /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, the cache does not fit
-    /// (batch, heads, head_dim, window), or a token would lie beyond `context_length`
-    /// (the cache is unchanged then).
-    Tensor forward(const Tensor& x, RingKVCache& cache, Generator& gen = default_generator()) const;
+    /// (a full cache, or a ring of another window, batch, heads or head_dim), or a token would
+    /// lie beyond `context_length` (the cache is unchanged then).
+    Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
 
-    /// A cache for `batch` sequences: `[batch, H, W, hd]` keys and values.
-    RingKVCache make_cache(std::size_t batch) const;
+    /// An empty ring of `sliding_window_size` slots; its `[batch, H, W, hd]` keys and values are
+    /// allocated by the first `forward`.
+    /// @throws std::invalid_argument when `sliding_window_size` (public) is 0.
+    KVCache make_cache() const;
 
     /// `module.train(mode)`; `eval()` turns dropout off.
     void train(bool mode = true) { dropout.training = mode; }
@@ -121,6 +91,12 @@ public:
     nn::Linear W_value;               ///< `Linear(d_in, d_out)`
     nn::Linear out_proj;              ///< `Linear(d_out, d_out)`, bias
     nn::Dropout dropout;              ///< on the attention weights
+
+private:
+    // Checks x and the public fields; returns x's shape.
+    Shape check(const Tensor& x) const;
+    // The core's options: causal within the window, positions, / sqrt(head_dim), dropout.
+    SDPAOptions options(std::size_t query_start, std::size_t key_start, Generator& gen) const;
 };
 
 /// `repr(module)` as PyTorch prints it (`MultiHeadAttentionWithSWA(\n  (W_query): ...`).

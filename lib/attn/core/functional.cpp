@@ -16,7 +16,11 @@ extern "C" float Sleef_expf1_u10purecfma(float);
 #include <xtensor/xtensor.hpp>
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
+#if ATTN_BLAS_REFERENCE
+#include "attn/kernels/gemm.hpp"
+#else
 #include <xtensor-blas/xblas.hpp>
+#endif
 
 namespace attn {
 
@@ -89,6 +93,11 @@ void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std:
         std::fill_n(C, m * n, 0.0f);
         return;
     }
+#if ATTN_BLAS_REFERENCE
+    // The reference BLAS's bits, from the in-order kernels of kernels/gemm.hpp (faster, and
+    // threaded for large products): every element summed over k in order, as sgemm.f sums it.
+    fast::gemm(m, n, k, A, k, false, B, transpose_b ? k : n, transpose_b, C, n);
+#else
     // Adapt the buffers without copying; sgemm reads B as [n, k] when transpose_b is set,
     // which is how PyTorch's addmm(bias, x, W.t()) hands a Linear weight to BLAS.
     using shape2 = std::array<std::size_t, 2>;
@@ -97,6 +106,7 @@ void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std:
                        transpose_b ? shape2{n, k} : shape2{k, n});
     auto c = xt::adapt(C, m * n, xt::no_ownership(), shape2{m, n});
     xt::blas::gemm(a, b, c, false, transpose_b);
+#endif
 }
 
 Tensor ones(const Shape& size) {
@@ -502,6 +512,34 @@ float expf_torch(float x) {
     return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
 }
 
+// x.repeat_interleave(repeats, dim) (interleave) or x.repeat(...) along dim: the output's
+// slices along dim are the input's, each repeated in place or the whole run tiled.
+Tensor repeat_impl(const std::string& where, const Tensor& x, std::size_t repeats, long dim,
+                   bool interleave) {
+    if (repeats == 0) throw std::invalid_argument(where + ": expected repeats > 0, got 0");
+    const Shape s = shape_of(x);
+    const std::size_t d = wrap_dim(where, dim, s.size());
+    Shape out = s;
+    if (__builtin_mul_overflow(s[d], repeats, &out[d]))
+        throw std::length_error(where + ": " + std::to_string(s[d]) + " * " + std::to_string(repeats) +
+                                " repeats of dimension " + std::to_string(d) + " of " + shape_str(s) +
+                                " overflows");
+    check_allocation(where, out);  // refuses sizes that cannot exist, before any copy
+    std::size_t outer = 1, inner = 1;
+    for (std::size_t i = 0; i < d; ++i) outer *= s[i];
+    for (std::size_t i = d + 1; i < s.size(); ++i) inner *= s[i];
+    const std::size_t n = s[d];
+    Tensor y = Tensor::from_shape(out);
+    for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t r = 0; r < repeats; ++r) {
+                const std::size_t slot = interleave ? i * repeats + r : r * n + i;
+                std::copy_n(x.data() + (o * n + i) * inner, inner,
+                            y.data() + (o * n * repeats + slot) * inner);
+            }
+    return y;
+}
+
 void softmax_row(float* row, std::size_t n) {
     float mx = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
@@ -547,40 +585,31 @@ Tensor softmax_naive(const Tensor& x) {
     return Tensor(e / attn::sum(e, -1, true));
 }
 
-Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
-                                    const Tensor& value,
-                                    const std::optional<BoolTensor>& attn_mask,
-                                    bool is_causal) {
-    const Shape sq = shape_of(query), sk = shape_of(key), sv = shape_of(value);
-    if (sq.size() < 2) throw_shape_error("scaled_dot_product_attention (query)", "[..., L, E]", sq);
-    if (sk.size() < 2 || sk.back() != sq.back())
-        throw_shape_error("scaled_dot_product_attention (key)",
-                          "[..., S, " + std::to_string(sq.back()) + "]", sk);
-    if (sv.size() < 2 || sv[sv.size() - 2] != sk[sk.size() - 2])
-        throw_shape_error("scaled_dot_product_attention (value)",
-                          "[..., " + std::to_string(sk[sk.size() - 2]) + ", Ev]", sv);
-    if (attn_mask && is_causal) {
-        throw std::invalid_argument(
-            "scaled_dot_product_attention: expected attn_mask or is_causal, not both");
+Tensor masked_softmax(const Tensor& x) {
+    const Shape s = shape_of(x);
+    if (s.empty()) throw_shape_error("masked_softmax", "at least 1-D", s);
+    Tensor y = attn::softmax(x, -1);
+    const std::size_t n = s.back();
+    const std::size_t rows = n ? x.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* in = x.data() + r * n;
+        bool all_masked = true;
+        for (std::size_t j = 0; j < n && all_masked; ++j)
+            all_masked = std::isinf(in[j]) && in[j] < 0;
+        // A query with nothing to attend to gets zero weights instead of 0/0 = NaN.
+        if (all_masked)
+            for (std::size_t j = 0; j < n; ++j) y.data()[r * n + j] = 0.0f;
     }
-    const std::size_t L = sq[sq.size() - 2], S = sk[sk.size() - 2];
-    const float scale = 1.0f / std::sqrt(static_cast<float>(sq.back()));
-    Tensor scores = attn::matmul(query, attn::transpose(key, -2, -1));
-    scores *= scale;
-    if (is_causal) {
-        scores = attn::masked_fill(scores, attn::to_bool(attn::triu(attn::ones({L, S}), 1)),
-                             -std::numeric_limits<float>::infinity());
-    }
-    if (attn_mask) {
-        const Shape target = shape_of(scores);
-        if (!broadcastable(shape_of(*attn_mask), target))
-            throw_shape_error("scaled_dot_product_attention (attn_mask)",
-                              "a shape broadcastable to " + shape_str(target),
-                              shape_of(*attn_mask));
-        BoolTensor blocked = !(*attn_mask);
-        scores = attn::masked_fill(scores, blocked, -std::numeric_limits<float>::infinity());
-    }
-    return attn::matmul(attn::softmax(scores), value);
+    return y;
+}
+
+
+Tensor repeat_interleave(const Tensor& x, std::size_t repeats, long dim) {
+    return repeat_impl("repeat_interleave", x, repeats, dim, true);
+}
+
+Tensor repeat_along(const Tensor& x, std::size_t repeats, long dim) {
+    return repeat_impl("repeat", x, repeats, dim, false);
 }
 
 }  // namespace attn

@@ -114,6 +114,21 @@ float max_abs_diff(const Tensor& a, const Tensor& b);
 /// `torch.exp(x)` elementwise.
 Tensor exp(const Tensor& x);
 
+// ---------------------------------------------------------------- repeat
+
+/// `x.repeat_interleave(repeats, dim)`: each slice along `dim` repeated `repeats` times in
+/// place, `[K1, K2] -> [K1, K1, K2, K2]`. float32, any rank; `dim` may be negative.
+/// @throws std::invalid_argument when `repeats` is 0 or `dim` is out of range;
+/// std::length_error when the repeated size overflows or cannot be allocated (PyTorch raises
+/// at once for `repeat_interleave(x, 2**62, 0)`, so does this).
+Tensor repeat_interleave(const Tensor& x, std::size_t repeats, long dim);
+
+/// `x.repeat(...)` along one dimension: the whole tensor tiled `repeats` times along `dim`,
+/// `[K1, K2] -> [K1, K2, K1, K2]` (what GQA must not use). float32, any rank.
+/// @throws std::invalid_argument when `repeats` is 0 or `dim` is out of range;
+/// std::length_error as `repeat_interleave`.
+Tensor repeat_along(const Tensor& x, std::size_t repeats, long dim);
+
 // ---------------------------------------------------------------- masks
 
 /// `torch.tril(x, diagonal)`: keeps `x[..., i, j]` where `j - i <= diagonal`, zeros the rest.
@@ -164,18 +179,14 @@ Tensor softmax(const Tensor& x, long dim = -1);
 /// max subtraction: chapter 1's "naive" softmax, which overflows for large inputs.
 Tensor softmax_naive(const Tensor& x);
 
-/// `torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask,
-/// is_causal)` (PyTorch 2.x, math path, dropout 0):
-/// `softmax(query @ key^T / sqrt(E) masked) @ value`.
-/// - query `[..., L, E]`, key `[..., S, E]`, value `[..., S, Ev]` -> `[..., L, Ev]`;
-/// - `attn_mask` (bool, broadcastable to `[..., L, S]`): true means "may attend";
-/// - `is_causal`: a lower-triangular `[L, S]` mask (top-left aligned, as PyTorch builds it).
-/// @throws std::invalid_argument when shapes do not fit, or when both `attn_mask` and
-/// `is_causal` are given (PyTorch refuses that too).
-Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key,
-                                    const Tensor& value,
-                                    const std::optional<BoolTensor>& attn_mask = std::nullopt,
-                                    bool is_causal = false);
+/// Softmax over the last dimension that returns a row of zeros where every entry is `-inf`
+/// (a query that may attend to nothing: the pad tokens of a left-padded batch under the causal
+/// mask). Every other row is exactly `attn::softmax` (same kernel, same bits). NaN inputs stay
+/// NaN. `torch.softmax` returns NaN for such rows (`-inf - -inf`); this is the fix.
+/// Shape: `[..., n] -> [..., n]`.
+/// @throws std::invalid_argument when `x` is 0-d.
+Tensor masked_softmax(const Tensor& x);
+
 
 // ---------------------------------------------------------------- loss
 

@@ -1,6 +1,7 @@
 #include "attn/core/tensor.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -25,6 +26,21 @@ std::size_t numel(const Shape& shape) {
     if (auto n = checked_product(shape)) return *n;
     throw std::length_error("numel: the element count of shape " + shape_str(shape) +
                             " overflows (storage size calculation overflowed)");
+}
+
+void throw_size_overflow(std::string_view what, std::size_t a, char op, std::size_t b) {
+    throw std::length_error(std::string(what) + ": " + std::to_string(a) + " " + op + " " +
+                            std::to_string(b) +
+                            " overflows std::size_t (size calculation overflowed)");
+}
+
+std::int64_t checked_signed(std::size_t n, std::string_view what) {
+    constexpr auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max());
+    if (n > max)
+        throw std::length_error(std::string(what) + ": " + std::to_string(n) +
+                                " does not fit in a signed 64-bit size (at most " +
+                                std::to_string(max) + ")");
+    return static_cast<std::int64_t>(n);
 }
 
 std::size_t max_tensor_bytes() {

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <xtensor/xarray.hpp>
@@ -35,6 +36,44 @@ std::string shape_str(const Shape& shape);
 /// @throws std::length_error naming the shape when a step of the product does not fit in
 /// `std::size_t` (PyTorch: "Storage size calculation overflowed").
 std::size_t numel(const Shape& shape);
+
+/// Throws `std::length_error("<what>: <a> <op> <b> overflows std::size_t (size calculation
+/// overflowed)")`: the one message of every size overflow (`checked_mul`, `checked_add`).
+[[noreturn]] void throw_size_overflow(std::string_view what, std::size_t a, char op,
+                                      std::size_t b);
+
+/// `a * b` for a size computed from user input (a shape's dimensions, a block or chunk size,
+/// a count of heads or tokens), checked: every such size in the library goes through here or
+/// `checked_add`, so a product that wraps around is refused instead of sizing a buffer too
+/// small. `what` names the quantity and its terms, as the message should show them, e.g.
+/// `"flash::attention (scratch [block_q, head_dim])"` or `"GPT2Attention (3 * n_embd)"`.
+/// PyTorch raises "Storage size calculation overflowed" for the same sizes.
+/// @throws std::length_error `"<what>: <a> * <b> overflows std::size_t (size calculation
+/// overflowed)"` when the product does not fit in `std::size_t`.
+inline std::size_t checked_mul(std::size_t a, std::size_t b, std::string_view what) {
+    std::size_t r = 0;
+    if (__builtin_mul_overflow(a, b, &r)) [[unlikely]]
+        throw_size_overflow(what, a, '*', b);
+    return r;
+}
+
+/// `a + b` for a size computed from user input (an offset plus a length, a cache position
+/// plus new tokens), checked as `checked_mul`.
+/// @throws std::length_error `"<what>: <a> + <b> overflows std::size_t (size calculation
+/// overflowed)"` when the sum does not fit in `std::size_t`.
+inline std::size_t checked_add(std::size_t a, std::size_t b, std::string_view what) {
+    std::size_t r = 0;
+    if (__builtin_add_overflow(a, b, &r)) [[unlikely]]
+        throw_size_overflow(what, a, '+', b);
+    return r;
+}
+
+/// A size as PyTorch's signed 64-bit sizes and as `long` loop bounds hold it (a `chunk`, a
+/// `window`, a step count): sizes at or above 2^63 would turn negative in a
+/// `static_cast<long>`.
+/// @throws std::length_error `"<what>: <n> does not fit in a signed 64-bit size (at most
+/// 9223372036854775807)"` when `n >= 2^63`.
+std::int64_t checked_signed(std::size_t n, std::string_view what);
 
 /// The most bytes one tensor may hold: this machine's physical memory, and at most 2^40
 /// (1 TiB, the largest block AddressSanitizer's allocator hands out). A larger tensor could

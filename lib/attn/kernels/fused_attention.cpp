@@ -1,141 +1,156 @@
-// attn::fast::multihead_forward (fast_attention.hpp): MultiHeadAttention's forward with the
-// bits of forward_steps, in blocks of query rows, with reused workspaces and OpenMP threads.
+// attn::fast::attend_head (fused_attention.hpp): one key/value head's attention with the bits
+// of the step-by-step path, in blocks of NR query rows, on packed operands.
+//
+// Per query head, per block of NR queries i0 .. i1-1:
+//   1. the keys the block may see, [jlo, jhi): from the band mask (causal, window), else all;
+//      jlo rounded down to the kernel's MR rows (the extra keys are hidden, exact zeros);
+//   2. scores^T [jhi - jlo, NR] = keys[jlo:jhi] @ queries^T (packed kernels, in-order sums);
+//   3. the softmax of the block (kernel_impl.hpp's softmax_block), then dropout multipliers;
+//   4. context^T [dv, NR] = values^T[:, jlo:jhi] @ weights^T, copied out row by row.
 #include "attn/kernels/fused_attention.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
-#include "attn/attention/attention.hpp"
-#include "attn/kernels/gemm.hpp"
 #include "attn/kernels/driver.hpp"
 
 namespace attn::fast {
 
 namespace {
 
-// y[rows, n] = x[rows, d] @ W^T (+ b after the product, as Linear's `y += bias`).
-void linear(const nn::Linear& l, const float* x, std::size_t rows, float* y) {
-    l.check_parameters();  // weight and bias are public: checked before they are read
-    const std::size_t in = l.in_features(), out = l.out_features();
-    fast::gemm(rows, out, in, x, in, false, l.weight.data(), in, true, y, out);
-    if (l.bias) {
-        const float* b = l.bias->data();
-        for (std::size_t i = 0; i < rows; ++i)
-            for (std::size_t j = 0; j < out; ++j) y[i * out + j] += b[j];
-    }
-}
-
-// Per-thread buffers kept between calls (they only grow).
-float* workspace(std::vector<float>& buf, std::size_t floats) {
+float* grow(std::vector<float>& buf, std::size_t floats) {
     if (buf.size() < floats) buf.resize(floats);
     return buf.data();
 }
 
-}  // namespace
-
-void causal_head(const float* Q, const float* K, const float* V, std::size_t T, std::size_t hd,
-                 std::size_t ld, float divisor, float* ctx, std::size_t ldc, HeadWorkspace& ws,
-                 unsigned stages) {
-    if (ld < hd || ldc < hd) {
-        throw std::invalid_argument("fast::causal_head: expected ld and ldc >= hd = " +
-                                    std::to_string(hd) + ", got " + std::to_string(ld) +
-                                    " and " + std::to_string(ldc));
-    }
-    if (T == 0 || hd == 0) {
-        for (std::size_t i = 0; i < T; ++i) std::fill_n(ctx + i * ldc, hd, 0.0f);
-        return;
-    }
-    const detail::Kernels& kn = detail::active();
-    const std::size_t mr = kn.mr, nr = kn.nr;
-    const std::size_t Tm = (T + mr - 1) / mr * mr, hdm = (hd + mr - 1) / mr * mr;
-    float* Kp = workspace(ws.keys, Tm * hd);
-    float* Vt = workspace(ws.values_t, hdm * T);
-    float* Qb = workspace(ws.queries, hd * nr);
-    float* St = workspace(ws.scores_t, Tm * nr);
-    float* Ct = workspace(ws.context_t, hdm * nr);
-    if (stages & stage_scores) detail::pack_a_panels(kn, T, hd, K, ld, false, Kp);
-    if (stages & stage_weights_values) detail::pack_a_panels(kn, hd, T, V, ld, true, Vt);
-    // Blocks of nr queries i0..i1-1; they see keys 0..i1-1.
-    for (std::size_t i0 = 0; i0 < T; i0 += nr) {
-        const std::size_t q = std::min(nr, T - i0), i1 = i0 + q;
-        if (stages & stage_scores) {
-            // scores^T [i1, nr] = keys[0:i1] @ queries[i0:i1]^T: each element is the dot
-            // product q_i . k_j summed over the head's columns in order, as sgemm does.
-            detail::pack_b_panels(kn, hd, q, Q + i0 * ld, ld, /*trans_b=*/true, Qb);
-            detail::gemm_prepacked(kn, i1, nr, hd, Kp, hd, Qb, hd, St, nr);
-        }
-        if (stages & stage_softmax) kn.softmax_cols(St, i1, i0, divisor);
-        if (stages & stage_weights_values) {
-            // context^T [hd, nr] = values^T[:, 0:i1] @ weights^T: sums over keys in order.
-            detail::gemm_prepacked(kn, hd, nr, i1, Vt, T, St, i1, Ct, nr);
-            for (std::size_t c = 0; c < q; ++c)
-                for (std::size_t d = 0; d < hd; ++d) ctx[(i0 + c) * ldc + d] = Ct[d * nr + c];
-        }
-    }
+void check_stride(const char* name, std::size_t ld, std::size_t row) {
+    if (ld < row)
+        throw std::invalid_argument(std::string("fast::attend_head: expected ") + name + " >= " +
+                                    std::to_string(row) + " (the row it holds), got " +
+                                    std::to_string(ld));
 }
 
-bool supports(const MultiHeadAttention& m, std::size_t T) {
-    if (m.dropout.training && m.dropout.p != 0.0) return false;
-    if (m.mask.dimension() != 2 || T > m.mask.shape()[0] || m.mask.shape()[1] < T) return false;
-    const std::size_t ld = m.mask.shape()[1];
-    const float* mk = m.mask.data();
-    for (std::size_t i = 0; i < T; ++i) {
-        const float* row = mk + i * ld;
-        bool ok = true;
-        for (std::size_t j = 0; j <= i; ++j) ok &= row[j] == 0.0f;
-        for (std::size_t j = i + 1; j < T; ++j) ok &= row[j] != 0.0f;
-        if (!ok) return false;
-    }
+bool all_finite(const float* x, std::size_t rows, std::size_t cols, std::size_t ld) {
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j)
+            if (!std::isfinite(x[i * ld + j])) return false;
     return true;
 }
 
-Tensor multihead_forward(const MultiHeadAttention& m, const Tensor& x) {
-    const Shape s = shape_of(x);
-    if (s.size() != 3 || s[2] != m.d_in())
-        throw_shape_error("MultiHeadAttention", "[b, T, " + std::to_string(m.d_in()) + "]", s);
-    const std::size_t b = s[0], T = s[1], d_in = s[2];
-    if (T > m.context_length()) causal_mask_for("MultiHeadAttention", m.mask, T);  // throws
-    if (!supports(m, T)) {
-        throw std::invalid_argument(
-            "fast::multihead_forward: expected dropout off (eval mode or p = 0) and the causal "
-            "mask, got training mode with p = " + std::to_string(m.dropout.p) +
-            " or a changed mask; use forward_steps");
+// The keys [lo, hi) that some query of i0 .. i1-1 may see under the band mask.
+void key_range(const HeadMask& m, std::size_t Tk, std::size_t i0, std::size_t i1, long& lo,
+               long& hi) {
+    lo = 0;
+    hi = long(Tk);
+    if (m.causal) hi = std::clamp(long(i1) - 1 + m.offset + 1, 0L, long(Tk));
+    if (m.window) lo = std::clamp(long(i0) + m.offset - long(m.window) + 1, 0L, long(Tk));
+}
+
+}  // namespace
+
+std::size_t softmax_block_width() { return detail::active().nr; }
+
+void softmax_block(float* St, const SoftmaxBlock& block) { detail::active().softmax_block(St, block); }
+
+void exp_inplace(float* x, std::size_t n) { detail::active().exp(x, n); }
+
+void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, std::size_t n,
+                 HeadWorkspace& ws, unsigned stages) {
+    check_stride("ldq", a.ldq, a.hd);
+    check_stride("ldk", a.ldk, a.hd);
+    check_stride("ldv", a.ldv, a.dv);
+    check_stride("ldo", a.ldo, a.dv);
+    constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    if (a.Tq == 0) return;
+    if (a.Tk == 0) {  // no key at all: the softmax of an empty row, times [0, dv] values, is 0
+        for (std::size_t h = 0; h < n; ++h) {
+            for (std::size_t i = 0; i < a.Tq; ++i) std::fill_n(heads[h].O + i * a.ldo, a.dv, 0.0f);
+            if (heads[h].logsumexp) std::fill_n(heads[h].logsumexp, a.Tq, -inf);
+        }
+        return;
     }
-    const std::size_t d_out = m.d_out(), H = m.num_heads, hd = m.head_dim;
-    const std::size_t rows = b * T;
-    Tensor y = Tensor::from_shape({b, T, d_out});
-    if (rows == 0) return y;
+    const detail::Kernels& kn = detail::active();
+    const std::size_t mr = kn.mr, nr = kn.nr, Tk = a.Tk;
+    const std::size_t Tkm = (Tk + mr - 1) / mr * mr, dvm = (a.dv + mr - 1) / mr * mr;
+    float* Kp = grow(ws.keys, Tkm * std::max<std::size_t>(a.hd, 1));
+    float* Vt = grow(ws.values_t, dvm * Tk);
+    float* Qb = grow(ws.queries, std::max<std::size_t>(a.hd, 1) * nr);
+    float* St = grow(ws.scores_t, (Tkm + mr) * nr);
+    float* Ct = grow(ws.context_t, dvm * nr);
+    if (ws.allow_t.size() < (Tkm + mr) * nr) ws.allow_t.resize((Tkm + mr) * nr);
+    float* Bt = grow(ws.bias_t, (Tkm + mr) * nr);
+    if (stages & stage_scores) detail::pack_a_panels(kn, Tk, a.hd, a.K, a.ldk, false, Kp);
+    if (stages & stage_weights_values) detail::pack_a_panels(kn, a.dv, Tk, a.V, a.ldv, true, Vt);
+    // A value that is not finite makes a hidden key's 0 * v NaN in the step path: then no key
+    // may be skipped.
+    const bool skip = all_finite(a.V, Tk, a.dv, a.ldv);
 
-    thread_local std::vector<float> wq, wk, wv, wc;
-    float* Q = workspace(wq, rows * d_out);
-    float* K = workspace(wk, rows * d_out);
-    float* V = workspace(wv, rows * d_out);
-    float* C = workspace(wc, rows * d_out);
-    linear(m.W_query, x.data(), rows, Q);
-    linear(m.W_key, x.data(), rows, K);
-    linear(m.W_value, x.data(), rows, V);
-    (void)d_in;
-
-    // forward_steps divides by std::sqrt(float(head_dim)).
-    const float divisor = std::sqrt(static_cast<float>(hd));
-    const std::size_t tasks = b * H;
-    // The causal products cost about 2 * b * H * T^2 * hd flops; threads below 8 million
-    // would cost more than they give (see fast::gemm).
-    const bool large = 2.0 * double(b * H) * double(T) * double(T) * double(hd) >= 8e6;
-#pragma omp parallel if (large && tasks > 1)
-    {
-        thread_local HeadWorkspace ws;
-#pragma omp for schedule(dynamic, 1)
-        for (std::size_t t = 0; t < tasks; ++t) {
-            const std::size_t off = (t / H) * T * d_out + (t % H) * hd;
-            causal_head(Q + off, K + off, V + off, T, hd, d_out, divisor, C + off, d_out, ws);
+    for (std::size_t h = 0; h < n; ++h) {
+        const QueryHead& q = heads[h];
+        for (std::size_t i0 = 0; i0 < a.Tq; i0 += nr) {
+            const std::size_t lanes = std::min(nr, a.Tq - i0), i1 = i0 + lanes;
+            long lo = 0, hi = long(Tk);
+            if (skip) key_range(m, Tk, i0, i1, lo, hi);
+            if (hi <= lo) {  // no query of the block sees any key
+                const float fill = m.zero_fully_masked ? 0.0f : nan;
+                for (std::size_t c = 0; c < lanes; ++c) std::fill_n(q.O + (i0 + c) * a.ldo, a.dv, fill);
+                if (q.logsumexp) std::fill_n(q.logsumexp + i0, lanes, -inf);
+                continue;
+            }
+            const std::size_t jlo = std::size_t(lo) / mr * mr, rows = std::size_t(hi) - jlo;
+            if (stages & stage_scores) {
+                // scores^T [rows, nr] = keys[jlo:hi] @ queries[i0:i1]^T: each element the dot
+                // product q_i . k_j summed over the head's columns in order, as sgemm does.
+                detail::pack_b_panels(kn, a.hd, lanes, q.Q + i0 * a.ldq, a.ldq, /*trans_b=*/true, Qb);
+                detail::gemm_prepacked(kn, rows, nr, a.hd, Kp + jlo * a.hd, a.hd, Qb, a.hd, St, nr);
+            }
+            if (stages & stage_softmax) {
+                SoftmaxBlock b{.rows = rows, .j0 = jlo, .causal = m.causal, .window = m.window,
+                               .diag = long(i0) + m.offset, .allow = nullptr, .bias = nullptr,
+                               .divide = m.divide, .scale = m.scale,
+                               .zero_fully_masked = m.zero_fully_masked};
+                if (q.allow) {  // gather the dense masks into the block's layout
+                    unsigned char* At = ws.allow_t.data();
+                    for (std::size_t r = 0; r < rows; ++r)
+                        for (std::size_t c = 0; c < nr; ++c)
+                            At[r * nr + c] = c < lanes ? q.allow[long(i0 + c) * m.allow_si +
+                                                                 long(jlo + r) * m.allow_sj]
+                                                       : 1;
+                    b.allow = At;
+                }
+                if (q.bias) {
+                    for (std::size_t r = 0; r < rows; ++r)
+                        for (std::size_t c = 0; c < nr; ++c)
+                            Bt[r * nr + c] = c < lanes ? q.bias[long(i0 + c) * m.bias_si +
+                                                                long(jlo + r) * m.bias_sj]
+                                                       : 0.0f;
+                    b.bias = Bt;
+                }
+                float row_max[64], row_sum[64];  // NR <= 32
+                if (q.logsumexp) b.row_max = row_max, b.row_sum = row_sum;
+                kn.softmax_block(St, b);
+                if (q.logsumexp)
+                    for (std::size_t c = 0; c < lanes; ++c)
+                        q.logsumexp[i0 + c] = row_max[c] == -inf || row_sum[c] == 0.0f
+                                                  ? -inf
+                                                  : row_max[c] + std::log(row_sum[c]);
+                if (q.noise)  // dropout: weights * (keep * 1 / (1 - p))
+                    for (std::size_t r = 0; r < rows; ++r)
+                        for (std::size_t c = 0; c < lanes; ++c)
+                            St[r * nr + c] *= q.noise[long(i0 + c) * m.noise_si + long(jlo + r) * m.noise_sj];
+            }
+            if (stages & stage_weights_values) {
+                // context^T [dv, nr] = values^T[:, jlo:hi] @ weights^T: sums over keys in order.
+                detail::gemm_prepacked(kn, a.dv, nr, rows, Vt + jlo * mr, Tk, St, rows, Ct, nr);
+                for (std::size_t c = 0; c < lanes; ++c)
+                    for (std::size_t d = 0; d < a.dv; ++d) q.O[(i0 + c) * a.ldo + d] = Ct[d * nr + c];
+            }
         }
     }
-    linear(m.out_proj, C, rows, y.data());
-    return y;
 }
 
 }  // namespace attn::fast

@@ -1,76 +1,146 @@
 /// @file fused_attention.hpp
-/// @brief The fast forward of `MultiHeadAttention`: the same bits as `forward_steps`, without
-/// its `[b, H, T, T]` intermediates.
+/// @brief The fast exact attention of one head: the step-by-step path's bits without its
+/// `[Tq, Tk]` intermediates. The `fast` backend of `attn::scaled_dot_product_attention`
+/// (attention/sdpa.hpp) runs it for every head, on OpenMP threads.
 ///
-/// `MultiHeadAttention::operator()` calls `fast::multihead_forward` whenever
-/// `fast::supports` says the fast path computes exactly what `forward_steps` computes, and
-/// `forward_steps(...).context_vec` otherwise. How it keeps the bits:
-/// - the four projections and the two products per head go through `fast::gemm`, which sums
-///   every element in the reference BLAS's order (gemm.hpp);
-/// - per head (`causal_head`) and per block of queries, the scores of the visible keys only
-///   (the causal upper triangle is never computed: its weights are exact zeros, and adding
-///   `0 * v` to a sum that is never `-0` changes nothing), stored keys by queries so that
-///   one SIMD lane is one query; `fast::causal_softmax_columns` in place (`masked_fill(-inf)`,
-///   `/ sqrt(head_dim)`, PyTorch's softmax, with a vector SLEEF `exp` equal bit for bit to
-///   the scalar one); then the weights times the values, straight into the merged
-///   `[b, T, d_out]` context;
-/// - biases added after each product, as `Linear` does (`y = x W^T; y += b`).
-/// Workspaces are kept per thread between calls (grow-only), so repeated calls allocate
-/// only the result. Threads: OpenMP (`OMP_NUM_THREADS`); the result does not depend on their
-/// number.
+/// How it keeps the bits of the step-by-step path (attention/sdpa_step.cpp):
+/// - the scores `q_i . k_j` and the products `weights @ values` go through the packed
+///   kernels of `fast::gemm`, which sum every element in the reference BLAS's order
+///   (gemm.hpp);
+/// - per block of `NR` queries (one SIMD lane per query), only the keys some query of the block
+///   may see are computed: a hidden key's weight is an exact zero, and adding `0 * v` to a sum
+///   that is never `-0` changes nothing, so skipping it is exact. The scores are stored keys by
+///   queries, so that the block is, as it stands, the packed right operand of the product with
+///   the values;
+/// - the softmax of a block (`SoftmaxBlock`) makes each query's float operations in the step
+///   path's order: the scaling (`* scale` or `/ scale`), the additive mask, `-inf` where the
+///   key is hidden, the row maximum, SLEEF's `expf_u10` (vector kernels equal bit for bit to
+///   the scalar one), the sum in `vec::reduce_all`'s 8-lane order (key `j` in lane `j % 8`),
+///   the multiplication by `1 / sum`; then the dropout multipliers.
+/// When a value is not finite, a hidden key's `0 * v` is NaN in the step path, so the head is
+/// computed over every key, without skipping: the bits stay equal for every input.
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#include "attn/attention/multihead.hpp"
-#include "attn/core/tensor.hpp"
-
 namespace attn::fast {
 
-/// Scratch of `causal_head`, reused between calls (it only grows): the keys and the
-/// transposed values packed for the kernels, one block of queries, its scores and its
-/// context.
-struct HeadWorkspace {
-    std::vector<float> keys;      ///< keys packed as the left operand: `[T, hd]`
-    std::vector<float> values_t;  ///< values transposed and packed: `[hd, T]`
-    std::vector<float> queries;   ///< one block of queries packed: `[hd, NR]`
-    std::vector<float> scores_t;  ///< one block of scores, keys by queries: `[T, NR]`
-    std::vector<float> context_t; ///< one block of context, transposed: `[hd, NR]`
+/// Which keys a query may see, how the scores are scaled, and where each query head's dense
+/// masks lie: the mask of `attn::SDPAOptions` for one head, in element strides over the
+/// `[Tq, Tk]` scores.
+struct HeadMask {
+    /// With `causal`, query `i` sees key `j` only when `j <= i + offset`.
+    bool causal = false;
+    /// With `window > 0`, query `i` sees key `j` only when `j > i + offset - window`.
+    std::size_t window = 0;
+    /// The position of the first query minus that of the first key (0 for PyTorch's
+    /// `is_causal`; the cached tokens' count when new queries attend to a cache).
+    long offset = 0;
+    // Strides of the dense masks of `QueryHead`: element `(i, j)` at `i * s_i + j * s_j`
+    // (a stride of 0 broadcasts).
+    long allow_si = 0;  ///< `QueryHead::allow`'s stride over queries
+    long allow_sj = 0;  ///< `QueryHead::allow`'s stride over keys
+    long bias_si = 0;   ///< `QueryHead::bias`'s stride over queries
+    long bias_sj = 0;   ///< `QueryHead::bias`'s stride over keys
+    long noise_si = 0;  ///< `QueryHead::noise`'s stride over queries
+    long noise_sj = 0;  ///< `QueryHead::noise`'s stride over keys
+    bool divide = false;  ///< scores `/ scale` (Raschka's modules) instead of `* scale`
+    float scale = 1.0f;   ///< the multiplier or the divisor
+    bool zero_fully_masked = false;  ///< a query that sees no key gives zeros, not NaN
 };
 
-/// The stages of `causal_head`, as bits; a benchmark may run one at a time (on what the
+/// One query head: its `[Tq, hd]` queries and `[Tq, dv]` output (row strides in `HeadArgs`),
+/// and its dense masks, each optional (null: none): `allow` (bool as bytes, 1 = may attend),
+/// `bias` (float32, added after the scaling), `noise` (float32 dropout multipliers
+/// `keep * (1 / (1 - p))`, multiplied into the weights).
+struct QueryHead {
+    const float* Q = nullptr;              ///< queries `[Tq, hd]`
+    float* O = nullptr;                    ///< output `[Tq, dv]`
+    const unsigned char* allow = nullptr;  ///< dense mask, 1 = may attend
+    const float* bias = nullptr;           ///< additive mask
+    const float* noise = nullptr;          ///< dropout multipliers
+    /// When not null, receives each query row's log-sum-exp `m + log(l)` (`m` the row's largest
+    /// scaled score, `l = sum_j exp(s_j - m)`; `-inf` for a row that sees no key): `[Tq]`, what
+    /// the backward of chapter 20 reads.
+    float* logsumexp = nullptr;
+};
+
+/// The operands shared by the query heads of one key/value head: `[Tk, hd]` keys and
+/// `[Tk, dv]` values, and the sizes and row strides of the queries and outputs (a head's
+/// columns of a `[T, H * hd]` projection have row stride `H * hd`). float32.
+struct HeadArgs {
+    const float* K = nullptr;  ///< keys `[Tk, hd]`
+    std::size_t ldk = 0;       ///< row stride of `K`
+    const float* V = nullptr;  ///< values `[Tk, dv]`
+    std::size_t ldv = 0;       ///< row stride of `V`
+    std::size_t ldq = 0;       ///< row stride of every `QueryHead::Q`
+    std::size_t ldo = 0;       ///< row stride of every `QueryHead::O`
+    std::size_t Tq = 0;        ///< queries
+    std::size_t Tk = 0;        ///< keys
+    std::size_t hd = 0;        ///< width of queries and keys
+    std::size_t dv = 0;        ///< width of values and outputs
+};
+
+/// Scratch of `attend_head`, reused between calls (it only grows): the keys and the transposed
+/// values packed for the kernels, one block of queries, its scores, masks and context.
+struct HeadWorkspace {
+    std::vector<float> keys;      ///< keys packed as the left operand: `[Tk, hd]`
+    std::vector<float> values_t;  ///< values transposed and packed: `[dv, Tk]`
+    std::vector<float> queries;   ///< one block of queries packed: `[hd, NR]`
+    std::vector<float> scores_t;  ///< one block of scores, keys by queries: `[Tk, NR]`
+    std::vector<float> context_t; ///< one block of context, transposed: `[dv, NR]`
+    std::vector<unsigned char> allow_t;  ///< one block of the dense mask: `[Tk, NR]`
+    std::vector<float> bias_t;    ///< one block of the additive mask: `[Tk, NR]`
+};
+
+/// The stages of `attend_head`, as bits; a benchmark may run one at a time (on what the
 /// workspace holds from the previous call), the attention runs them all.
 enum HeadStage : unsigned {
-    stage_scores = 1u,          ///< `queries @ keys^T` on the visible keys of each block
-    stage_softmax = 2u,         ///< the causal mask, `/ divisor` and the softmax
-    stage_weights_values = 4u,  ///< `weights @ values` into the context
+    stage_scores = 1u,          ///< `queries @ keys^T` on the keys each block may see
+    stage_softmax = 2u,         ///< scaling, masks, softmax and dropout
+    stage_weights_values = 4u,  ///< `weights @ values` into the output
     stage_all = 7u,
 };
 
-/// One head of `MultiHeadAttention`'s causal attention with `forward_steps`' bits:
-/// `ctx[i, :] = softmax_j(masked(q_i . k_j) / divisor) @ v` for `j <= i`, in float32.
-/// `Q`, `K`, `V`: `[T, hd]` with row stride `ld` (a head's columns of the `[T, d_out]`
-/// projections); `ctx`: `[T, hd]` with row stride `ldc`. Runs on the calling thread.
-/// `stages` other than `stage_all` are for benchmarks of the pieces.
-/// @throws std::invalid_argument when `ld < hd` or `ldc < hd`.
-void causal_head(const float* Q, const float* K, const float* V, std::size_t T, std::size_t hd,
-                 std::size_t ld, float divisor, float* ctx, std::size_t ldc, HeadWorkspace& ws,
-                 unsigned stages = stage_all);
+/// Attention of the query heads `heads[0 .. n)` that share one key/value head, with the
+/// step-by-step path's bits (see the file comment): for each,
+/// `O[i, :] = dropout(softmax_j(masked((q_i . k_j) scaled + bias))) @ V`, float32. The keys and
+/// values are packed once for all `n` (grouped-query attention shares them among a group).
+/// Runs on the calling thread.
+/// @throws std::invalid_argument when a row stride is smaller than its row (`ldq < hd`,
+/// `ldk < hd`, `ldv < dv`, `ldo < dv`).
+void attend_head(const HeadArgs& args, const HeadMask& mask, const QueryHead* heads,
+                 std::size_t n, HeadWorkspace& ws, unsigned stages = stage_all);
 
-/// Whether `multihead_forward(m, x)` equals `m.forward_steps(x).context_vec` for every
-/// finite `x` with `T` tokens: dropout draws nothing (evaluation mode, or `p == 0`), and the
-/// top-left `[T, T]` corner of `m.mask` is the causal mask (nonzero exactly above the
-/// diagonal), as the constructors build it. `T > context_length` gives false (the step path
-/// then throws its error).
-bool supports(const MultiHeadAttention& m, std::size_t T);
+/// One block of the fused softmax (for tests): the scores of up to `NR` queries against the
+/// keys `j0 .. j0 + rows - 1`, stored keys by queries, `St[r * NR + c]` for query `i0 + c`
+/// and key `j0 + r`; `allow` and `bias`, when given, in the same layout.
+struct SoftmaxBlock {
+    std::size_t rows = 0;   ///< keys in the block
+    std::size_t j0 = 0;     ///< the first key's column: key `j` is added in lane `j % 8` of the sum
+    bool causal = false;    ///< query `i0 + c` sees key `j` only when `j <= diag + c`
+    std::size_t window = 0; ///< when > 0, query `i0 + c` sees key `j` only when `j > diag + c - window`
+    long diag = 0;          ///< `i0 + offset` (see `HeadMask::offset`)
+    const unsigned char* allow = nullptr;  ///< dense mask, 1 = may attend (none when null)
+    const float* bias = nullptr;           ///< additive mask (none when null)
+    bool divide = false;  ///< `x / scale` instead of `x * scale`
+    float scale = 1.0f;   ///< the multiplier or the divisor
+    bool zero_fully_masked = false;  ///< a query that sees no key gets weights 0, not NaN
+    float* row_max = nullptr;  ///< when not null, receives each lane's maximum `m`: `[NR]`
+    float* row_sum = nullptr;  ///< when not null, receives each lane's `sum exp(s - m)`: `[NR]`
+};
 
-/// `MultiHeadAttention` forward, fast: `x: [b, T, d_in]` float32 -> `[b, T, d_out]`, bit for
-/// bit `m.forward_steps(x).context_vec` when `supports(m, T)` (tests/test_fast_path.cpp);
-/// with infinities or NaNs in `x` or the weights the results may differ. Draws nothing.
-/// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, when `T > context_length`
-/// (the messages of `forward_steps`), or when `!supports(m, T)` otherwise (dropout active
-/// or a mask that is not causal).
-Tensor multihead_forward(const MultiHeadAttention& m, const Tensor& x);
+/// The number of queries in one block: the kernel's panel width `NR` (32 with AVX-512, 16 with
+/// AVX2, 8 portable).
+std::size_t softmax_block_width();
+
+/// The softmax of one block in place, as `attend_head` runs it: on return `St` holds the
+/// attention weights of each query (exact zeros for hidden keys).
+void softmax_block(float* St, const SoftmaxBlock& block);
+
+/// `Sleef_expf_u10` of each `x[i]` with the vector kernel the softmax uses (for the
+/// bit-for-bit test against the scalar oracle). In place, any length.
+void exp_inplace(float* x, std::size_t n);
 
 }  // namespace attn::fast

@@ -273,12 +273,4 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size
                   std::min(MC, m - b * MC));
 }
 
-std::size_t softmax_block_width() { return kernels().nr; }
-
-void causal_softmax_columns(float* St, std::size_t keys, std::size_t i0, float divisor) {
-    kernels().softmax_cols(St, keys, i0, divisor);
-}
-
-void exp_inplace(float* x, std::size_t n) { kernels().exp(x, n); }
-
 }  // namespace attn::fast

@@ -85,27 +85,4 @@ void pack_b(std::size_t k, std::size_t n, const float* B, std::size_t ldb, bool 
 void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
                  bool trans_a, const PackedB& B, float* C, std::size_t ldc);
 
-/// The number of queries in one block of `causal_softmax_columns`: the kernel's panel
-/// width `NR` (32 with AVX-512, 16 with AVX2, 8 portable).
-std::size_t softmax_block_width();
-
-/// The causal softmax of one block of `NR = softmax_block_width()` queries, in place, with
-/// the step-by-step path's float operations for each query (`masked_fill(-inf)` above the
-/// diagonal, then `/ divisor`, then `softmax` as PyTorch's CPU kernel computes it: the row
-/// maximum, SLEEF `expf_u10` of `x - max`, the sum in `vec::reduce_all`'s 8-lane order,
-/// multiplication by `1 / sum`).
-///
-/// The block is stored transposed, keys by queries: `St[j * NR + c]` (float32, `keys` rows
-/// of `NR`) is the score of query `i0 + c` against key `j`, so a SIMD lane holds one query
-/// and the block is, as it stands, the packed right operand of the product with the values.
-/// On return it holds the attention weights, exact zeros for masked keys (`j > i0 + c`).
-/// The vector `exp` is SLEEF's `expf16_u10avx512f` / `expf8_u10avx2`, equal bit for bit to
-/// the scalar `Sleef_expf1_u10purecfma` the step-by-step path calls (checked over all 2^32
-/// inputs, see tests/test_fast_path.cpp).
-void causal_softmax_columns(float* St, std::size_t keys, std::size_t i0, float divisor);
-
-/// `Sleef_expf_u10` of each `x[i]` with the vector kernel `causal_softmax_rows` uses (for
-/// the bit-for-bit test against the scalar oracle). In place, any length.
-void exp_inplace(float* x, std::size_t n);
-
 }  // namespace attn::fast

@@ -70,53 +70,77 @@ void micro(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_
 
 inline std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 
-// The causal softmax of one block of NR queries, stored transposed: St[j * NR + c] is the
-// score of query i0 + c against key j, for keys j = 0..keys-1. Lane c of a vector is query
-// c, and every step below is the step-by-step path's float operation on that query's row
-// (see attn::fast::causal_softmax_columns).
-void softmax_cols(float* St, std::size_t keys, std::size_t i0, float divisor) {
+// The softmax of one block of NR queries, stored transposed: St[r * NR + c] is the score of
+// query i0 + c against key j0 + r. Lane c of a vector is query c, and every step below is the
+// step-by-step path's float operation on that query's row (attention/sdpa_step.cpp): the
+// scaling, the additive mask, -inf where the key is hidden, PyTorch's softmax.
+void softmax_block(float* St, const SoftmaxBlock& b) {
     constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-    V lane;  // c, the lane's query offset
+    const std::size_t rows = b.rows;
+    V lane;  // c, the lane's query offset within its vector
     for (std::size_t l = 0; l < W; ++l) lane[l] = float(l);
-    const V d = splat(divisor), ninf = splat(neg_inf);
-    // masked_fill(-inf) where key j > query i0 + c, then / divisor, and the maximum.
-    // `x > m ? x : m` is std::max(m, x) lane by lane (a NaN never replaces the maximum).
+    const V s = splat(b.scale), ninf = splat(neg_inf);
+    // Scale, bias, mask, and the maximum. `x > m ? x : m` is std::max(m, x) lane by lane
+    // (a NaN never replaces the maximum).
     V mx[NV];
     for (std::size_t v = 0; v < NV; ++v) mx[v] = ninf;
-    for (std::size_t j = 0; j < keys; ++j) {
-        float* row = St + j * NR;
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* row = St + r * NR;
+        const long j = long(b.j0 + r);
         for (std::size_t v = 0; v < NV; ++v) {
             V x = load(row + v * W);
-            if (j > i0) {
-                // query i0 + v*W + l sees key j only if j <= i0 + v*W + l
-                const V first = splat(float(j - i0) - float(v * W));  // lanes below are masked
-                x = lane < first ? ninf : x;
+            x = b.divide ? x / s : x * s;
+            if (b.bias) x = x + load(b.bias + r * NR + v * W);
+            // Query c = v*W + l sees key j when j - diag <= c (causal) and
+            // c < j - diag + window (window); the bounds clamped to small floats.
+            const long base = long(v * W);
+            if (b.causal) {
+                const long first = std::clamp(j - b.diag - base, -1L, long(W) + 1);
+                x = lane < splat(float(first)) ? ninf : x;
             }
-            x = x / d;
+            if (b.window) {
+                const long end = std::clamp(j - b.diag + long(b.window) - base, -1L, long(W) + 1);
+                x = lane < splat(float(end)) ? x : ninf;
+            }
+            if (b.allow) {
+                const unsigned char* a = b.allow + r * NR + v * W;
+                for (std::size_t l = 0; l < W; ++l)
+                    if (!a[l]) x[l] = neg_inf;
+            }
             store(row + v * W, x);
             mx[v] = x > mx[v] ? x : mx[v];
         }
     }
+    if (b.zero_fully_masked)  // every exp is then exp(-inf - 0) = 0 and the sum 0
+        for (std::size_t v = 0; v < NV; ++v) mx[v] = mx[v] == ninf ? V{} : mx[v];
     // exp(x - max), and the sum in vec::reduce_all's order: lane l of 8 adds the keys
     // j = l (mod 8) in order, then the 8 are added in order. Masked keys add exact zeros
-    // (every exp is >= +0, so no partial sum is -0 and adding +0 changes nothing).
+    // (every exp is >= +0, so no partial sum is -0 and adding +0 changes nothing), so the
+    // block may start at any key j0 as long as key j goes to lane j % 8.
     V acc[8][NV];
     for (std::size_t l = 0; l < 8; ++l)
         for (std::size_t v = 0; v < NV; ++v) acc[l][v] = V{};
-    std::size_t j = 0;
-    for (; j + 8 <= keys; j += 8)
+    std::size_t r = 0;
+    for (std::size_t l0 = b.j0 % 8; r < rows && l0 != 0; ++r, l0 = (l0 + 1) % 8)
+        for (std::size_t v = 0; v < NV; ++v) {
+            float* p = St + r * NR + v * W;
+            const V e = vexp(load(p) - mx[v]);
+            store(p, e);
+            acc[l0][v] += e;
+        }
+    for (; r + 8 <= rows; r += 8)
 #pragma GCC unroll 8
         for (std::size_t l = 0; l < 8; ++l)
 #pragma GCC unroll 4
             for (std::size_t v = 0; v < NV; ++v) {
-                float* p = St + (j + l) * NR + v * W;
+                float* p = St + (r + l) * NR + v * W;
                 const V e = vexp(load(p) - mx[v]);
                 store(p, e);
                 acc[l][v] += e;
             }
-    for (std::size_t l = 0; j + l < keys; ++l)
+    for (std::size_t l = 0; r + l < rows; ++l)
         for (std::size_t v = 0; v < NV; ++v) {
-            float* p = St + (j + l) * NR + v * W;
+            float* p = St + (r + l) * NR + v * W;
             const V e = vexp(load(p) - mx[v]);
             store(p, e);
             acc[l][v] += e;
@@ -125,10 +149,14 @@ void softmax_cols(float* St, std::size_t keys, std::size_t i0, float divisor) {
     for (std::size_t v = 0; v < NV; ++v) {
         V total = acc[0][v];
         for (std::size_t l = 1; l < 8; ++l) total = total + acc[l][v];
+        if (b.row_max) store(b.row_max + v * W, mx[v]);
+        if (b.row_sum) store(b.row_sum + v * W, total);
         inv[v] = splat(1.0f) / total;
+        // masked_softmax: a row of nothing but -inf has weights 0 (its sum is exactly 0).
+        if (b.zero_fully_masked) inv[v] = total == V{} ? V{} : inv[v];
     }
     // * (1 / sum)
-    for (std::size_t k = 0; k < keys; ++k)
+    for (std::size_t k = 0; k < rows; ++k)
         for (std::size_t v = 0; v < NV; ++v) {
             float* p = St + k * NR + v * W;
             store(p, load(p) * inv[v]);

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 
+#include "attn/kernels/fused_attention.hpp"
+
 namespace attn::fast::detail {
 
 /// One instruction set's kernels.
@@ -17,8 +19,9 @@ struct Kernels {
     /// separately.
     void (*micro)(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
                   std::size_t rows, std::size_t cols, bool accumulate);
-    /// attn::fast::causal_softmax_columns on a [keys, nr] block.
-    void (*softmax_cols)(float* St, std::size_t keys, std::size_t i0, float divisor);
+    /// The softmax of one block in place (see SoftmaxBlock): scale, bias, mask, then
+    /// PyTorch's softmax per query, every float operation as the step-by-step path.
+    void (*softmax_block)(float* St, const SoftmaxBlock& block);
     /// Sleef_expf_u10 of x[0..n) in place.
     void (*exp)(float* x, std::size_t n);
 };

@@ -25,7 +25,7 @@ inline V vexp(V x) { return (V)Sleef_expf8_u10avx2((__m256)x); }
 }  // namespace
 
 const Kernels& kernels_avx2() {
-    static const Kernels k{"avx2", MR, NR, &micro, &softmax_cols, &exp_n};
+    static const Kernels k{"avx2", MR, NR, &micro, &softmax_block, &exp_n};
     return k;
 }
 

@@ -25,7 +25,7 @@ inline V vexp(V x) { return (V)Sleef_expf16_u10avx512f((__m512)x); }
 }  // namespace
 
 const Kernels& kernels_avx512() {
-    static const Kernels k{"avx512f", MR, NR, &micro, &softmax_cols, &exp_n};
+    static const Kernels k{"avx512f", MR, NR, &micro, &softmax_block, &exp_n};
     return k;
 }
 

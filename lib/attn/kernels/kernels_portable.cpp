@@ -33,7 +33,7 @@ inline V vexp(V x) {
 }  // namespace
 
 const Kernels& kernels_portable() {
-    static const Kernels k{"portable", MR, NR, &micro, &softmax_cols, &exp_n};
+    static const Kernels k{"portable", MR, NR, &micro, &softmax_block, &exp_n};
     return k;
 }
 

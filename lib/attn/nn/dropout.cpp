@@ -8,6 +8,7 @@
 #include <string>
 
 #include "attn/nn/nn.hpp"
+#include "attn/print/python.hpp"
 
 namespace attn::nn {
 namespace {
@@ -99,6 +100,10 @@ Tensor Dropout::operator()(const Tensor& x, Generator& gen) const {
     const float scale = 1.0f / static_cast<float>(1.0 - p);
     noise *= scale;
     return Tensor(x * noise);
+}
+
+std::string repr(const Dropout& layer) {
+    return "Dropout(p=" + attn::repr_float(layer.p) + ", inplace=False)";
 }
 
 }  // namespace attn::nn

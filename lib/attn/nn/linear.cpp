@@ -72,6 +72,12 @@ Tensor Linear::operator()(const Tensor& x) const {
     return y;
 }
 
+std::string repr(const Linear& layer) {
+    return "Linear(in_features=" + std::to_string(layer.in_features()) +
+           ", out_features=" + std::to_string(layer.out_features()) +
+           ", bias=" + (layer.bias ? "True" : "False") + ")";
+}
+
 std::string backend_name(BernoulliBackend backend) {
     return backend == BernoulliBackend::mkl ? "MKL" : "portable";
 }

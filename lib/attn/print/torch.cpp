@@ -19,11 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "attn/attention/gqa.hpp"
-#include "attn/attention/multihead.hpp"
-#include "attn/nn/nn.hpp"
 #include "attn/print/python.hpp"
-#include "attn/attention/swa.hpp"
 #include "attn/print/common.hpp"
 
 namespace attn {
@@ -291,59 +287,14 @@ std::string repr(const Shape& shape) {
 }
 
 // ------------------------------------------------------------------------- modules
-// Module.__repr__: `Name(\n  (child): repr(child)\n ...)`; a module without children prints
-// its extra_repr() on one line.
-
-namespace nn {
-
-std::string repr(const Linear& layer) {
-    return "Linear(in_features=" + std::to_string(layer.in_features()) +
-           ", out_features=" + std::to_string(layer.out_features()) +
-           ", bias=" + (layer.bias ? "True" : "False") + ")";
-}
-
-std::string repr(const Dropout& layer) {
-    return "Dropout(p=" + attn::repr_float(layer.p) + ", inplace=False)";
-}
-
-}  // namespace nn
+// Module.__repr__: `Name(\n  (child): repr(child)\n ...)`. Each module's repr is written
+// beside the module with this function; a leaf's (Linear, Dropout) is its extra_repr().
 
 std::string module_repr(const std::string& name,
                         const std::vector<std::pair<std::string, std::string>>& children) {
     std::string out = name + "(\n";
     for (const auto& [child, text] : children) out += "  (" + child + "): " + text + "\n";
     return out + ")";
-}
-
-std::string repr(const GPT2Attention& layer) {
-    return module_repr("GPT2Attention", {{"c_attn", nn::repr(layer.c_attn)},
-                                         {"c_proj", nn::repr(layer.c_proj)},
-                                         {"attn_dropout", nn::repr(layer.attn_dropout)},
-                                         {"resid_dropout", nn::repr(layer.resid_dropout)}});
-}
-
-std::string repr(const MultiHeadAttention& m) {
-    return module_repr("MultiHeadAttention", {{"W_query", nn::repr(m.W_query)},
-                                              {"W_key", nn::repr(m.W_key)},
-                                              {"W_value", nn::repr(m.W_value)},
-                                              {"out_proj", nn::repr(m.out_proj)},
-                                              {"dropout", nn::repr(m.dropout)}});
-}
-
-std::string repr(const GroupedQueryAttention& m) {
-    return module_repr("GroupedQueryAttention", {{"W_key", nn::repr(m.W_key)},
-                                                 {"W_value", nn::repr(m.W_value)},
-                                                 {"W_query", nn::repr(m.W_query)},
-                                                 {"out_proj", nn::repr(m.out_proj)},
-                                                 {"dropout", nn::repr(m.dropout)}});
-}
-
-std::string repr(const MultiHeadAttentionWithSWA& m) {
-    return module_repr("MultiHeadAttentionWithSWA", {{"W_query", nn::repr(m.W_query)},
-                                                     {"W_key", nn::repr(m.W_key)},
-                                                     {"W_value", nn::repr(m.W_value)},
-                                                     {"out_proj", nn::repr(m.out_proj)},
-                                                     {"dropout", nn::repr(m.dropout)}});
 }
 
 }  // namespace attn

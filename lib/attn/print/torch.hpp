@@ -2,8 +2,9 @@
 /// @brief PyTorch's `print(tensor)`, `repr(torch.Size)` and print options: a port of
 /// `torch/_tensor_str.py` (`_Formatter`, `_tensor_str`, `_vector_str`,
 /// `get_summarized_data`), checked byte for byte against strings recorded from Debian's
-/// python3-torch (`data/oracle/`). Module reprs (`repr(nn::Linear)`, ...) are declared
-/// beside their classes and written in print_torch.cpp.
+/// python3-torch (`data/oracle/`), and `module_repr`, with which every module's repr is
+/// written beside the module (`repr(nn::Linear)` in nn/, `repr(MultiHeadAttention)` in
+/// attention/).
 #pragma once
 
 #include <optional>

@@ -1,53 +1,22 @@
-/// @file attention.hpp
-/// @brief The attention modules of the book, from the first trainable one on.
+/// @file causal.hpp
+/// @brief Causal attention over batches (Raschka ch. 3.5), and the first multi-head
+/// attention: `num_heads` of them side by side (ch. 3.6.1).
 ///
-/// Each class mirrors a notebook class of the same name; `forward` is `operator()`.
+/// Each module's `operator()` projects, calls the attention core (sdpa.hpp) and returns;
+/// `forward_steps` keeps every intermediate a chapter prints, from the core's step backend.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
+#include "attn/attention/masks.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/nn.hpp"
 
 namespace attn {
-
-/// `SelfAttention_v1` of the book: three `nn.Parameter(torch.rand(d_in, d_out))` matrices,
-/// drawn in the order `W_query`, `W_key`, `W_value`, used as `x @ W`.
-/// Source: Raschka ch. 3; notebook 004 In [16] builds the same three matrices by hand.
-class SelfAttention_v1 {
-public:
-    /// Draws the three `[d_in, d_out]` matrices from `gen` (3 * d_in * d_out 32-bit draws).
-    /// @throws std::length_error (nothing drawn) when `[d_in, d_out]` cannot be allocated.
-    SelfAttention_v1(std::size_t d_in, std::size_t d_out, Generator& gen = default_generator());
-
-    /// `x: [T, d_in] -> context_vec: [T, d_out]`:
-    /// `softmax((x W_query)(x W_key)^T / sqrt(d_out)) (x W_value)`.
-    /// @throws std::invalid_argument when `x` is not `[T, d_in]`.
-    Tensor operator()(const Tensor& x) const;
-
-    Tensor W_query;  ///< `[d_in, d_out]`
-    Tensor W_key;    ///< `[d_in, d_out]`
-    Tensor W_value;  ///< `[d_in, d_out]`
-};
-
-/// `SelfAttention_v2` of notebook 002 In [1] (`SelfAttention` in 004 In [17]): three
-/// `nn.Linear(d_in, d_out, bias=qkv_bias)` layers built in the order query, key, value.
-class SelfAttention_v2 {
-public:
-    /// Builds the three layers from `gen`.
-    SelfAttention_v2(std::size_t d_in, std::size_t d_out, bool qkv_bias = false,
-                     Generator& gen = default_generator());
-
-    /// `x: [T, d_in] -> context_vec: [T, d_out]`:
-    /// `attn_weights = softmax(queries @ keys.T / sqrt(d_out))`, `attn_weights @ values`.
-    /// @throws std::invalid_argument when `x` is not `[T, d_in]`.
-    Tensor operator()(const Tensor& x) const;
-
-    nn::Linear W_query;  ///< `Linear(d_in, d_out)`
-    nn::Linear W_key;    ///< `Linear(d_in, d_out)`
-    nn::Linear W_value;  ///< `Linear(d_in, d_out)`
-};
 
 /// The keyword arguments of `CausalAttention(d_in, d_out, context_length, dropout, qkv_bias)`
 /// (notebook 002 In [16], Raschka ch. 3.5.3), plus how dropout draws its masks. Written with
@@ -94,15 +63,18 @@ public:
     explicit CausalAttention(const CausalAttentionConfig& config,
                              Generator& gen = default_generator());
 
-    /// `forward(x)`: `x: [b, T, d_in] -> context_vec: [b, T, d_out]`. In training mode with
-    /// `dropout > 0` the dropout mask of the `[b, T, T]` weights is drawn from `gen`.
-    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, or when
+    /// `forward(x)`: `x: [b, T, d_in] -> context_vec: [b, T, d_out]`: the projections, then
+    /// the attention core (`SDPABackend::automatic`). In training mode with `dropout > 0` the
+    /// dropout mask of the `[b, T, T]` weights is drawn from `gen`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, when a public field no
+    /// longer fits (`W_key`/`W_value` not `[d_out, d_in]`, `dropout.p` outside [0, 1]), or when
     /// `T > context_length`: the mask has only `context_length` rows. (PyTorch fails there
     /// too, but later and less clearly: `masked_fill_` cannot broadcast the cut
     /// `[context_length, context_length]` mask over `[b, T, T]`.)
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
-    /// `forward` keeping every intermediate tensor (same draws, same result).
+    /// `forward` keeping every intermediate tensor (same draws, same result): the
+    /// projections, then the core's step backend (`scaled_dot_product_attention_steps`).
     /// @throws std::invalid_argument as `operator()`.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
 
@@ -127,38 +99,66 @@ public:
     nn::Linear W_value;  ///< `Linear(d_in, d_out)`
     nn::Dropout dropout; ///< on the attention weights
     Tensor mask;         ///< `[context_length, context_length]`: 1 above the diagonal, else 0
+
+private:
+    // Checks x and the public fields; returns x's shape.
+    Shape check(const Tensor& x) const;
+    // The core's options: the mask read from `mask`, / sqrt(d_out), dropout.
+    SDPAOptions options(const BufferMask& causal, Generator& gen) const;
 };
 
-/// Throws `std::invalid_argument("<where>: expected <field> > 0, got 0")` when `value` is 0:
-/// the one check of a config's sizes, shared by every module config.
-void require_positive(const std::string& where, const char* field, std::size_t value);
+/// The keyword arguments of Raschka's `MultiHeadAttentionWrapper(d_in, d_out, context_length,
+/// dropout, num_heads, qkv_bias)`: here `d_out` is each head's width, so the output has
+/// `num_heads * d_out` features.
+struct MultiHeadAttentionWrapperConfig {
+    std::size_t d_in = 0;            ///< input features per token
+    std::size_t d_out = 0;           ///< each head's output features
+    std::size_t context_length = 0;  ///< the most tokens `forward` accepts
+    double dropout = 0.0;            ///< drop probability on each head's weights, in [0, 1]
+    std::size_t num_heads = 0;       ///< heads (a `torch.cat` of none fails in PyTorch)
+    bool qkv_bias = false;           ///< biases in each head's projections
+    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
 
-/// Throws `std::invalid_argument` naming `where`, `field` and the value when `p` is NaN or
-/// outside [0, 1] (a dropout probability).
-void require_probability(const std::string& where, const char* field, double p);
+    /// @throws std::invalid_argument naming the field and its value when a size or
+    /// `num_heads` is 0, or `dropout` is NaN or outside [0, 1]; std::length_error when a
+    /// weight or the `[context_length, context_length]` mask cannot be allocated.
+    void validate() const;
+};
 
-/// Checks that the `[n, n]` causal mask of a config (`context_length`, `block_size`) can be
-/// allocated, before the module draws any weight.
-/// @throws std::length_error `"<where> (mask [<field>, <field>]): cannot allocate ..."`.
-void require_mask_size(const std::string& where, const char* field, std::size_t n);
+/// Raschka's `MultiHeadAttentionWrapper`: `num_heads` `CausalAttention(d_in, d_out, ...)`
+/// heads, built one after the other, run one after the other, outputs concatenated:
+/// `x: [b, T, d_in] -> [b, T, num_heads * d_out]`. Here `d_out` is each head's width.
+class MultiHeadAttentionWrapper {
+public:
+    /// What `forward` computed.
+    struct Steps {
+        std::vector<Tensor> head_outputs;  ///< head `h`'s context vectors: `[b, T, d_out]`
+        Tensor context_vec;                ///< `torch.cat(head_outputs, dim=-1)`:
+                                           ///< `[b, T, num_heads * d_out]`
+    };
 
-/// Checks that a `[r, c]` weight of a config can be allocated, before anything is drawn.
-/// @throws std::length_error `"<where> (weight [<rows>, <cols>]): cannot allocate ..."`.
-void require_weight_size(const std::string& where, const char* rows, std::size_t r,
-                         const char* cols, std::size_t c);
+    /// Builds the heads in order from `gen` (each draws as `CausalAttention` does).
+    /// @throws std::invalid_argument as `MultiHeadAttentionWrapperConfig::validate`.
+    explicit MultiHeadAttentionWrapper(const MultiHeadAttentionWrapperConfig& config,
+                                       Generator& gen = default_generator());
 
-/// Throws `std::invalid_argument("<where>: <field> must be divisible by <divisor_field>, got
-/// <field> = <value>, <divisor_field> = <divisor>")` when `divisor` is 0 or does not divide
-/// `value`: the one check that heads split a width evenly (`d_out` by `num_heads`, `num_heads`
-/// by `num_kv_groups`), shared by every module config.
-void require_divisible(const std::string& where, const char* field, std::size_t value,
-                       const char* divisor_field, std::size_t divisor);
+    /// `forward(x)`: `[b, T, d_in] -> [b, T, num_heads * d_out]`; heads draw their dropout
+    /// masks in order.
+    /// @throws std::invalid_argument as `CausalAttention` does (wrong shape, too many tokens).
+    Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
-/// `mask.bool()[:T, :T]`: the top-left `[T, T]` corner of a `[context_length, context_length]`
-/// 0/1 mask, as booleans (true = masked). Used by `CausalAttention` and `MultiHeadAttention`.
-/// @throws std::invalid_argument naming `where` when `T > context_length` (the book's
-/// modules cannot attend over more tokens than their mask has rows), or when `mask` (a public
-/// member) is not square 2-D.
-BoolTensor causal_mask_for(const std::string& where, const Tensor& mask, std::size_t T);
+    /// `forward` keeping each head's output.
+    Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// `module.train(mode)` on every head: dropout is active in training mode (the default).
+    void train(bool mode = true);
+    /// `module.eval()`: dropout off in every head.
+    void eval() { train(false); }
+
+    /// The number of heads.
+    std::size_t num_heads() const { return heads.size(); }
+
+    std::vector<CausalAttention> heads;  ///< `nn.ModuleList` of the heads
+};
 
 }  // namespace attn

@@ -1,0 +1,126 @@
+// CausalAttention and MultiHeadAttentionWrapper (causal.hpp): Raschka ch. 3.5.3 and 3.6.1.
+#include "attn/attention/causal.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "attn/attention/config.hpp"
+#include "attn/core/functional.hpp"
+
+namespace attn {
+
+// ------------------------------------------------------------------------- CausalAttention
+
+void CausalAttentionConfig::validate() const {
+    const std::string where = "CausalAttention";
+    require_positive(where, "d_in", d_in);
+    require_positive(where, "d_out", d_out);
+    require_positive(where, "context_length", context_length);
+    require_probability(where, "dropout", dropout);
+    require_weight_size(where, "d_out", d_out, "d_in", d_in);
+    require_mask_size(where, "context_length", context_length);
+}
+
+CausalAttention::CausalAttention(const CausalAttentionConfig& config, Generator& gen)
+    : W_query((config.validate(), config.d_in), config.d_out, config.qkv_bias, gen),
+      W_key(config.d_in, config.d_out, config.qkv_bias, gen),
+      W_value(config.d_in, config.d_out, config.qkv_bias, gen),
+      dropout(config.dropout, config.backend),
+      mask(attn::triu(attn::ones({config.context_length, config.context_length}), 1)) {}
+
+Shape CausalAttention::check(const Tensor& x) const {
+    const std::string where = "CausalAttention";
+    const Shape s = check_tokens(where, x, d_in());
+    check_linear(where, "W_key", W_key, d_in(), d_out());
+    check_linear(where, "W_value", W_value, d_in(), d_out());
+    check_dropout(where, dropout);
+    return s;
+}
+
+SDPAOptions CausalAttention::options(const BufferMask& causal, Generator& gen) const {
+    // keys.shape[-1]**0.5 is a Python float; dividing a float32 tensor by it rounds it to
+    // float32 first, as std::sqrt of the float d_k does.
+    SDPAOptions o{.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(d_out()))),
+                  .dropout_p = dropout.training ? dropout.p : 0.0,
+                  .dropout_backend = dropout.backend,
+                  .generator = &gen};
+    causal.apply(o);
+    return o;
+}
+
+Tensor CausalAttention::operator()(const Tensor& x, Generator& gen) const {
+    const Shape s = check(x);
+    // Checked before any work, so a bad input draws nothing from the generator.
+    const BufferMask causal = read_buffer("CausalAttention", mask, s[1], 1.0f);
+    const Tensor queries = W_query(x), keys = W_key(x), values = W_value(x);  // [b, T, d_out]
+    const std::size_t d = d_out();  // one head of width d_out
+    return attend(HeadsView::split(queries, 1, d), HeadsView::split(keys, 1, d),
+                  HeadsView::split(values, 1, d), options(causal, gen));
+}
+
+CausalAttention::Steps CausalAttention::forward_steps(const Tensor& x, Generator& gen) const {
+    const Shape s = check(x);
+    const BufferMask causal = read_buffer("CausalAttention", mask, s[1], 1.0f);
+    Steps st;
+    st.queries = W_query(x);
+    st.keys = W_key(x);
+    st.values = W_value(x);
+    // queries @ keys.transpose(1, 2): [b, T, d_out] x [b, d_out, T] -> [b, T, T], masked, then
+    // softmax(attn_scores / sqrt(d_out)), dropout, @ values: the core's steps on b heads.
+    const SDPASteps core = scaled_dot_product_attention_steps(st.queries, st.keys, st.values,
+                                                              options(causal, gen));
+    // Raschka masks the unscaled scores (masked_fill_ before the division): the same -inf.
+    st.attn_scores = attn::masked_fill(core.attn_scores, core.hidden,
+                                       -std::numeric_limits<float>::infinity());
+    st.attn_weights = core.attn_weights;
+    st.dropped_weights = core.dropped_weights;
+    st.context_vec = core.output;
+    return st;
+}
+
+// ------------------------------------------------------------------------- wrapper
+
+void MultiHeadAttentionWrapperConfig::validate() const {
+    const std::string where = "MultiHeadAttentionWrapper";
+    require_positive(where, "num_heads", num_heads);
+    require_positive(where, "d_in", d_in);
+    require_positive(where, "d_out", d_out);
+    require_positive(where, "context_length", context_length);
+    require_probability(where, "dropout", dropout);
+    require_weight_size(where, "d_out", d_out, "d_in", d_in);
+    require_mask_size(where, "context_length", context_length);
+}
+
+MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(const MultiHeadAttentionWrapperConfig& config,
+                                                     Generator& gen) {
+    config.validate();
+    heads.reserve(config.num_heads);
+    for (std::size_t h = 0; h < config.num_heads; ++h)
+        heads.emplace_back(CausalAttentionConfig{.d_in = config.d_in,
+                                                 .d_out = config.d_out,
+                                                 .context_length = config.context_length,
+                                                 .dropout = config.dropout,
+                                                 .qkv_bias = config.qkv_bias,
+                                                 .backend = config.backend},
+                           gen);
+}
+
+MultiHeadAttentionWrapper::Steps MultiHeadAttentionWrapper::forward_steps(const Tensor& x,
+                                                                          Generator& gen) const {
+    if (heads.empty())
+        throw std::invalid_argument("MultiHeadAttentionWrapper: no heads (torch.cat of an empty list fails)");
+    Steps st;
+    for (const auto& head : heads) st.head_outputs.push_back(head(x, gen));
+    st.context_vec = attn::cat(st.head_outputs, -1);
+    return st;
+}
+
+Tensor MultiHeadAttentionWrapper::operator()(const Tensor& x, Generator& gen) const {
+    return forward_steps(x, gen).context_vec;
+}
+
+void MultiHeadAttentionWrapper::train(bool mode) {
+    for (auto& head : heads) head.train(mode);
+}
+
+}  // namespace attn

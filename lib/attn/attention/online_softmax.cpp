@@ -1,0 +1,136 @@
+// The online softmax of chapter 12 (online_softmax.hpp), pass by pass.
+#include "attn/attention/online_softmax.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include <sleef.h>
+
+#include "attn/kernels/tiled_attention.hpp"
+
+// sleef.h declares the FMA variant only when compiled with FMA enabled (see functional.cpp).
+extern "C" float Sleef_expf1_u10purecfma(float);
+
+namespace attn::flash {
+
+namespace {
+
+constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+
+// exp as attn::softmax takes it (SLEEF's expf_u10, PyTorch's vectorised CPU exp).
+float exp_u10(float x) {
+    static const bool has_fma = __builtin_cpu_supports("fma");
+    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
+}
+
+// Runs f(row, n) on every row along the last dimension of a copy of x.
+template <class F>
+Tensor map_rows(const char* where, const Tensor& x, F f) {
+    const Shape s = shape_of(x);
+    if (s.empty()) throw_shape_error(where, "at least 1-D", s);
+    Tensor y = x;
+    const std::size_t n = s.back();
+    const std::size_t rows = n ? y.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r) f(y.data() + r * n, n);
+    return y;
+}
+
+}  // namespace
+
+Tensor softmax_three_pass(const Tensor& x) {
+    return map_rows("softmax_three_pass", x, [](float* row, std::size_t n) {
+        float m = neg_inf;  // pass 1: the maximum
+        for (std::size_t j = 0; j < n; ++j) m = std::max(m, row[j]);
+        float l = 0.0f;  // pass 2: the sum of exp(x - m)
+        for (std::size_t j = 0; j < n; ++j) l += exp_u10(row[j] - m);
+        for (std::size_t j = 0; j < n; ++j) row[j] = exp_u10(row[j] - m) / l;  // pass 3
+    });
+}
+
+Normalizer online_normalizer(const float* x, std::size_t n, std::vector<Normalizer>* trace) {
+    Normalizer st;
+    for (std::size_t j = 0; j < n; ++j) {
+        const float m_new = std::max(st.m, x[j]);
+        if (std::isnan(x[j]))
+            st.l = std::numeric_limits<float>::quiet_NaN();  // max() skips a NaN; the sum may not
+        else if (m_new != neg_inf)
+            st.l = st.l * exp_u10(st.m - m_new) + exp_u10(x[j] - m_new);
+        st.m = m_new;
+        if (trace) trace->push_back(st);
+    }
+    return st;
+}
+
+Tensor softmax_online(const Tensor& x) {
+    return map_rows("softmax_online", x, [](float* row, std::size_t n) {
+        const Normalizer st = online_normalizer(row, n);  // pass 1: m and l together
+        for (std::size_t j = 0; j < n; ++j) row[j] = exp_u10(row[j] - st.m) / st.l;  // pass 2
+    });
+}
+
+std::vector<RowState> fused_row_trace(const Tensor& q, const Tensor& k, const Tensor& v,
+                                      std::size_t block_k, float divisor) {
+    const Shape sq = shape_of(q), sk = shape_of(k), sv = shape_of(v);
+    if (sq.size() != 1) throw_shape_error("fused_row_trace (q)", "[d]", sq);
+    if (sk.size() != 2 || sk[1] != sq[0])
+        throw_shape_error("fused_row_trace (k)", "[T, " + std::to_string(sq[0]) + "]", sk);
+    if (sv.size() != 2 || sv[0] != sk[0])
+        throw_shape_error("fused_row_trace (v)", "[" + std::to_string(sk[0]) + ", dv]", sv);
+    if (block_k == 0)
+        throw std::invalid_argument("fused_row_trace: expected block_k > 0, got 0");
+    const std::size_t d = sq[0], T = sk[0], dv = sv[1];
+    RowState st{.keys_seen = 0, .m = neg_inf, .l = 0.0f, .O = std::vector<float>(dv, 0.0f)};
+    std::vector<RowState> trace;
+    std::vector<float> s(std::min(block_k, std::max<std::size_t>(T, 1)));
+    bool saw_nan = false;
+    for (std::size_t j0 = 0; j0 < T; j0 += block_k) {
+        const std::size_t nk = std::min(block_k, T - j0);
+        for (std::size_t c = 0; c < nk; ++c) {
+            float dot = 0.0f;  // q . k_j, in order
+            for (std::size_t e = 0; e < d; ++e) dot += q.data()[e] * k.data()[(j0 + c) * d + e];
+            s[c] = dot / divisor;
+        }
+        // FlashAttention's update of the row, as the tiled backend runs it.
+        fast::absorb_tile(s.data(), nk, v.data() + j0 * dv, dv, dv, nullptr, 0, st.m, st.l,
+                          st.O.data(), saw_nan);
+        if (saw_nan) st.l = std::numeric_limits<float>::quiet_NaN();
+        st.keys_seen = j0 + nk;
+        trace.push_back(st);
+    }
+    return trace;
+}
+
+std::int64_t ulp_distance(float a, float b) {
+    auto key = [](float f) {
+        std::int32_t i;
+        std::memcpy(&i, &f, sizeof i);
+        return i < 0 ? -static_cast<std::int64_t>(i & 0x7fffffff) : static_cast<std::int64_t>(i);
+    };
+    const std::int64_t d = key(a) - key(b);
+    return d < 0 ? -d : d;
+}
+
+std::int64_t max_ulp_distance(const Tensor& a, const Tensor& b) {
+    check_same_shape("max_ulp_distance", shape_of(a), shape_of(b));
+    std::int64_t worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, ulp_distance(a.data()[i], b.data()[i]));
+    return worst;
+}
+
+double max_diff_in_ulps(const Tensor& a, const Tensor& b, float scale) {
+    check_same_shape("max_diff_in_ulps", shape_of(a), shape_of(b));
+    if (!(std::isfinite(scale) && scale > 0.0f))
+        throw std::invalid_argument("max_diff_in_ulps: expected a finite scale > 0, got " +
+                                    std::to_string(scale));
+    const double ulp = std::nextafter(scale, std::numeric_limits<float>::infinity()) - scale;
+    double worst = 0.0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, std::abs(double(a.data()[i]) - double(b.data()[i])) / ulp);
+    return worst;
+}
+
+}  // namespace attn::flash

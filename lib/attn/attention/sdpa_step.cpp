@@ -1,0 +1,116 @@
+// The step backend of attn::scaled_dot_product_attention (sdpa.hpp): the computation written
+// out as the notebooks write it, every intermediate a tensor, and its backward.
+//
+// Shapes: query [B, H, Tq, E], key [B, Hkv, Tk, E], value [B, Hkv, Tk, Ev]; g = H / Hkv.
+//   1. keys, values repeated g times along the heads (repeat_interleave): [B, H, Tk, *]
+//   2. attn_scores = query @ keys^T                                       [B, H, Tq, Tk]
+//   3. masked_scores = attn_scores * scale (or / scale) + attn_bias, -inf where hidden
+//   4. attn_weights = softmax(masked_scores) (masked_softmax: rows of -inf give 0)
+//   5. dropped_weights = attn_weights * dropout multipliers
+//   6. output = dropped_weights @ values                                  [B, H, Tq, Ev]
+#include <cmath>
+#include <limits>
+
+#include "attn/attention/sdpa_problem.hpp"
+#include "attn/core/functional.hpp"
+
+namespace attn::detail {
+
+namespace {
+
+constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+
+// Keys or values [B, Hkv, T, *] for each of the H query heads (a copy when g > 1).
+Tensor per_query_head(const HeadsView& x, std::size_t group) {
+    const Tensor c = x.contiguous();
+    return group == 1 ? c : attn::repeat_interleave(c, group, 1);
+}
+
+// dK or dV of the H query heads [B, H, T, *] summed over each group: [B, Hkv, T, *].
+Tensor sum_groups(const Tensor& x, std::size_t group) {
+    if (group == 1) return x;
+    const Shape s = shape_of(x);
+    Tensor out = attn::zeros({s[0], s[1] / group, s[2], s[3]});
+    const std::size_t block = s[2] * s[3];
+    for (std::size_t bh = 0; bh < s[0] * s[1]; ++bh) {
+        const float* src = x.data() + bh * block;
+        float* dst = out.data() + (bh / group) * block;
+        for (std::size_t i = 0; i < block; ++i) dst[i] += src[i];
+    }
+    return out;
+}
+
+}  // namespace
+
+SDPASteps step_attention(const SDPAProblem& p, Tensor* noise_out) {
+    const std::size_t g = p.group();
+    const Tensor queries = p.q.contiguous();
+    const Tensor keys = per_query_head(p.k, g), values = per_query_head(p.v, g);
+    SDPASteps st;
+    st.attn_scores = attn::matmul(queries, attn::transpose(keys, 2, 3));
+    st.hidden = xt::empty<bool>(Shape{p.B, p.H, p.Tq, p.Tk});
+    st.scaled_scores = st.attn_scores;
+    st.masked_scores = st.attn_scores;
+    bool* hidden = st.hidden.data();
+    float* scaled = st.scaled_scores.data();
+    float* s = st.masked_scores.data();
+    for (std::size_t b = 0; b < p.B; ++b)
+        for (std::size_t h = 0; h < p.H; ++h)
+            for (std::size_t i = 0; i < p.Tq; ++i)
+                for (std::size_t j = 0; j < p.Tk; ++j, ++hidden, ++scaled, ++s) {
+                    *hidden = !p.band_visible(i, j) || (p.allow.data && !p.allow.at(b, h, i, j));
+                    float x = p.divide ? *scaled / p.scale : *scaled * p.scale;
+                    if (p.bias.data) x = x + p.bias.at(b, h, i, j);
+                    *scaled = x;
+                    *s = *hidden ? neg_inf : x;
+                }
+    st.attn_weights = p.options->fully_masked_rows == FullyMaskedRows::zero
+                          ? attn::masked_softmax(st.masked_scores)
+                          : attn::softmax(st.masked_scores, -1);
+    const Tensor noise = dropout_noise(p);
+    st.dropped_weights = noise.dimension() != 0 ? Tensor(st.attn_weights * noise) : st.attn_weights;
+    st.output = attn::matmul(st.dropped_weights, values);
+    if (noise_out) *noise_out = noise;
+    return st;
+}
+
+SDPAGradients step_backward(const SDPAProblem& p, const Tensor& grad_output,
+                            const Tensor& noise) {
+    const std::size_t g = p.group();
+    check_same_shape(p.where + " (grad_output)", Shape{p.B, p.H, p.Tq, p.Ev}, shape_of(grad_output));
+    if (noise.dimension() != 0) check_same_shape(p.where + " (dropout_noise)", Shape{p.B, p.H, p.Tq, p.Tk}, shape_of(noise));
+    // The weights again, without drawing: the saved multipliers stand for the dropout.
+    SDPAOptions no_dropout = *p.options;
+    no_dropout.dropout_p = 0.0;
+    SDPAProblem q = p;
+    q.options = &no_dropout;
+    const SDPASteps st = step_attention(q);
+    const Tensor& P = st.attn_weights;  // [B, H, Tq, Tk]
+    const Tensor queries = p.q.contiguous();
+    const Tensor keys = per_query_head(p.k, g), values = per_query_head(p.v, g);
+    const Tensor dropped = noise.dimension() != 0 ? Tensor(P * noise) : P;
+    // dV = dropped^T dO; dP = (dO V^T) * noise
+    const Tensor grad_values = attn::matmul(attn::transpose(dropped, 2, 3), grad_output);
+    Tensor dP = attn::matmul(grad_output, attn::transpose(values, 2, 3));
+    if (noise.dimension() != 0) dP = Tensor(dP * noise);
+    // dS = P * (dP - rowsum(dP * P)): the softmax's Jacobian-vector product, row by row.
+    Tensor dS = attn::zeros({p.B, p.H, p.Tq, p.Tk});
+    for (std::size_t r = 0; r < p.B * p.H * p.Tq; ++r) {
+        const float* pr = P.data() + r * p.Tk;
+        const float* dpr = dP.data() + r * p.Tk;
+        float dot = 0.0f;
+        for (std::size_t j = 0; j < p.Tk; ++j) dot += dpr[j] * pr[j];
+        float* ds = dS.data() + r * p.Tk;
+        for (std::size_t j = 0; j < p.Tk; ++j) {
+            const float d = pr[j] * (dpr[j] - dot);
+            ds[j] = p.divide ? d / p.scale : d * p.scale;  // through the scaling
+        }
+    }
+    SDPAGradients grads;
+    grads.grad_query = attn::matmul(dS, keys);                           // [B, H, Tq, E]
+    grads.grad_key = sum_groups(attn::matmul(attn::transpose(dS, 2, 3), queries), g);
+    grads.grad_value = sum_groups(grad_values, g);
+    return grads;
+}
+
+}  // namespace attn::detail

@@ -1,3 +1,0 @@
-// Catch2 v2's main(), compiled once for every test program.
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
