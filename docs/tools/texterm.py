@@ -554,7 +554,7 @@ def space(items, style):
 def inline(tex):
     """An inline formula (`\\f$...\\f$`) as one line of Unicode text."""
     box = set_tokens(parse(tex), Style("text", flat=True))
-    return " ".join(box.text().split())
+    return unicodedata.normalize("NFC", " ".join(box.text().split()))
 
 
 def _split_top(toks):
@@ -576,7 +576,7 @@ def display(tex, max_width=76):
     toks = parse(tex)
     whole = set_tokens(toks, Style("display"))
     if whole.w <= max_width:
-        return [l.rstrip() for l in whole.lines]
+        return [unicodedata.normalize("NFC", l.rstrip()) for l in whole.lines]
     boxes = [set_tokens(p, Style("display")) for p in _split_top(toks)]
     lines, row = [], []
     for b in boxes:
@@ -585,7 +585,7 @@ def display(tex, max_width=76):
             row = []
         row.append(b)
     lines += hcat(_join(row)).lines
-    return [l.rstrip() for l in lines]
+    return [unicodedata.normalize("NFC", l.rstrip()) for l in lines]
 
 
 def _join(boxes):
