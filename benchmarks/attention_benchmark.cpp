@@ -8,7 +8,7 @@
 // threads (the argument `threads`, set with omp_set_num_threads).
 //
 // Families (select one with e.g. --benchmark_filter='mha_forward/T:1024/threads:1$'):
-//   mha_forward         MultiHeadAttention::operator(): the fast path (fast_attention.hpp)
+//   mha_forward         MultiHeadAttention::operator(): the core's fast backend (sdpa.hpp)
 //   mha_forward_steps   forward_steps(...).context_vec, the teaching path (T = 256 only)
 //   mha_projections     the four Linear layers (q, k, v, out) through fast::gemm
 //   mha_scores          per head, queries @ keys^T on the visible (causal) blocks
@@ -28,23 +28,21 @@
 //   rss_before_MB  resident set before the timed loop (model, input and mask built).
 //   faults      minor + major page faults per iteration during the timed loop.
 //   threads     OpenMP threads.
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <omp.h>
-#include <sys/resource.h>
 
 #include "attn/kernels/fused_attention.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/kernels/gemm.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"
+#include "counters.hpp"
 
 namespace {
 
@@ -54,43 +52,11 @@ double flops_projections(double T) { return 4 * 2 * T * D * D; }
 double flops_causal_product(double T) { return H * 2.0 * HD * T * (T + 1) / 2; }
 double flops_forward(double T) { return flops_projections(T) + 2 * flops_causal_product(T); }
 
-double faults_now() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_minflt + u.ru_majflt);
-}
-
-double rss_mb() {
-    // Current resident set from /proc (ru_maxrss is the peak).
-    std::ifstream in("/proc/self/statm");
-    long pages = 0, resident = 0;
-    in >> pages >> resident;
-    return double(resident) * 4096.0 / 1e6;
-}
-
-double peak_rss_mb() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return double(u.ru_maxrss) / 1e3;  // KiB -> MB (10^6 bytes, as the script reports)
-}
-
-// Sets the thread count and remembers the page faults at the start of the timed loop.
-struct Run {
-    benchmark::State& state;
-    double faults0 = 0, rss0 = 0;
-    explicit Run(benchmark::State& s, int threads) : state(s) {
-        omp_set_num_threads(threads);
-        rss0 = rss_mb();
-    }
-    void start() { faults0 = faults_now(); }
+// The counters every case reports (counters.hpp), plus the fast kernel's instruction set.
+struct Run : bench::Run {
+    Run(benchmark::State& s, int threads) : bench::Run(s, threads) {}
     void finish(double flops) {
-        const double iters = double(state.iterations());
-        state.counters["GFLOPs"] =
-            benchmark::Counter(flops * iters / 1e9, benchmark::Counter::kIsRate);
-        state.counters["faults"] = (faults_now() - faults0) / std::max(iters, 1.0);
-        state.counters["peak_rss_MB"] = peak_rss_mb();
-        state.counters["rss_before_MB"] = rss0;
-        state.counters["threads"] = omp_get_max_threads();
+        bench::Run::finish(flops);
         state.SetLabel("isa=" + attn::fast::isa_name());
     }
 };
@@ -133,7 +99,7 @@ void BM_mha_forward_steps(benchmark::State& state) {
 }
 
 // The pieces, on the buffers the forward uses: q, k, v as [T, 768] (heads side by side);
-// each head's stages as fast::causal_head runs them (one workspace per thread).
+// each head's stages as fast::attend_head runs them (one workspace per thread).
 struct Pieces {
     std::size_t T;
     attn::MultiHeadAttention m;
@@ -159,11 +125,15 @@ struct Pieces {
     // Every head through the given stages, in parallel as the forward does. A stage run on
     // its own works on what the workspace holds (the same amount of work).
     void heads(unsigned stages) {
+        const attn::fast::HeadMask mask{.causal = true, .divide = true, .scale = 8.0f};
 #pragma omp parallel for schedule(dynamic, 1)
         for (std::size_t h = 0; h < H; ++h) {
             thread_local attn::fast::HeadWorkspace ws;
-            attn::fast::causal_head(q.data() + h * HD, k.data() + h * HD, v.data() + h * HD, T,
-                                    HD, D, 8.0f, ctx.data() + h * HD, D, ws, stages);
+            const attn::fast::HeadArgs args{.K = k.data() + h * HD, .ldk = D, .V = v.data() + h * HD,
+                                            .ldv = D, .ldq = D, .ldo = D, .Tq = T, .Tk = T,
+                                            .hd = HD, .dv = HD};
+            const attn::fast::QueryHead head{.Q = q.data() + h * HD, .O = ctx.data() + h * HD};
+            attn::fast::attend_head(args, mask, &head, 1, ws, stages);
         }
     }
 };

@@ -83,7 +83,8 @@ void BM_torch_layout(benchmark::State& state) {
 }
 void BM_tiled_forward(benchmark::State& state) {
     Setup s;
-    run(state, "flash::forward", [&] { return attn::flash::forward(s.mha, s.x, {}); });
+    const attn::SDPABackendGuard tiled(attn::SDPABackend::tiled);
+    run(state, "MultiHeadAttention, tiled backend", [&] { return s.mha(s.x); });
 }
 
 }  // namespace

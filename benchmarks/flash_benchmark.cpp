@@ -1,5 +1,5 @@
 // Naive attention (chapter 7's path: the whole [B, H, T, T] scores, masked_softmax, matmul)
-// against the tiled forward of chapter 12 (attn::flash::attention), causal, B = 1, 12 heads
+// against the tiled forward of chapter 12 (the attention core's tiled backend), causal, B = 1, 12 heads
 // of 64 (d = 768), T = 1024, 4096, 16384, float32, one thread. A Google Benchmark program: it
 // measures and asserts nothing; `meson test` does not run it. tools/run_flash_benchmark.sh
 // runs each benchmark in a process of its own (so `peak_rss_bytes`, the process's
@@ -8,6 +8,7 @@
 // The projections are left out (they are the same products on both paths): one iteration is
 // the attention of q, k, v [1, 12, T, 64] -> [1, 12, T, 64]. The naive path at T = 16384
 // needs 12.9 GB for one copy of the scores and is not registered.
+#include <cmath>
 #include <cstdint>
 
 #include <sys/resource.h>
@@ -34,10 +35,13 @@ void BM_attention(benchmark::State& state) {
     attn::Generator gen(0);
     const attn::Tensor q = attn::randn({B, H, T, hd}, gen), k = attn::randn({B, H, T, hd}, gen),
                        v = attn::randn({B, H, T, hd}, gen);
-    const attn::flash::Config cfg{.block_q = block, .block_k = block, .is_causal = true};
+    const attn::SDPAOptions options{
+        .is_causal = true, .scale = attn::ScoreScale::divide_by(std::sqrt(float(hd))),
+        .fully_masked_rows = attn::FullyMaskedRows::zero,
+        .backend = Tiled ? attn::SDPABackend::tiled : attn::SDPABackend::step,
+        .block_q = block, .block_k = block};
     for (auto _ : state) {
-        attn::Tensor out = Tiled ? attn::flash::attention(q, k, v, cfg)
-                                 : attn::flash::attention_naive(q, k, v, cfg);
+        attn::Tensor out = attn::scaled_dot_product_attention(q, k, v, options);
         benchmark::DoNotOptimize(out.data());
         benchmark::ClobberMemory();
     }

@@ -2,11 +2,9 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/attention/causal.hpp"
 #include "attn/attention/gpt2.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"

@@ -10,7 +10,6 @@
 #include "attn/core/generator.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/base_self_attention.hpp"
-#include "attn/nn/nn.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"

@@ -4,7 +4,6 @@
 
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
-#include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"

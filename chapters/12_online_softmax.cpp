@@ -8,10 +8,12 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 
+#include "attn/attention/masks.hpp"
 #include "attn/attention/online_softmax.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/core/ulp.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
             const attn::Tensor naive = attn::scaled_dot_product_attention(q, k, v, o);
             const std::string label = "B=" + std::to_string(B) + " H=" + std::to_string(H) +
                                       " T=" + std::to_string(T) + " d=" + std::to_string(d);
-            cases.emplace_back(label, attn::flash::max_diff_in_ulps(tiled, naive, xt::amax(xt::abs(v))()));
+            cases.emplace_back(label, attn::max_diff_in_ulps(tiled, naive, xt::amax(xt::abs(v))()));
         }
         //! [ulp]
         double largest = 0.0;

@@ -18,6 +18,7 @@
 #include <doctest/doctest.h>
 
 #include "attn/core/functional.hpp"
+#include "attn/core/ulp.hpp"
 #include "attn/core/tensor.hpp"
 #include "textbook/book.hpp"
 
@@ -134,12 +135,12 @@ inline double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
 /// Largest distance in float32 ulps between two tensors of one shape, counting values within
 /// 1e-7 absolute of each other as 0 (near zero a last-bit difference of the inputs is many
 /// ulps of a tiny result: the "Last bits" rule of the notes).
-inline long long max_ulp(const attn::Tensor& a, const attn::Tensor& b) {
+inline std::int64_t max_ulp(const attn::Tensor& a, const attn::Tensor& b) {
     REQUIRE(attn::shape_of(a) == attn::shape_of(b));
-    long long worst = 0;
+    std::int64_t worst = 0;
     for (std::size_t i = 0; i < a.size(); ++i) {
         if (std::abs(double(a.data()[i]) - double(b.data()[i])) <= 1e-7) continue;
-        worst = std::max(worst, textbook::ulp_distance(a.data()[i], b.data()[i]));
+        worst = std::max(worst, attn::ulp_distance(a.data()[i], b.data()[i]));
     }
     return worst;
 }

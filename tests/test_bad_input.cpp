@@ -28,16 +28,23 @@
 
 #include <doctest/doctest.h>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/self_attention.hpp"
+#include "attn/attention/causal.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/base_self_attention.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/sdpa.hpp"
+#include "attn/attention/gpt2.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/kv_cache.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/torch.hpp"
 #include "attn/core/text_file.hpp"
 #include "textbook/book.hpp"
+
+namespace test_bad_input {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
@@ -452,38 +459,38 @@ std::vector<Case> table() {
         m.out_proj.bias = attn::zeros({2});
         m(attn::zeros({1, 2, 3}));
         return true;
-    }, IA, "Linear (bias): expected [4], got [2]");
+    }, IA, "MultiHeadAttention (out_proj.bias): expected [4], got [2]");
     err("BaseSelfAttention output_proj bias replaced", [] {
         BaseSelfAttention a({.embed_dim = 4});
         a.output_proj.bias = attn::zeros({3});
         a(attn::zeros({1, 2, 4}));
         return true;
-    }, IA, "Linear (bias): expected [4], got [3]");
+    }, IA, "BaseSelfAttention (output_proj.bias): expected [4], got [3]");
 
     // --- KV caches that do not fit.
-    err("KVCache key 2-D", RUN(KVCache(attn::zeros({2, 4}), attn::zeros({2, 4}))), IA, "KVCache (key): expected [*, *, *] (3-D), got [2, 4]");
-    err("KVCache value differs", RUN(KVCache(attn::zeros({1, 2, 4}), attn::zeros({1, 3, 4}))), IA, "KVCache (value, the shape of key): expected [1, 2, 4], got [1, 3, 4]");
+    err("KVCache key 1-D", RUN(KVCache(attn::zeros({4}), attn::zeros({4}))), IA, "KVCache (key): expected [..., S, hd] (at least 2-D), got [4]");
+    err("KVCache value differs", RUN(KVCache(attn::zeros({1, 2, 4}), attn::zeros({1, 3, 4}))), IA, "KVCache (value, the shape of key but the last dimension): expected [1, 2, 4], got [1, 3, 4]");
     err("KVCache key replaced by a longer one (was: read past the end)", [] {
         const BaseSelfAttention a({.embed_dim = 4});
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
         c.key = attn::zeros({1, 50, 4});
         a(attn::zeros({1, 1, 4}), std::nullopt, &c);
         return true;
-    }, IA, "BaseSelfAttention (kv_cache) (value, the shape of key): expected [1, 50, 4], got [1, 2, 4]");
+    }, IA, "BaseSelfAttention (kv_cache) (value, the shape of key but the last dimension): expected [1, 50, 4], got [1, 2, 4]");
     err("KVCache value replaced by a longer one", [] {
         const BaseSelfAttention a({.embed_dim = 4});
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
         c.value = attn::zeros({1, 9, 4});
         a(attn::zeros({1, 1, 4}), std::nullopt, &c);
         return true;
-    }, IA, "BaseSelfAttention (kv_cache) (value, the shape of key): expected [1, 2, 4], got [1, 9, 4]");
+    }, IA, "BaseSelfAttention (kv_cache) (value, the shape of key but the last dimension): expected [1, 2, 4], got [1, 9, 4]");
     err("KVCache key replaced by 1-D", [] {
         const BaseSelfAttention a({.embed_dim = 4});
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
         c.key = attn::zeros({8});
         a(attn::zeros({1, 1, 4}), std::nullopt, &c);
         return true;
-    }, IA, "BaseSelfAttention (kv_cache) (key): expected [*, *, *] (3-D), got [8]");
+    }, IA, "BaseSelfAttention (kv_cache) (key): expected [..., S, hd] (at least 2-D), got [8]");
     err("KVCache length() after key replaced by 1-D", [] {
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
         c.key = attn::zeros({8});
@@ -491,9 +498,9 @@ std::vector<Case> table() {
     }, IA, "KVCache::length (key)");
     err("KVCache bytes() after value replaced", [] {
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
-        c.value = attn::zeros({1, 2, 5});
+        c.value = attn::zeros({1, 3, 4});
         return c.bytes() == 0;
-    }, IA, "KVCache::bytes (value, the shape of key)");
+    }, IA, "KVCache::bytes (value, the shape of key but the last dimension)");
     err("KVCache of another batch size", [] {
         const BaseSelfAttention a({.embed_dim = 4});
         const KVCache c(attn::zeros({2, 2, 4}), attn::zeros({2, 2, 4}));
@@ -529,10 +536,12 @@ std::vector<Case> table() {
         "broadcastable to [3], got [2, 3]");
     err("masked_fill_ that does not broadcast", [] { Tensor x = attn::zeros({3, 4}); attn::masked_fill_(x, BoolTensor(xt::zeros<bool>(Shape{3, 5})), 1.0f); return true; }, IA,
         "The size of tensor a (4) must match the size of tensor b (5) at non-singleton dimension 1");
-    err("scaled_dot_product_attention attn_mask [3, 3] for [2, 2]", RUN(scaled_dot_product_attention(attn::zeros({2, 4}), attn::zeros({2, 4}), attn::zeros({2, 4}),
-        BoolTensor(xt::ones<bool>(Shape{3, 3})))), IA, "scaled_dot_product_attention (attn_mask): expected a shape broadcastable to [2, 2], got [3, 3]");
-    err("scaled_dot_product_attention mask and is_causal", RUN(scaled_dot_product_attention(attn::zeros({2, 4}), attn::zeros({2, 4}), attn::zeros({2, 4}),
-        BoolTensor(xt::ones<bool>(Shape{2, 2})), true)), IA, "expected attn_mask or is_causal, not both");
+    err("scaled_dot_product_attention attn_mask [3, 3] for [2, 2]", [] { const BoolTensor m = xt::ones<bool>(Shape{3, 3});
+        (void)scaled_dot_product_attention(attn::zeros({2, 4}), attn::zeros({2, 4}), attn::zeros({2, 4}), {.attn_mask = &m}); return true; }, IA,
+        "scaled_dot_product_attention (attn_mask): expected a shape broadcastable to [2, 2], got [3, 3]");
+    err("scaled_dot_product_attention attn_bias [2, 3] for [2, 2]", [] { const Tensor m = attn::zeros({2, 3});
+        (void)scaled_dot_product_attention(attn::zeros({2, 4}), attn::zeros({2, 4}), attn::zeros({2, 4}), {.attn_bias = &m}); return true; }, IA,
+        "scaled_dot_product_attention (attn_bias): expected a shape broadcastable to [2, 2], got [2, 3]");
     err("scaled_dot_product_attention key width", RUN(scaled_dot_product_attention(attn::zeros({2, 4}), attn::zeros({2, 3}), attn::zeros({2, 4}))), IA,
         "scaled_dot_product_attention (key): expected [..., S, 4], got [2, 3]");
     err("apply_attention_mask [B, Sq] for [B, Sq, Sk]", RUN(apply_attention_mask(attn::zeros({1, 2, 3}), LongTensor(xt::ones<std::int64_t>(Shape{1, 2})))), IA,
@@ -700,3 +709,7 @@ TEST_CASE("bad-input table: every case has its exact outcome") {
     std::printf("bad-input table: %zu cases, %zu errors with their message, %zu PyTorch-equal results\n",
                 cases.size(), throws, returns);
 }
+
+#undef RUN
+
+}  // namespace test_bad_input

@@ -11,6 +11,8 @@
 
 #include "textbook/book.hpp"
 
+namespace test_book {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -86,11 +88,11 @@ TEST_CASE("numbers_in finds the printed numbers, and the skeleton ignores paddin
 }
 
 TEST_CASE("ulp_distance counts float32 steps") {
-    CHECK(textbook::ulp_distance(1.0f, 1.0f) == 0);
-    CHECK(textbook::ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)) == 1);
-    CHECK(textbook::ulp_distance(-0.0f, 0.0f) == 0);
-    CHECK(textbook::ulp_distance(std::nextafter(0.0f, -1.0f), std::nextafter(0.0f, 1.0f)) == 2);
-    CHECK(textbook::ulp_distance(NAN, 1.0f) > 1000000);
+    CHECK(attn::ulp_distance(1.0f, 1.0f) == 0);
+    CHECK(attn::ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)) == 1);
+    CHECK(attn::ulp_distance(-0.0f, 0.0f) == 0);
+    CHECK(attn::ulp_distance(std::nextafter(0.0f, -1.0f), std::nextafter(0.0f, 1.0f)) == 2);
+    CHECK(attn::ulp_distance(NAN, 1.0f) > 1000000);
 }
 
 TEST_CASE("compare: exact needs identical text; ulp:N tolerates the last bits only") {
@@ -155,3 +157,5 @@ TEST_CASE("every block of data/book occurs verbatim in its notebook") {
     CHECK(checked == book.entries().size());
     CHECK(checked > 0);
 }
+
+}  // namespace test_book

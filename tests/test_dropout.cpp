@@ -24,12 +24,14 @@
 #include "support.hpp"
 #include <nlohmann/json.hpp>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/self_attention.hpp"
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
+
+namespace test_dropout {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace fs = std::filesystem;
 using attn::nn::BernoulliBackend;
@@ -272,7 +274,7 @@ TEST_CASE("[book] 004 In [51]: portable backend, the fourth dropout after seed 1
         INFO("element " << i << ": book " << printed[i] << ", ours " << dropped.flat(i));
         CHECK((dropped.flat(i) != 0.0f) == (printed[i] != 0.0));  // the mask, exactly
         if (printed[i] != 0.0)
-            CHECK(textbook::ulp_distance(dropped.flat(i), static_cast<float>(printed[i])) <= 4);
+            CHECK(attn::ulp_distance(dropped.flat(i), static_cast<float>(printed[i])) <= 4);
     }
     CHECK(below_diagonal == 21);
     // The printed text: same skeleton, every number within 4 ulp (the entry's check).
@@ -464,3 +466,5 @@ TEST_CASE("both backends keep a fraction within 0.2 percentage points of 1 - p o
         }
     }
 }
+
+}  // namespace test_dropout

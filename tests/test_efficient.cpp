@@ -14,11 +14,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/attention/masks.hpp"
 #include "attn/attention/efficient.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/print/print.hpp"
+
+namespace test_efficient {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
@@ -122,3 +125,5 @@ TEST_CASE("MultiHeadAttentionCombinedQKV drawn after seed 123 holds PyTorch's we
     const attn::Tensor batch = attn::stack({textbook::inputs(), textbook::inputs()}, 0);
     CHECK(attn::repr(m(batch)) == c["output"]["repr"].get<std::string>());
 }
+
+}  // namespace test_efficient

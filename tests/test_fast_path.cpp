@@ -1,4 +1,4 @@
-// Tests of the fast path (attn/gemm.hpp, attn/fast_attention.hpp): it must give the bits of
+// Tests of the fast path (kernels/gemm.hpp, kernels/fused_attention.hpp): it must give the bits of
 // the step-by-step path it replaces.
 //
 // - fast::gemm against the linked BLAS's sgemm (cblas_sgemm), all transpose flags, sizes
@@ -10,12 +10,12 @@
 // - the vector SLEEF exp against the scalar one the step-by-step softmax calls: bit for bit
 //   on a sample here; over all 2^32 inputs in the hidden test "[.exhaustive]" (about a
 //   minute per kernel: `ATTN_EXHAUSTIVE=1 build/tests/unit_tests "[.exhaustive]"`).
-// - the fused causal softmax (blocks of queries, transposed) against masked_fill + divide +
-//   attn::softmax.
-// - MultiHeadAttention's operator() (the fast path) against forward_steps(...).context_vec
-//   on random sizes: T not a multiple of the row block, B > 1, 1..12 heads, biases or not,
-//   eval mode and p = 0 in training mode; dropout in training mode and a changed mask fall
-//   back to the steps. Bit for bit with the reference BLAS; with OpenBLAS within a stated
+// - the fused softmax of a block (queries by lanes, transposed, any band or dense mask) against
+//   the step path's scale, bias, -inf and attn::softmax.
+// - MultiHeadAttention's operator() (the core's fast backend) against forward_steps(...)
+//   .context_vec on random sizes: T not a multiple of the row block, B > 1, 1..12 heads,
+//   biases or not, evaluation mode and dropout in training mode (the same mask drawn), and a
+//   changed mask buffer. Bit for bit with the reference BLAS; with OpenBLAS within a stated
 //   relative bound.
 // - a control: an in-order sum with fused multiply-adds differs from sgemm, so the
 //   bit-for-bit comparisons here can fail.
@@ -49,6 +49,8 @@ extern "C" float Sleef_expf1_u10purec(float);
 #ifndef ATTN_BLAS_REFERENCE
 #define ATTN_BLAS_REFERENCE 1
 #endif
+
+namespace test_fast_path {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
@@ -247,31 +249,67 @@ TEST_CASE("the vector SLEEF exp equals the scalar one on all 2^32 inputs") {
     });
 }
 
-TEST_CASE("causal_softmax_columns equals masked_fill, divide and softmax") {
+TEST_CASE("softmax_block equals scale, bias, mask and softmax of the step path") {
+    // Blocks of queries i0.. stored keys by queries, starting at any key j0 (the lanes of the
+    // 8-lane sum follow the key's column), under every mask the core passes down.
     std::mt19937 rng(8);
+    constexpr float inf = std::numeric_limits<float>::infinity();
     for_each_isa([&](const std::string&) {
         const std::size_t nr = attn::fast::softmax_block_width();
-        for (const std::size_t T : {1, 2, 7, 8, 9, 16, 17, 33, 100, 129}) {
-            for (const float divisor : {std::sqrt(64.0f), std::sqrt(3.0f), 1.0f}) {
-                INFO("T=" << T << " divisor=" << divisor);
+        for (const std::size_t T : {1, 2, 7, 8, 9, 17, 33, 100, 129}) {
+            for (const int variant : {0, 1, 2, 3, 4}) {
+                // 0: causal, divide; 1: causal window 5, multiply; 2: dense mask + bias;
+                // 3: causal with offset 3 (a cache of 3), zero rows; 4: window 1, zero rows
+                const bool divide = variant == 0 || variant == 3;
+                const float scale = divide ? std::sqrt(64.0f) : 0.125f;
+                const long offset = variant == 3 ? 3 : 0;
+                const std::size_t window = variant == 1 ? 5 : variant == 4 ? 1 : 0;
+                const bool causal = variant != 2, zero = variant >= 3;
+                INFO("T=" << T << " variant=" << variant);
                 const auto v = uniforms(T * T, rng, -30.0f, 30.0f);
-                attn::Tensor scores = attn::zeros({T, T});
-                std::copy(v.begin(), v.end(), scores.begin());
-                const attn::BoolTensor mask = attn::to_bool(attn::triu(attn::ones({T, T}), 1));
-                const attn::Tensor masked = attn::masked_fill(scores, mask, -std::numeric_limits<float>::infinity());
-                const attn::Tensor expected = attn::softmax(attn::Tensor(masked / divisor), -1);
-                // Blocks of nr queries, stored keys by queries, keys 0..i1-1.
+                const auto b = uniforms(T * T, rng, -2.0f, 2.0f);
+                std::vector<unsigned char> allow(T * T);
+                for (auto& a : allow) a = rng() % 4 != 0;
+                // The step path on each row: scale, bias, -inf where hidden, softmax.
+                attn::Tensor masked = attn::zeros({T, T});
+                for (std::size_t i = 0; i < T; ++i)
+                    for (std::size_t j = 0; j < T; ++j) {
+                        float x = divide ? v[i * T + j] / scale : v[i * T + j] * scale;
+                        if (variant == 2) x = x + b[i * T + j];
+                        const long lag = long(i) + offset - long(j);
+                        const bool hidden = (causal && lag < 0) || (window && lag >= long(window)) ||
+                                            (variant == 2 && !allow[i * T + j]);
+                        masked(i, j) = hidden ? -inf : x;
+                    }
+                const attn::Tensor expected = zero ? attn::masked_softmax(masked) : attn::softmax(masked, -1);
                 for (std::size_t i0 = 0; i0 < T; i0 += nr) {
-                    const std::size_t q = std::min(nr, T - i0), i1 = i0 + q;
-                    std::vector<float> St(i1 * nr, 0.0f);
-                    for (std::size_t j = 0; j < i1; ++j)
-                        for (std::size_t c = 0; c < q; ++c) St[j * nr + c] = v[(i0 + c) * T + j];
-                    attn::fast::causal_softmax_columns(St.data(), i1, i0, divisor);
-                    std::size_t bad = 0;
-                    for (std::size_t c = 0; c < q; ++c)
-                        for (std::size_t j = 0; j < i1; ++j)
-                            bad += bits(St[j * nr + c]) != bits(expected.data()[(i0 + c) * T + j]);
-                    CHECK(bad == 0);
+                    const std::size_t q = std::min(nr, T - i0);
+                    for (const std::size_t j0 : {std::size_t{0}, std::min<std::size_t>(3, T - 1)}) {
+                        // Keys before j0 left out: only rows whose hidden keys they are stay exact,
+                        // so a block starting at j0 > 0 is checked on the band variants where
+                        // every key before j0 is hidden from the block (window 1, T > j0).
+                        if (j0 > 0 && !(variant == 4 && i0 >= j0)) continue;
+                        const std::size_t rows = T - j0;
+                        std::vector<float> St(rows * nr, 0.0f), Bt(rows * nr, 0.0f);
+                        std::vector<unsigned char> At(rows * nr, 1);
+                        for (std::size_t r = 0; r < rows; ++r)
+                            for (std::size_t c = 0; c < q; ++c) {
+                                St[r * nr + c] = v[(i0 + c) * T + j0 + r];
+                                Bt[r * nr + c] = b[(i0 + c) * T + j0 + r];
+                                At[r * nr + c] = allow[(i0 + c) * T + j0 + r];
+                            }
+                        attn::fast::SoftmaxBlock blk{.rows = rows, .j0 = j0, .causal = causal, .window = window,
+                                                     .diag = long(i0) + offset,
+                                                     .allow = variant == 2 ? At.data() : nullptr,
+                                                     .bias = variant == 2 ? Bt.data() : nullptr,
+                                                     .divide = divide, .scale = scale, .zero_fully_masked = zero};
+                        attn::fast::softmax_block(St.data(), blk);
+                        std::size_t bad = 0;
+                        for (std::size_t c = 0; c < q; ++c)
+                            for (std::size_t r = 0; r < rows; ++r)
+                                bad += bits(St[r * nr + c]) != bits(expected.data()[(i0 + c) * T + j0 + r]);
+                        CHECK(bad == 0);
+                    }
                 }
             }
         }
@@ -305,7 +343,7 @@ void check_same(const attn::Tensor& fast, const attn::Tensor& steps) {
 
 }  // namespace
 
-TEST_CASE("MultiHeadAttention: the fast path equals forward_steps") {
+TEST_CASE("MultiHeadAttention: operator() on the fast backend equals forward_steps") {
     const std::vector<MhaCase> cases = {
         {1, 6, 3, 2, 1, 6, false, true},     // chapter 7's sizes
         {2, 1, 5, 1, 4, 3, true, false},     // one token
@@ -322,55 +360,51 @@ TEST_CASE("MultiHeadAttention: the fast path equals forward_steps") {
     for (const auto& c : cases) {
         const std::size_t d_out = c.heads * c.head_dim;
         attn::MultiHeadAttention m({.d_in = c.d_in, .d_out = d_out, .context_length = c.context,
-                                    .num_heads = c.heads, .qkv_bias = c.qkv_bias,
+                                    .dropout = 0.25, .num_heads = c.heads, .qkv_bias = c.qkv_bias,
                                     .out_bias = c.out_bias},
                                    gen);
         const attn::Tensor x = attn::Tensor(attn::rand({c.b, c.T, c.d_in}, gen) * 2.0f - 1.0f);
-        for (const bool eval : {true, false}) {  // p = 0 in training mode draws nothing
+        for (const bool eval : {true, false}) {  // training mode: the same dropout mask drawn
             m.train(!eval);
-            const attn::Tensor steps = m.forward_steps(x, gen).context_vec;
+            attn::Generator g_steps(5);
+            const attn::Tensor steps = m.forward_steps(x, g_steps).context_vec;
             for_each_isa([&](const std::string&) {
                 for (const int threads : {1, 2}) {
                     INFO("b=" << c.b << " T=" << c.T << " d_in=" << c.d_in << " heads=" << c.heads
                               << " head_dim=" << c.head_dim << " eval=" << eval
                               << " threads=" << threads);
                     const Threads scope(threads);
-                    REQUIRE(attn::fast::supports(m, c.T));
-                    check_same(attn::fast::multihead_forward(m, x), steps);
-                    check_same(m(x, gen), steps);
+                    attn::Generator g_fast(5);
+                    check_same(m(x, g_fast), steps);
+                    CHECK(g_fast.draws_since_seed() == g_steps.draws_since_seed());
                 }
             });
         }
     }
 }
 
-TEST_CASE("MultiHeadAttention: dropout in training mode and changed masks use the steps") {
+TEST_CASE("MultiHeadAttention: a changed mask buffer is honoured by the fast backend") {
     attn::Generator gen(7);
-    attn::MultiHeadAttention m(
-        {.d_in = 6, .d_out = 8, .context_length = 10, .dropout = 0.3, .num_heads = 2}, gen);
+    attn::MultiHeadAttention m({.d_in = 6, .d_out = 8, .context_length = 10, .num_heads = 2}, gen);
     const attn::Tensor x = attn::rand({2, 10, 6}, gen);
-    CHECK_FALSE(attn::fast::supports(m, 10));
-    attn::Generator g1(99), g2(99);
-    const attn::Tensor a = m(x, g1);
-    const attn::Tensor b = m.forward_steps(x, g2).context_vec;
-    CHECK(first_difference(a.data(), b.data(), a.size()) == -1);
-    CHECK(g1.draws_since_seed() == g2.draws_since_seed());
-    CHECK(g1.draws_since_seed() > 0);
-    CHECK_THROWS_CONTAINING(attn::fast::multihead_forward(m, x), "use forward_steps");
-    m.eval();
-    CHECK(attn::fast::supports(m, 10));
-    m.mask.data()[0] = 1.0f;  // the first token may no longer see itself
-    CHECK_FALSE(attn::fast::supports(m, 10));
-    CHECK(attn::fast::supports(m, 0));
+    const attn::Tensor causal = m(x);
+    m.mask.data()[1] = 0.0f;  // the first token may now see the second
+    m.mask.data()[0] = 0.0f;
+    const attn::Tensor changed = m(x);
+    check_same(changed, m.forward_steps(x).context_vec);
+    CHECK(first_difference(changed.data(), causal.data(), changed.size()) != -1);
 }
 
-TEST_CASE("fast::multihead_forward names wrong inputs as forward_steps does") {
+TEST_CASE("MultiHeadAttention names wrong inputs and changed fields before computing") {
     attn::Generator gen(1);
     attn::MultiHeadAttention m({.d_in = 4, .d_out = 6, .context_length = 5, .num_heads = 3}, gen);
-    m.eval();
-    CHECK_THROWS_CONTAINING(attn::fast::multihead_forward(m, attn::zeros({2, 3, 5})),
-                            "expected [b, T, 4], got [2, 3, 5]");
-    CHECK_THROWS_CONTAINING(attn::fast::multihead_forward(m, attn::zeros({1, 6, 4})),
-                            "got 6 tokens, but context_length is 5");
+    CHECK_THROWS_CONTAINING(m(attn::zeros({2, 3, 5})), "expected [b, T, 4], got [2, 3, 5]");
     CHECK_THROWS_CONTAINING(m(attn::zeros({1, 6, 4})), "got 6 tokens, but context_length is 5");
+    m.num_heads = 2;  // no longer num_heads * head_dim = d_out
+    CHECK_THROWS_CONTAINING(m(attn::zeros({1, 3, 4})), "num_heads * head_dim = d_out = 6");
+    m.num_heads = 3;
+    m.W_key = attn::nn::Linear(4, 8);
+    CHECK_THROWS_CONTAINING(m(attn::zeros({1, 3, 4})), "(W_key.weight): expected [6, 4], got [8, 4]");
 }
+
+}  // namespace test_fast_path

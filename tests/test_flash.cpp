@@ -1,4 +1,5 @@
-// Tests of the online softmax and the tiled attention forward (chapter 12, attn/flash.hpp).
+// Tests of the online softmax (chapter 12, attention/online_softmax.hpp) and of the attention
+// core's tiled backend (sdpa.hpp, kernels/tiled_attention.hpp) against its step backend.
 //
 // Every expected value is a relation to another computation of the library that chapter 7 or
 // chapter 9 already checks against the book or the oracle: attn::softmax, the naive
@@ -15,12 +16,17 @@
 #include <optional>
 #include <vector>
 
-#include "attn/attention/flash.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/online_softmax.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/core/ulp.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
+
+namespace test_flash {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
@@ -42,6 +48,31 @@ attn::LongTensor left_padding(std::size_t T, const std::vector<std::size_t>& pad
     return m;
 }
 
+// The core on one backend, chapter 12's way: scores / sqrt(d), fully masked rows give zeros.
+attn::Tensor attention(const attn::Tensor& q, const attn::Tensor& k, const attn::Tensor& v,
+                       attn::SDPABackend backend, bool causal,
+                       const std::optional<attn::LongTensor>& mask = std::nullopt,
+                       std::size_t block_q = 64, std::size_t block_k = 64) {
+    attn::BoolTensor allow;
+    if (mask) allow = attn::key_padding_mask(*mask);
+    const float d = static_cast<float>(q.shape().back());
+    return attn::scaled_dot_product_attention(
+        q, k, v,
+        {.attn_mask = mask ? &allow : nullptr, .is_causal = causal,
+         .scale = attn::ScoreScale::divide_by(std::sqrt(d)),
+         .fully_masked_rows = attn::FullyMaskedRows::zero, .backend = backend,
+         .block_q = block_q, .block_k = block_k});
+}
+
+// MultiHeadAttention's forward with the tiled backend and the given tiles.
+attn::Tensor tiled_forward(const attn::MultiHeadAttention& m, const attn::Tensor& x, std::size_t block) {
+    const auto heads = [&](const attn::Tensor& y) { return attn::HeadsView::split(y, m.num_heads, m.head_dim); };
+    return m.out_proj(attn::attend(heads(m.W_query(x)), heads(m.W_key(x)), heads(m.W_value(x)),
+                                   {.is_causal = true,
+                                    .scale = attn::ScoreScale::divide_by(std::sqrt(float(m.head_dim))),
+                                    .backend = attn::SDPABackend::tiled, .block_q = block, .block_k = block}));
+}
+
 struct Case {
     std::size_t B, H, T, d, block_q, block_k;
     bool causal, padded;
@@ -57,14 +88,11 @@ double tiled_vs_naive_ulps(const Case& c, bool naive_causal, attn::Generator& ge
         for (std::size_t b = 0; b < c.B; ++b) pad.push_back((b * 3) % (c.T + 1));
         mask = left_padding(c.T, pad);
     }
-    const flash::Config cfg{.block_q = c.block_q, .block_k = c.block_k, .is_causal = c.causal};
-    flash::Config naive_cfg = cfg;
-    naive_cfg.is_causal = naive_causal;
-    const attn::Tensor tiled = flash::attention(q, k, v, cfg, mask);
-    const attn::Tensor naive = flash::attention_naive(q, k, v, naive_cfg, mask);
+    const attn::Tensor tiled = attention(q, k, v, attn::SDPABackend::tiled, c.causal, mask, c.block_q, c.block_k);
+    const attn::Tensor naive = attention(q, k, v, attn::SDPABackend::step, naive_causal, mask);
     REQUIRE(attn::count_nan(tiled) == 0);
     REQUIRE(attn::count_nan(naive) == 0);
-    return flash::max_diff_in_ulps(tiled, naive, max_abs(v));
+    return attn::max_diff_in_ulps(tiled, naive, max_abs(v));
 }
 
 std::vector<Case> random_cases(attn::Generator& gen, int n) {
@@ -85,8 +113,8 @@ TEST_CASE("three-pass and online softmax agree with attn::softmax") {
     attn::Generator gen(7);
     const attn::Tensor x = attn::randn({5, 37}, gen) * 10.0f;
     const attn::Tensor ref = attn::softmax(x);
-    CHECK(flash::max_ulp_distance(flash::softmax_three_pass(x), ref) <= 4);
-    CHECK(flash::max_ulp_distance(flash::softmax_online(x), ref) <= 4);
+    CHECK(attn::max_ulp_distance(flash::softmax_three_pass(x), ref) <= 4);
+    CHECK(attn::max_ulp_distance(flash::softmax_online(x), ref) <= 4);
     // The online normaliser's (m, l) are the three-pass maximum and sum.
     const attn::Tensor row = attn::select(x, 0);
     std::vector<flash::Normalizer> trace;
@@ -146,7 +174,7 @@ TEST_CASE("fully masked rows give zeros, never NaN (left padding under the causa
     const attn::Tensor q = attn::randn({2, 2, 6, 4}, gen), k = attn::randn({2, 2, 6, 4}, gen),
                        v = attn::randn({2, 2, 6, 4}, gen);
     const attn::LongTensor mask = left_padding(6, {3, 0});
-    const attn::Tensor out = flash::attention(q, k, v, {.block_q = 2, .block_k = 2, .is_causal = true}, mask);
+    const attn::Tensor out = attention(q, k, v, attn::SDPABackend::tiled, true, mask, 2, 2);
     CHECK(attn::count_nan(out) == 0);
     // Queries 0..2 of sequence 0 see only pad keys: their rows are zeros.
     for (std::size_t h = 0; h < 2; ++h)
@@ -154,7 +182,8 @@ TEST_CASE("fully masked rows give zeros, never NaN (left padding under the causa
             for (std::size_t e = 0; e < 4; ++e) CHECK(out(0, h, t, e) == 0.0f);
     CHECK(out(0, 0, 3, 0) == v(0, 0, 3, 0));  // query 3 sees only key 3: its value
     // torch.softmax would give NaN on those rows; the naive path uses masked_softmax.
-    CHECK(attn::count_nan(flash::attention_naive(q, k, v, {.is_causal = true}, mask)) == 0);
+    CHECK(attn::count_nan(attention(q, k, v, attn::SDPABackend::step, true, mask)) == 0);
+    CHECK(attn::count_nan(attention(q, k, v, attn::SDPABackend::fast, true, mask)) == 0);
 }
 
 TEST_CASE("the book's MultiHeadAttention through the tiled kernel prints as chapter 7") {
@@ -163,33 +192,31 @@ TEST_CASE("the book's MultiHeadAttention through the tiled kernel prints as chap
     attn::manual_seed(123);
     const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .num_heads = 2});
     for (std::size_t block : {1u, 2u, 4u, 64u}) {
-        const attn::Tensor tiled = flash::forward(mha, batch, {.block_q = block, .block_k = block});
+        const attn::Tensor tiled = tiled_forward(mha, batch, block);
         CHECK(attn::repr(tiled) == attn::repr(mha(batch)));
         CHECK(test::max_abs_diff(tiled, mha(batch)) < 1e-6);
     }
 }
 
-TEST_CASE("flash::forward on random modules equals MultiHeadAttention::forward") {
+TEST_CASE("the tiled backend on random modules equals MultiHeadAttention::forward") {
     attn::Generator gen(77);
     for (std::size_t T : {5u, 33u}) {
         const attn::MultiHeadAttention mha({.d_in = 12, .d_out = 16, .context_length = 40, .num_heads = 4}, gen);
         const attn::Tensor x = attn::randn({3, T, 12}, gen);
-        CHECK(test::max_abs_diff(flash::forward(mha, x, {.block_q = 8, .block_k = 8}), mha(x)) < 1e-5);
+        CHECK(test::max_abs_diff(tiled_forward(mha, x, 8), mha(x)) < 1e-5);
+        const attn::SDPABackendGuard tiled(attn::SDPABackend::tiled);  // the module's own call
+        CHECK(test::max_abs_diff(mha(x), tiled_forward(mha, x, 64)) == 0.0);
     }
 }
 
 TEST_CASE("invalid configs and shapes name what is wrong") {
     attn::Generator gen(1);
     const attn::Tensor q = attn::randn({1, 2, 4, 3}, gen), k = attn::randn({1, 2, 5, 3}, gen);
-    test::require_invalid([&] { flash::attention(q, k, k, {.block_q = 0}); }, {"block_q", "0"});
-    test::require_invalid([&] { flash::attention(q, q, k, {}); }, {"(v)", "[1, 2, 4, dv]"});
-    test::require_invalid([&] { flash::attention(q, k, k, {}, left_padding(4, {0})); },
-                          {"attention_mask", "[1, 5]"});
-    attn::manual_seed(123);
-    attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5, .num_heads = 2});
-    const attn::Tensor x = attn::rand({1, 4, 3});
-    test::require_invalid([&] { flash::forward(mha, x, {}); }, {"dropout", "eval()"});
-    mha.eval();
-    CHECK_NOTHROW(flash::forward(mha, x, {}));
-    test::require_invalid([&] { flash::forward(mha, attn::rand({1, 7, 3}), {}); }, {"7"});
+    test::require_invalid([&] { attention(q, k, k, attn::SDPABackend::tiled, false, std::nullopt, 0, 4); },
+                          {"block_q", "0"});
+    test::require_invalid([&] { attention(q, q, k, attn::SDPABackend::tiled, false); }, {"(value)", "[1, 2, 4, Ev]"});
+    test::require_invalid([&] { attention(q, k, k, attn::SDPABackend::tiled, false, left_padding(4, {0})); },
+                          {"attn_mask", "[1, 2, 4, 5]"});
 }
+
+}  // namespace test_flash

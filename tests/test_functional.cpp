@@ -8,7 +8,10 @@
 
 #include "support.hpp"
 
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
+
+namespace test_functional {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 const float inf = std::numeric_limits<float>::infinity();
@@ -145,11 +148,17 @@ TEST_CASE("scaled_dot_product_attention equals the written-out formula") {
     CHECK(out(0, 1) == test::Approx(10.0 * w1));
     // is_causal masks the second key for the first query (top-left aligned)
     const attn::Tensor q2 = attn::tensor({{1, 1}, {1, 1}});
-    const attn::Tensor causal = attn::scaled_dot_product_attention(q2, k, v, std::nullopt, true);
+    const attn::Tensor causal = attn::scaled_dot_product_attention(q2, k, v, {.is_causal = true});
     CHECK(causal(0, 0) == test::Approx(10.0f));
     CHECK(causal(0, 1) == test::Approx(0.0f));
+    // Unlike PyTorch, a mask and is_causal combine: a key is visible when both allow it. Here
+    // the mask hides key 0 from query 1, is_causal key 1 from query 0.
     attn::BoolTensor mask = xt::ones<bool>(attn::Shape{2, 2});
-    CHECK_THROWS_AS(attn::scaled_dot_product_attention(q2, k, v, mask, true), std::invalid_argument);
+    mask(1, 0) = false;
+    const attn::Tensor both = attn::scaled_dot_product_attention(q2, k, v, {.attn_mask = &mask, .is_causal = true});
+    CHECK(both(0, 0) == test::Approx(10.0f));
+    CHECK(both(1, 1) == test::Approx(10.0f));
+    CHECK(both(1, 0) == test::Approx(0.0f));
     test::require_invalid([&] { attn::scaled_dot_product_attention(q2, attn::ones({2, 3}), v); }, {"[..., S, 2]", "[2, 3]"});
 }
 
@@ -165,3 +174,5 @@ TEST_CASE("sum adds a short row in PyTorch's order (row_sum: four partial sums)"
     // Fewer than four elements: in order, as PyTorch (the partial sums start at 0).
     CHECK(attn::sum(attn::tensor({1e8f, 1.0f, -1e8f}))() == 0.0f);
 }
+
+}  // namespace test_functional

@@ -36,6 +36,8 @@
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
 
+namespace test_generator {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 using json = nlohmann::json;
@@ -192,7 +194,7 @@ Replay replay(const json& stream, LinearVia via = LinearVia::uniform) {
             for (std::size_t i = 0; i < want.size(); ++i) {
                 if (std::bit_cast<std::uint32_t>(got[i]) != std::bit_cast<std::uint32_t>(want[i])) {
                     if (bad++ == 0) first_bad = i;
-                    r.max_ulp = std::max<std::int64_t>(r.max_ulp, textbook::ulp_distance(got[i], want[i]));
+                    r.max_ulp = std::max<std::int64_t>(r.max_ulp, attn::ulp_distance(got[i], want[i]));
                 }
             }
             INFO("first difference at " << first_bad << ", max " << r.max_ulp << " ulp");
@@ -435,3 +437,5 @@ TEST_CASE("bad arguments throw std::invalid_argument before drawing") {
     const attn::LongTensor threes = attn::randint(3, 4, {5}, gen);  // range 1: always `low`
     CHECK(xt::all(xt::equal(threes, std::int64_t{3})));
 }
+
+}  // namespace test_generator

@@ -24,6 +24,8 @@
 #include "support.hpp"
 #include "textbook/record.hpp"
 
+namespace test_golden {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 // Runs a shell command; returns what it printed on stdout and its wait status.
@@ -212,3 +214,5 @@ TEST_CASE("chapter 12's tiled forward of the book's module prints as Raschka's I
     CHECK(block_text("12", "(b) context_vecs = mha(batch), tiled") == book);
     CHECK(block_text("11", "(b) context_vecs = mha(batch)") == book);
 }
+
+}  // namespace test_golden

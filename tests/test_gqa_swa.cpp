@@ -21,11 +21,15 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/kv_cache.hpp"
 #include "attn/attention/gqa.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/print/print.hpp"
 #include "attn/attention/swa.hpp"
 #include "textbook/book.hpp"
+
+namespace test_gqa_swa {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
@@ -64,7 +68,7 @@ TEST_CASE("GroupedQueryAttention with seed 123 on the book's batch equals PyTorc
         const json& expected = c["outputs"]["context_vecs"];
         CHECK(attn::repr(out) == expected["repr"].get<std::string>());
         CHECK(test::max_ulp(out, test::oracle_tensor(expected)) <= kUlps);
-        attn::GroupedKVCache cache;
+        attn::KVCache cache;
         gqa.forward(test::book_batch(), cache);
         CHECK(attn::repr(attn::shape_of(cache.key)) == c["cache_k_shape"].get<std::string>());
     }
@@ -87,7 +91,7 @@ TEST_CASE("GQA decoding in chunks of 3 equals PyTorch's cached decoding and cach
                                            .num_heads = 6, .num_kv_groups = 3, .qkv_bias = true});
     const attn::Tensor x = attn::rand({2, 10, 4});
     CHECK(test::max_ulp(gqa(x), test::oracle_tensor(c["outputs"]["full"])) <= kUlps);
-    attn::GroupedKVCache cache;
+    attn::KVCache cache;
     const attn::Tensor cached = in_chunks(x, 3, [&](const attn::Tensor& t) { return gqa.forward(t, cache); });
     CHECK(test::max_ulp(cached, test::oracle_tensor(c["outputs"]["cached"])) <= kUlps);
     CHECK(test::max_ulp(cache.key, test::oracle_tensor(c["outputs"]["cache_k"])) <= kUlps);
@@ -138,7 +142,7 @@ TEST_CASE("GQA decoding equals recomputation at every step, token by token and i
     const attn::Tensor full = gqa(x);
     for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
         INFO("chunk " << chunk);
-        attn::GroupedKVCache cache;
+        attn::KVCache cache;
         double worst = 0.0;
         for (long i = 0; i < 64; i += long(chunk)) {
             const long end = std::min(64L, i + long(chunk));
@@ -164,7 +168,7 @@ TEST_CASE("GQA configurations and inputs that cannot work throw, naming the fiel
                           {"num_kv_groups"});
     attn::manual_seed(1);
     const attn::GroupedQueryAttention gqa(book_gqa(2));
-    attn::GroupedKVCache cache;
+    attn::KVCache cache;
     gqa.forward(test::book_batch(), cache);
     test::require_invalid([&] { gqa.forward(attn::slice(test::book_batch(), 1, 0, 1), cache); },
                           {"beyond the context", "context_length = 6"});
@@ -213,7 +217,7 @@ TEST_CASE("SWA ring-buffer decoding in chunks of 5 equals PyTorch's trimmed cach
                                                .sliding_window_size = 4});
     const attn::Tensor x = attn::rand({2, 12, 4});
     CHECK(test::max_ulp(swa(x), test::oracle_tensor(c["outputs"]["full"])) <= kUlps);
-    attn::RingKVCache cache = swa.make_cache(2);
+    attn::KVCache cache = swa.make_cache();
     const attn::Tensor cached = in_chunks(x, 5, [&](const attn::Tensor& t) { return swa.forward(t, cache); });
     CHECK(test::max_ulp(cached, test::oracle_tensor(c["outputs"]["cached"])) <= kUlps);
     CHECK(test::max_ulp(cache.recent_keys(4), test::oracle_tensor(c["outputs"]["cache_k"])) <= kUlps);
@@ -239,12 +243,14 @@ TEST_CASE("SWA decoding equals recomputation at every step, token by token and i
     const attn::Tensor x = attn::rand({2, 64, 6}, gen);
     for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
         INFO("chunk " << chunk);
-        attn::RingKVCache cache = swa.make_cache(2);
-        const std::size_t bytes = cache.bytes();
+        attn::KVCache cache = swa.make_cache();
+        std::size_t bytes = 0;
         double worst = 0.0;
         for (long i = 0; i < 64; i += long(chunk)) {
             const long end = std::min(64L, i + long(chunk));
             const attn::Tensor step = swa.forward(attn::slice(x, 1, i, end), cache);
+            if (i == 0) bytes = cache.bytes();  // the W slots, allocated by the first forward
+            CHECK(bytes == 2 * 2 * 3 * W * 4 * sizeof(float));
             const attn::Tensor recomputed = attn::slice(swa(attn::slice(x, 1, 0, end)), 1, i, end);
             worst = std::max(worst, test::max_abs_diff(step, recomputed));
             CHECK(cache.bytes() == bytes);  // flat: the ring never grows
@@ -264,12 +270,17 @@ TEST_CASE("SWA configurations and positions that cannot work throw, naming the f
     attn::manual_seed(123);
     const attn::MultiHeadAttentionWithSWA swa({.d_in = 3, .d_out = 4, .context_length = 6,
                                                .num_heads = 2, .sliding_window_size = 3});
-    attn::RingKVCache cache = swa.make_cache(2);
+    attn::KVCache cache = swa.make_cache();
     swa.forward(test::book_batch(), cache);  // a chunk of 6 > W = 3 is fine (no negative pointer)
     test::require_invalid([&] { swa.forward(attn::slice(test::book_batch(), 1, 0, 1), cache); },
                           {"beyond the context", "context_length = 6"});
     CHECK(cache.pos == 6);
     test::require_invalid([&] { swa(attn::cat({test::book_batch(), test::book_batch()}, 1)); }, {"beyond the context"});
-    attn::RingKVCache other(1, 2, 3, 2);
-    test::require_invalid([&] { swa.forward(test::book_batch(), other); }, {"cache"});
+    attn::KVCache other = attn::KVCache::sliding_window(3);  // a ring for batch 1
+    other.append(attn::zeros({1, 2, 1, 2}), attn::zeros({1, 2, 1, 2}));
+    test::require_invalid([&] { swa.forward(test::book_batch(), other); }, {"cache.key", "[2, 2, 3, 2]"});
+    attn::KVCache full;  // a full cache where a ring is needed
+    test::require_invalid([&] { swa.forward(test::book_batch(), full); }, {"sliding-window", "window = 0"});
 }
+
+}  // namespace test_gqa_swa

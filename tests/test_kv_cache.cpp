@@ -19,9 +19,14 @@
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/base_self_attention.hpp"
 #include "attn/attention/kv_cache.hpp"
+#include "attn/attention/kv_memory.hpp"
 #include "textbook/decoding.hpp"
 #include "attn/attention/padding.hpp"
+
+namespace test_kv_cache {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
@@ -256,7 +261,10 @@ TEST_CASE("bad shapes throw std::invalid_argument naming expected and actual sha
     // a cache whose key and value differ
     test::require_invalid([&] { attn::KVCache(attn::rand({2, 4, 16}), attn::rand({2, 3, 16})); },
                     {"[2, 4, 16]", "[2, 3, 16]"});
-    test::require_invalid([&] { attn::KVCache(attn::rand({4, 16}), attn::rand({4, 16})); }, {"[4, 16]"});
+    test::require_invalid([&] { attn::KVCache(attn::rand({16}), attn::rand({16})); }, {"at least 2-D", "[16]"});
+    // a cache of another rank: fine for the one KVCache, not for this module's [B, S, E]
+    const attn::KVCache flat(attn::rand({4, 16}), attn::rand({4, 16}));
+    test::require_invalid([&] { m(x, std::nullopt, &flat); }, {"[2, S_past, 16]", "[4, 16]"});
     // an attention mask that covers only the new token, not the cached ones
     const attn::LongTensor short_mask = xt::ones<std::int64_t>(attn::Shape{2, 1});
     test::require_invalid([&] { m(x, short_mask, &cache); }, {"[2, 5]", "[2, 1]"});
@@ -281,7 +289,7 @@ TEST_CASE("kv_cache_bytes_per_token: 2 x layers x heads x head_dim x bytes") {
     CHECK(cache.bytes() == 2 * 4 * attn::kv_cache_bytes_per_token(1, 1, 16));
     CHECK(cache.batch_size() == 2);
     CHECK(cache.length() == 4);
-    CHECK(cache.embed_dim() == 16);
+    CHECK(cache.key.shape()[2] == 16);
 }
 
 TEST_CASE("relation:cached_equals_uncached") {
@@ -353,3 +361,5 @@ TEST_CASE("relation:rounding_level_difference") {
         for (std::size_t e = 0; e < 16; ++e) CHECK(std::fabs(uncached(b, 0, e) - cached(b, 0, e)) <= 4 * ulp_at(scale));
     }
 }
+
+}  // namespace test_kv_cache

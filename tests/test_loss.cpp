@@ -28,10 +28,13 @@
 #include <xtensor/xview.hpp>
 
 #include "textbook/book.hpp"
+#include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
+
+namespace test_loss {  // every test file is a namespace of its own (tests/meson.build)
 
 using json = nlohmann::json;
 
@@ -179,11 +182,11 @@ TEST_CASE("Embedding(100, 768) after manual_seed(123) holds PyTorch's normal_ ta
     REQUIRE(attn::shape_of(emb.weight) == attn::Shape{100, 768});
     const json& w = o["embedding_weight"];
     // The vectorised normal_ of PyTorch's AVX2 build may differ in the last bit or two.
-    long long worst = 0;
+    std::int64_t worst = 0;
     for (std::size_t i = 0; i < 32; ++i) {
-        worst = std::max(worst, textbook::ulp_distance(emb.weight.data()[i],
+        worst = std::max(worst, attn::ulp_distance(emb.weight.data()[i],
                                                          from_bits(w["first_32_bits"][i].get<std::uint32_t>())));
-        worst = std::max(worst, textbook::ulp_distance(emb.weight.data()[emb.weight.size() - 32 + i],
+        worst = std::max(worst, attn::ulp_distance(emb.weight.data()[emb.weight.size() - 32 + i],
                                                          from_bits(w["last_32_bits"][i].get<std::uint32_t>())));
     }
     CHECK(worst <= 4);
@@ -266,7 +269,7 @@ TEST_CASE("cross_entropy and log_softmax match PyTorch on crafted inputs") {
             INFO("log_softmax element " << i << ": " << a << " vs torch " << b);
             // exp/log and the order of the sum differ from PyTorch's vectorised kernel in
             // the last bits; -inf and NaN must agree exactly.
-            if (!std::isfinite(b)) CHECK(textbook::ulp_distance(a, b) == 0);
+            if (!std::isfinite(b)) CHECK(attn::ulp_distance(a, b) == 0);
             else CHECK(std::abs(a - b) <= 2e-6 * std::max(1.0f, std::abs(b)));
         }
 
@@ -402,11 +405,11 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
 
     // the embedded rows: few-ulp agreement (vectorised normal_)
     for (std::size_t i = 0; i < 5; ++i) {
-        long long worst = 0;
+        std::int64_t worst = 0;
         for (std::size_t j = 0; j < 8; ++j) {
-            worst = std::max(worst, textbook::ulp_distance(
+            worst = std::max(worst, attn::ulp_distance(
                                         p.x(i, j), from_bits(s["x"]["row_heads_bits"][i][j].get<std::uint32_t>())));
-            worst = std::max(worst, textbook::ulp_distance(
+            worst = std::max(worst, attn::ulp_distance(
                                         p.x(i, 760 + j), from_bits(s["x"]["row_tails_bits"][i][j].get<std::uint32_t>())));
         }
         CHECK(worst <= 4);
@@ -484,7 +487,7 @@ TEST_CASE("001's fragile step: masking where tril(scores) == 0 also masks a genu
         for (std::size_t j = 0; j < 4; ++j) CHECK(w_eq0(i, j) == w_bool(i, j));
     CHECK_FALSE(attn::allclose(w_eq0, w_bool, 1e-5, 1e-5));
     // scaled_dot_product_attention, with either mask, agrees with the boolean mask only
-    const attn::Tensor sdpa = attn::scaled_dot_product_attention(queries, keys, values, std::nullopt, true);
+    const attn::Tensor sdpa = attn::scaled_dot_product_attention(queries, keys, values, {.is_causal = true});
     CHECK(attn::allclose(sdpa, attn::matmul(w_bool, values), 1e-5, 1e-5));
     CHECK_FALSE(attn::allclose(sdpa, attn::matmul(w_eq0, values), 1e-5, 1e-5));
 
@@ -690,8 +693,8 @@ TEST_CASE("relation:sdpa_equals_manual") {
     // the library, on the seeded chain: both forms of SDPA equal the manual path
     const Pipeline& p = seeded_pipeline();
     const attn::BoolTensor attn_mask = attn::eq(attn::tril(attn::ones({5, 5})), 1.0f);
-    const attn::Tensor with_mask = attn::scaled_dot_product_attention(p.q, p.k, p.v, attn_mask);
-    const attn::Tensor causal = attn::scaled_dot_product_attention(p.q, p.k, p.v, std::nullopt, true);
+    const attn::Tensor with_mask = attn::scaled_dot_product_attention(p.q, p.k, p.v, {.attn_mask = &attn_mask});
+    const attn::Tensor causal = attn::scaled_dot_product_attention(p.q, p.k, p.v, {.is_causal = true});
     CHECK(attn::repr_bool(attn::allclose(with_mask, p.new_v, 1e-5, 1e-5)) == test::book_text("001-In15"));
     CHECK(attn::repr_bool(attn::allclose(causal, p.new_v, 1e-5, 1e-5)) == test::book_text("001-In17"));
     attn::set_printoptions(2, 200);
@@ -704,11 +707,11 @@ TEST_CASE("relation:sdpa_equals_manual") {
     for (const std::uint64_t seed : {1u, 2u, 3u}) {
         const Pipeline r = run_001(seed, 20, 16, 6);
         const attn::BoolTensor m = attn::eq(attn::tril(attn::ones({6, 6})), 1.0f);
-        CHECK(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, m), r.new_v, 1e-5, 1e-5));
-        CHECK(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, std::nullopt, true), r.new_v,
+        CHECK(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, {.attn_mask = &m}), r.new_v, 1e-5, 1e-5));
+        CHECK(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, {.is_causal = true}), r.new_v,
                              1e-5, 1e-5));
         const attn::BoolTensor wrong = attn::eq(attn::triu(attn::ones({6, 6})), 1.0f);
-        CHECK_FALSE(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, wrong), r.new_v, 1e-5, 1e-5));
+        CHECK_FALSE(attn::allclose(attn::scaled_dot_product_attention(r.q, r.k, r.v, {.attn_mask = &wrong}), r.new_v, 1e-5, 1e-5));
     }
 }
 
@@ -769,3 +772,5 @@ TEST_CASE("relation:cross_entropy_near_log_vocab") {
         CHECK(std::abs(attn::cross_entropy(r.logits, targets, -1)() - ln_v) < 0.25);
     }
 }
+
+}  // namespace test_loss

@@ -24,13 +24,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention/attention.hpp"
+#include "attn/attention/causal.hpp"
+#include "attn/attention/gpt2.hpp"
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
+
+namespace test_multihead {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
@@ -46,7 +49,7 @@ void check_printed_numbers(const std::string& text, const attn::Tensor& values, 
         const float ours = values.data()[i];
         const float theirs = static_cast<float>(nums[i].value);
         INFO("number " << i << ": printed " << nums[i].text << ", ours " << ours);
-        const bool close = textbook::ulp_distance(ours, theirs) <= ulps ||
+        const bool close = attn::ulp_distance(ours, theirs) <= ulps ||
                            std::abs(double(ours) - nums[i].value) <= 1e-7;
         CHECK(close);
     }
@@ -567,3 +570,5 @@ TEST_CASE("Raschka's exercise 3.2 solution: our shape is its shape, its values n
         }
     }
 }
+
+}  // namespace test_multihead

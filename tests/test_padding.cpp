@@ -18,9 +18,12 @@
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/masks.hpp"
+#include "attn/attention/base_self_attention.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
+
+namespace test_padding {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
@@ -324,3 +327,5 @@ TEST_CASE("relation:masked_pattern_from_attention_mask") {
         for (std::size_t i = 0; i < S; ++i)
             for (std::size_t j = 0; j < S; ++j) CHECK((ours(b, i, j) == -inf) == (enc.attention_mask(b, j) == 0));
 }
+
+}  // namespace test_padding

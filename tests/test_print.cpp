@@ -22,6 +22,8 @@
 #include "attn/print/print.hpp"
 #include "attn/core/tensor.hpp"
 
+namespace test_print {  // every test file is a namespace of its own (tests/meson.build)
+
 using attn::BoolTensor;
 using attn::LongTensor;
 using attn::PrintOptions;
@@ -411,3 +413,5 @@ TEST_CASE("notebook 004: NumPy prints of attention results") {
         same(cell.name, cell.text, attn::numpy_str(t));
     }
 }
+
+}  // namespace test_print

@@ -14,6 +14,8 @@
 #include "attn/core/functional.hpp"
 #include "textbook/svg.hpp"
 
+namespace test_svg {  // every test file is a namespace of its own (tests/meson.build)
+
 namespace {
 
 std::size_t count(const std::string& haystack, const std::string& needle) {
@@ -178,3 +180,5 @@ TEST_CASE("a note wraps its text and write_file writes it") {
     std::filesystem::remove_all(path.parent_path());
     CHECK_THROWS_AS(textbook::svg::write_file("/proc/attn_no_such_dir/x.svg", svg), std::exception);
 }
+
+}  // namespace test_svg

@@ -7,6 +7,8 @@
 
 #include "attn/core/tensor.hpp"
 
+namespace test_tensor {  // every test file is a namespace of its own (tests/meson.build)
+
 TEST_CASE("shape_str writes shapes as the book does") {
     CHECK(attn::shape_str({2, 6, 3}) == "[2, 6, 3]");
     CHECK(attn::shape_str({}) == "[]");
@@ -65,3 +67,5 @@ TEST_CASE("checked_mul and checked_add refuse sizes that wrap around, naming the
                       "decode_with_cache (chunk): 9223372036854775808 does not fit in a signed "
                       "64-bit size (at most 9223372036854775807)");
 }
+
+}  // namespace test_tensor

@@ -1,224 +1,67 @@
 #!/usr/bin/env python3
-"""Multi-head attention at GPT-2 sizes, the library beside PyTorch (issue 12).
+"""The attention benchmark: the library beside PyTorch and ONNX Runtime, one command.
 
-Runs benchmarks/attention_benchmark's `mha_forward` (the library's MultiHeadAttention forward)
-and the same forward in PyTorch (Debian's python3-torch; the class is written out below),
-alternating the two, one process per run so that each peak RSS belongs to one configuration,
-and keeps the fastest of several runs. Writes:
+    tools/run_attention_benchmark.py [--build build] [--install-peers] [--rounds 3]
+        [--min-time 1.0] [--modules mha,gqa,...] [--sizes 256,1024,4096] [--threads 1,2]
+        [--no-ort] [--no-pieces] [--no-profile] [--smoke] [--note TEXT] [--out DIR]
 
-  data/benchmarks/attention.json   every run, with machine, commit, BLAS, threads, environment
-  data/benchmarks/attention.tsv    the summary: time, ratio, GFLOP/s, sgemm share, RSS, faults
-  data/benchmarks/attention.svg    the ratios as a bar chart (drawn here, no plotting library)
+Also `meson compile -C build run-attention-benchmark` (which passes --install-peers).
+For every entry of tools/benchmark/table.py (module and configuration), every size and
+thread count, each round runs, one process per run and in an order that rotates from round
+to round (interleaved):
+  library           build/benchmarks/module_benchmark --module=KEY (the module's operator())
+  pytorch-default   tools/benchmark/torch_side.py, Raschka's class, glibc's default malloc
+  pytorch-reuse     the same with malloc told to keep and reuse freed memory (MALLOC_MMAP_MAX_=0,
+                    MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ large): PyTorch at its
+                    best here, as it then takes no page faults for its [B, H, T, T] tensors
+  ort-<variant>     tools/benchmark/onnxruntime/run.mjs on the entry's ONNX models
+                    (tools/benchmark/onnx_models.py, built once into BUILD/benchmark-models)
+and keeps each side's fastest round (min of wall time; CPU time, peak RSS and page faults are
+recorded for every run). Before timing, each (entry, size) is checked: the library's and
+every ONNX model's output against PyTorch's, from the same seeded weights and input; a model
+further than ORT_BOUND from PyTorch is refused. Then, unless --no-pieces, the fast path's
+pieces (benchmarks/attention_benchmark) and, unless --no-profile, ONNX Runtime's own
+per-operator profile of its fused operators, for whoever tunes the kernels.
 
-Configuration: B = 1, d_in = d_out = 768, 12 heads, causal, dropout 0, eval mode (PyTorch
-under torch.no_grad()), float32; T = 256, 1024, 4096; 1 and 2 threads (OpenMP threads for the
-library, torch.set_num_threads for PyTorch).
-
-GFLOP/s: both sides are credited with the same count, 2 flops per multiply-add of the four
-projections, plus the two causal products counted on their visible pairs only (key <= query):
-2 * 12 * 64 * T (T + 1) / 2 each. So the ratio of GFLOP/s is the inverse ratio of time.
-
-Malloc: both sides run with the same environment. By default glibc is told to keep freed
-memory (MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=100000000000, as issue 12 measured PyTorch);
---malloc default leaves glibc alone (PyTorch then spends much of its time in page faults).
-
-OpenBLAS (PyTorch's BLAS here): the machine may set OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE for
-older OpenBLAS builds; the PyTorch runs unset both (--torch-openblas-env unset, the default)
-when a 1024^3 product then still agrees with float64 to 1e-3, else keep them; the kernel
-OpenBLAS runs is recorded.
-
-Times: each run's wall time per iteration (the result) and the process's CPU time per
-iteration, all threads (cpu_ms: less sensitive to other work on a shared machine, but it
-counts spinning OpenMP threads and page-fault handling too).
-
-Usage:
-  tools/run_attention_benchmark.py [--build build] [--repetitions 3] [--sizes 256,1024,4096]
-                                   [--threads 1,2] [--min-time 1.0] [--malloc tuned|default]
-Not part of the tests; takes about 10-20 minutes.
+Writes DIR/attention.json (default data/benchmarks/): the machine, commit, versions of every
+peer, environment, load average before, between rounds and after, every run, the summary.
+The book's benchmarks page and its plot are generated from it when the docs are built.
+--smoke marks a short run (1 round, 0.3 s per run unless given) as such in the data.
+Not part of the tests. The full default recording takes under an hour on a quiet 2-core
+machine (most of it PyTorch at T = 4096 and the modules not yet on the fast path).
 """
 import argparse
+import array
 import datetime
 import json
-import math
 import os
 import platform
-import resource
+import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-D, H = 768, 12
-HD = D // H
-TUNED_MALLOC = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": "100000000000"}
+BENCH = ROOT / "tools" / "benchmark"
+sys.path.insert(0, str(BENCH))
+import table  # noqa: E402
+
+TORCH_PY = "/usr/bin/python3"  # Debian's python3-torch and python3-onnx live here
+# malloc reusing memory: no mmap for large blocks, no trimming of the heap. All three matter
+# (PyTorch 1.13, MultiHeadAttention, T = 1024, page faults per forward: about 40000 by
+# default, 18000 with MALLOC_MMAP_MAX_=0 and the trim threshold alone, 384 with all three).
+REUSE_MALLOC = {"MALLOC_MMAP_MAX_": "0", "MALLOC_MMAP_THRESHOLD_": "4294967296",
+                "MALLOC_TRIM_THRESHOLD_": "100000000000"}
+MALLOC_VARS = ("MALLOC_MMAP_MAX_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
+               "MALLOC_TOP_PAD_", "MALLOC_ARENA_MAX")
+ORT_BOUND = 1e-5     # largest |ONNX Runtime - PyTorch| accepted (outputs are below 1.5)
+FUSED = ("attention", "mha", "gqa")
+PIECES = ("mha_projections", "mha_scores", "mha_mask_softmax", "mha_weights_values")
 
 
-def flops_forward(T):
-    projections = 4 * 2 * T * D * D
-    causal = H * 2 * HD * T * (T + 1) / 2
-    return projections + 2 * causal
-
-
-# ----------------------------------------------------------------------------- PyTorch side
-
-def torch_worker(T, threads, min_time):
-    """One PyTorch configuration in this process; prints one JSON line."""
-    import torch
-    from torch import nn
-
-    class MultiHeadAttention(nn.Module):
-        """Raschka's weight-split causal multi-head attention (ch. 3.6.2), written out."""
-
-        def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False):
-            super().__init__()
-            if d_out % num_heads:
-                raise ValueError("d_out must be divisible by num_heads")
-            self.d_out = d_out
-            self.num_heads = num_heads
-            self.head_dim = d_out // num_heads
-            self.W_query = nn.Linear(d_in, d_out, bias=qkv_bias)
-            self.W_key = nn.Linear(d_in, d_out, bias=qkv_bias)
-            self.W_value = nn.Linear(d_in, d_out, bias=qkv_bias)
-            self.out_proj = nn.Linear(d_out, d_out)
-            self.dropout = nn.Dropout(dropout)
-            ones = torch.ones(context_length, context_length)
-            self.register_buffer("mask", torch.triu(ones, diagonal=1))
-
-        def heads(self, t, b, n):
-            # [b, n, d_out] -> [b, H, n, head_dim]
-            return t.view(b, n, self.num_heads, self.head_dim).transpose(1, 2)
-
-        def forward(self, x):
-            b, n, _ = x.shape
-            queries = self.heads(self.W_query(x), b, n)
-            keys = self.heads(self.W_key(x), b, n)
-            values = self.heads(self.W_value(x), b, n)
-            scores = queries @ keys.transpose(2, 3)
-            scores.masked_fill_(self.mask.bool()[:n, :n], -torch.inf)
-            weights = torch.softmax(scores / keys.shape[-1] ** 0.5, dim=-1)
-            weights = self.dropout(weights)
-            context = (weights @ values).transpose(1, 2).contiguous().view(b, n, self.d_out)
-            return self.out_proj(context)
-
-    torch.set_num_threads(threads)
-    torch.manual_seed(0)
-    module = MultiHeadAttention(D, D, T, 0.0, H)
-    module.eval()
-    x = torch.rand(1, T, D)
-
-    def usage():
-        return resource.getrusage(resource.RUSAGE_SELF)
-
-    with torch.no_grad():
-        rss_before = rss_mb()
-        first = time.perf_counter()
-        module(x)  # warm-up
-        first = time.perf_counter() - first
-        iters = max(2, math.ceil(min_time / max(first, 1e-6)))
-        u0 = usage()
-        start, cpu0 = time.perf_counter(), time.process_time()
-        for _ in range(iters):
-            module(x)
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
-        u1 = usage()
-    seconds = elapsed / iters
-    print(json.dumps({
-        "side": "pytorch", "T": T, "threads": torch.get_num_threads(), "iterations": iters,
-        "time_ms": seconds * 1e3, "cpu_ms": cpu / iters * 1e3,
-        "GFLOPs": flops_forward(T) / seconds / 1e9,
-        "peak_rss_MB": u1.ru_maxrss / 1e3, "rss_before_MB": rss_before,
-        "faults": ((u1.ru_minflt + u1.ru_majflt) - (u0.ru_minflt + u0.ru_majflt)) / iters,
-        "torch": torch.__version__, "blas": openblas_core(),
-    }))
-
-
-def torch_sgemm_worker(threads, min_time):
-    import torch
-    torch.set_num_threads(threads)
-    torch.manual_seed(0)
-    a, b = torch.rand(1024, 1024), torch.rand(1024, 1024)
-    c = a @ b
-    err = (c.double() - a.double() @ b.double()).abs().max().item()
-    first = time.perf_counter()
-    a @ b
-    first = time.perf_counter() - first
-    iters = max(3, math.ceil(min_time / max(first, 1e-6)))
-    start = time.perf_counter()
-    for _ in range(iters):
-        a @ b
-    seconds = (time.perf_counter() - start) / iters
-    print(json.dumps({"side": "pytorch", "name": "sgemm_1024", "threads": threads,
-                      "time_ms": seconds * 1e3, "GFLOPs": 2 * 1024**3 / seconds / 1e9,
-                      "max_abs_error_vs_float64": err, "blas": openblas_core()}))
-
-
-def rss_mb():
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * 4096 / 1e6
-
-
-def openblas_core():
-    """The BLAS this process loaded, and OpenBLAS's kernel name if it is OpenBLAS."""
-    libs = []
-    with open("/proc/self/maps") as f:
-        for line in f:
-            path = line.split()[-1]
-            if "blas" in path and path not in libs:
-                libs.append(path)
-    core = None
-    for path in libs:
-        if "openblas" in path:
-            try:
-                import ctypes
-                lib = ctypes.CDLL(path)
-                lib.openblas_get_corename.restype = ctypes.c_char_p
-                core = lib.openblas_get_corename().decode()
-            except (OSError, AttributeError):
-                pass
-    return {"libraries": libs, "openblas_core": core,
-            "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE"),
-            "OPENBLAS_L2_SIZE": os.environ.get("OPENBLAS_L2_SIZE")}
-
-
-# ----------------------------------------------------------------------------- driver side
-
-def torch_python():
-    """An interpreter that imports torch (Debian's python3-torch is for /usr/bin/python3)."""
-    for exe in [sys.executable, "/usr/bin/python3"]:
-        if exe and Path(exe).exists() and subprocess.run(
-                [exe, "-c", "import torch"], capture_output=True).returncode == 0:
-            return exe
-    return None
-
-
-def run_json(cmd, env):
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{out.stderr[-2000:]}")
-    return out.stdout
-
-
-def run_library(exe, name, env, min_time):
-    """One Google Benchmark entry in its own process; returns its record (cpu_ms is the
-    process's CPU time per iteration, all threads, as Google Benchmark measures it)."""
-    text = run_json([str(exe), f"--benchmark_filter=^{name}$", "--benchmark_format=json",
-                     f"--benchmark_min_time={min_time}"], env)
-    data = json.loads(text)
-    if not data["benchmarks"]:
-        raise RuntimeError(f"no benchmark matched {name}")
-    b = data["benchmarks"][0]
-    factor = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
-    return {"side": "library", "name": b["name"], "iterations": b["iterations"],
-            "time_ms": b["real_time"] * factor, "cpu_ms": b["cpu_time"] * factor,
-            "GFLOPs": b.get("GFLOPs", 0),
-            "peak_rss_MB": b.get("peak_rss_MB"), "rss_before_MB": b.get("rss_before_MB"),
-            "faults": b.get("faults"), "threads": b.get("threads"), "label": b.get("label"),
-            "context": data.get("context", {})}
-
-
-def run_torch(py, args, env):
-    return json.loads(run_json([py, str(Path(__file__).resolve())] + args, env).splitlines()[-1])
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
 
 
 def shell(cmd):
@@ -228,185 +71,376 @@ def shell(cmd):
         return ""
 
 
-def choose_torch_env(py, base_env, mode):
-    """PyTorch's environment: OPENBLAS_* unset if OpenBLAS then still computes right."""
-    if mode == "keep":
-        return base_env, "kept"
-    trial = {k: v for k, v in base_env.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")}
-    try:
-        r = run_torch(py, ["--torch-sgemm", "--threads", "1", "--min-time", "0.2"], trial)
-        if r["max_abs_error_vs_float64"] < 1e-3:
-            return trial, f"OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (OpenBLAS runs {r['blas']['openblas_core']})"
-    except RuntimeError:
-        pass
-    return base_env, "kept (OpenBLAS failed without them)"
+def loadavg():
+    return Path("/proc/loadavg").read_text().split()[:3]
 
 
-def svg_chart(rows, path):
-    """Bars of library/PyTorch time per T and thread count, with the 0.8 goal line."""
-    w, h, left, bottom, top = 560, 300, 60, 50, 30
-    ymax = max([1.0] + [r["ratio"] for r in rows]) * 1.15
-    groups = sorted({r["T"] for r in rows})
-    threads = sorted({r["threads"] for r in rows})
-    colors = {1: "#4C72B0", 2: "#DD8452", 4: "#55A868"}
-    gw = (w - left - 20) / max(len(groups), 1)
-    bw = gw * 0.7 / max(len(threads), 1)
-    y = lambda v: top + (h - top - bottom) * (1 - v / ymax)
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-           f'font-family="sans-serif" font-size="12">',
-           f'<text x="{w / 2}" y="18" text-anchor="middle">MultiHeadAttention forward: '
-           f'library time / PyTorch time (lower is better)</text>']
-    for v in [0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0]:
-        if v <= ymax:
-            out.append(f'<line x1="{left}" x2="{w - 20}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
-                       f'stroke="#ddd"/><text x="{left - 6}" y="{y(v) + 4:.1f}" '
-                       f'text-anchor="end">{v:g}</text>')
-    out.append(f'<line x1="{left}" x2="{w - 20}" y1="{y(0.8):.1f}" y2="{y(0.8):.1f}" '
-               f'stroke="#c00" stroke-dasharray="5,3"/><text x="{w - 22}" y="{y(0.8) - 4:.1f}" '
-               f'text-anchor="end" fill="#c00">goal 0.8</text>')
-    for gi, T in enumerate(groups):
-        x0 = left + gi * gw + gw * 0.15
-        for ti, th in enumerate(threads):
-            r = next((r for r in rows if r["T"] == T and r["threads"] == th), None)
-            if not r:
-                continue
-            x = x0 + ti * bw
-            out.append(f'<rect x="{x:.1f}" y="{y(r["ratio"]):.1f}" width="{bw - 2:.1f}" '
-                       f'height="{y(0) - y(r["ratio"]):.1f}" fill="{colors.get(th, "#888")}"/>'
-                       f'<text x="{x + bw / 2:.1f}" y="{y(r["ratio"]) - 3:.1f}" '
-                       f'text-anchor="middle" font-size="11">{r["ratio"]:.2f}</text>')
-        out.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{h - bottom + 18}" '
-                   f'text-anchor="middle">T = {T}</text>')
-    for ti, th in enumerate(threads):
-        out.append(f'<rect x="{left + ti * 110}" y="{h - 18}" width="12" height="12" '
-                   f'fill="{colors.get(th, "#888")}"/><text x="{left + ti * 110 + 16}" '
-                   f'y="{h - 8}">{th} thread{"s" if th > 1 else ""}</text>')
-    out.append("</svg>")
-    path.write_text("\n".join(out) + "\n")
+def run_json(cmd, env, timeout=3600):
+    out = subprocess.run([str(c) for c in cmd], env=env, capture_output=True, text=True,
+                         timeout=timeout)
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({out.returncode}):\n"
+                           f"{out.stderr[-3000:]}")
+    return out.stdout
 
+
+def command_args(argv):
+    """The arguments as given, without --note's text (recorded on its own)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--note":
+            skip = True
+        elif not arg.startswith("--note="):
+            out.append(arg)
+    return out
+
+
+def last_json(text):
+    return json.loads(text.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- the sides
+
+class Sides:
+    """How to run each side; every run returns one record (a dict)."""
+
+    def __init__(self, a, build):
+        self.a, self.build = a, Path(build)
+        self.module_exe = self.build / "benchmarks" / "module_benchmark"
+        self.pieces_exe = self.build / "benchmarks" / "attention_benchmark"
+        self.models = Path(a.models_dir or self.build / "benchmark-models")
+        base = {k: v for k, v in os.environ.items()
+                if k not in MALLOC_VARS and k != "OMP_NUM_THREADS"}
+        self.env_library = base
+        self.env_ort = base
+        self.env_torch, self.torch_env_note = self.choose_torch_env(base)
+        self.env_torch_reuse = dict(self.env_torch, **REUSE_MALLOC)
+
+    def choose_torch_env(self, base):
+        """OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS
+        builds) unset for PyTorch when its 1024^3 product then still agrees with float64."""
+        names = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+        if not any(n in base for n in names):
+            return base, "no OPENBLAS_* variables set"
+        trial = {k: v for k, v in base.items() if k not in names}
+        check = ("import torch; torch.manual_seed(0); a, b = torch.rand(1024, 1024), "
+                 "torch.rand(1024, 1024); print(((a @ b).double() - a.double() @ b.double())"
+                 ".abs().max().item())")
+        try:
+            if float(run_json([TORCH_PY, "-c", check], trial)) < 1e-3:
+                return trial, "OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (OpenBLAS computes right without them)"
+        except (RuntimeError, ValueError):
+            pass
+        return base, "OPENBLAS_* kept (OpenBLAS failed without them)"
+
+    def library(self, entry, T, th, min_time, output=None):
+        name = f"forward/{entry.key}/T:{T}/threads:{th}/real_time"
+        cmd = [self.module_exe, f"--module={entry.key}", f"--T={T}", f"--threads={th}",
+               "--benchmark_format=json", f"--benchmark_min_time={min_time}"]
+        if output:
+            cmd.append(f"--output={output}")
+        data = json.loads(run_json(cmd, self.env_library))
+        b = next(b for b in data["benchmarks"] if b["name"] == name)
+        return gbench_record(b, "library", data)
+
+    def torch(self, entry, T, th, min_time, reuse, output=None):
+        cmd = [TORCH_PY, BENCH / "torch_side.py", "--entry", entry.key, "--T", T,
+               "--threads", th, "--min-time", min_time]
+        if output:
+            cmd += ["--output", output]
+        r = last_json(run_json(cmd, self.env_torch_reuse if reuse else self.env_torch))
+        r["side"] = "pytorch-reuse" if reuse else "pytorch-default"
+        return r
+
+    def model_dir(self, entry, T):
+        return self.models / f"{entry.key}-T{T}"
+
+    def build_models(self, entry, T):
+        d = self.model_dir(entry, T)
+        manifest = d / "manifest.json"
+        if manifest.is_file() and json.loads(manifest.read_text())["variants"] == list(entry.ort) \
+                and all((d / f"{v}.onnx").is_file() for v in entry.ort):
+            return json.loads(manifest.read_text())
+        log(f"building ONNX models for {entry.key} T={T} in {d}")
+        return last_json(run_json([TORCH_PY, BENCH / "onnx_models.py", "--entry", entry.key,
+                                   "--T", T, "--out", d], self.env_torch))
+
+    def ort(self, entry, T, th, variant, min_time, profile=None):
+        d = self.model_dir(entry, T)
+        cmd = ["node", BENCH / "onnxruntime" / "run.mjs", "--model", d / f"{variant}.onnx",
+               "--dir", d, "--threads", th, "--min-time", min_time]
+        if profile:
+            cmd += ["--profile", profile]
+        r = last_json(run_json(cmd, self.env_ort))
+        r["side"] = f"ort-{variant}"
+        if not r["max_abs_diff"] <= ORT_BOUND:
+            raise RuntimeError(f"ONNX Runtime's {variant} model of {entry.key} at T={T} is "
+                               f"{r['max_abs_diff']:.3g} from PyTorch (bound {ORT_BOUND})")
+        return r
+
+    def piece(self, name, min_time):
+        data = json.loads(run_json([self.pieces_exe, f"--benchmark_filter=^{name}$",
+                                    "--benchmark_format=json",
+                                    f"--benchmark_min_time={min_time}"], self.env_library))
+        if not data["benchmarks"]:
+            raise RuntimeError(f"attention_benchmark has no case {name}")
+        return gbench_record(data["benchmarks"][0], "library", data)
+
+
+def gbench_record(b, side, data):
+    factor = {"ms": 1.0, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+    return {"side": side, "name": b["name"], "iterations": b["iterations"],
+            "time_ms": b["real_time"] * factor, "cpu_ms": b["cpu_time"] * factor,
+            "peak_rss_MB": b.get("peak_rss_MB"), "rss_before_MB": b.get("rss_before_MB"),
+            "faults": b.get("faults"), "threads": b.get("threads"), "label": b.get("label"),
+            "GFLOPs": b.get("GFLOPs"), "library_context": data.get("context", {})}
+
+
+def max_abs_diff(path_a, path_b):
+    a, b = array.array("f"), array.array("f")
+    a.frombytes(Path(path_a).read_bytes())
+    b.frombytes(Path(path_b).read_bytes())
+    if len(a) != len(b):
+        return float("inf")
+    return max((abs(x - y) for x, y in zip(a, b)), default=0.0)
+
+
+# ----------------------------------------------------------------------------- the record
+
+def versions(sides):
+    ort_pkg = BENCH / "onnxruntime" / "node_modules" / "onnxruntime-node" / "package.json"
+    dpkg = lambda p: shell(f"dpkg-query -W -f='${{Version}}' {p} 2>/dev/null")
+    return {
+        "compiler": shell("c++ --version | head -n1"),
+        "library_blas": shell(f"ldd {sides.module_exe} | grep -oE '/[^ ]*lib(open)?blas[^ ]*' | head -n1"),
+        "google_benchmark": dpkg("libbenchmark-dev"),
+        "python3-torch": dpkg("python3-torch"), "python3-onnx": dpkg("python3-onnx"),
+        "libopenblas0": dpkg("libopenblas0-pthread") or dpkg("libopenblas0"),
+        "onnxruntime-node": json.loads(ort_pkg.read_text())["version"] if ort_pkg.is_file() else None,
+        "node": shell("node --version"), "python": shell(f"{TORCH_PY} --version"),
+    }
+
+
+def machine():
+    flags = set(shell("grep -m1 '^flags' /proc/cpuinfo").split())
+    return {"cpu": shell("lscpu | sed -n 's/^Model name: *//p'"), "cores": os.cpu_count(),
+            "isa": [f for f in ("avx512f", "avx2", "fma") if f in flags],
+            "memory_GB": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9, 1),
+            "kernel": platform.release(), "hypervisor": shell("systemd-detect-virt 2>/dev/null")}
+
+
+def commit():
+    c = shell(f"git -C {ROOT} rev-parse HEAD")
+    if shell(f"git -C {ROOT} status --porcelain -- lib benchmarks tools"):
+        c += "+uncommitted"
+    return c
+
+
+def summarise(runs, entries, sizes_of, threads):
+    rows = []
+    for entry in entries:
+        for T in sizes_of(entry):
+            for th in threads:
+                mine = [r for r in runs if r["entry"] == entry.key and r["T"] == T
+                        and r["threads_asked"] == th]
+                sides = {}
+                for side in sorted({r["side"] for r in mine}):
+                    rs = [r for r in mine if r["side"] == side]
+                    best = min(rs, key=lambda r: r["time_ms"])
+                    sides[side] = {
+                        "time_ms": best["time_ms"], "cpu_ms": min(r["cpu_ms"] for r in rs),
+                        "GFLOPs": table.flops(entry, T) / best["time_ms"] / 1e6,
+                        "peak_rss_MB": best.get("peak_rss_MB"), "faults": best.get("faults"),
+                        "runs": len(rs), "max_abs_diff": best.get("max_abs_diff")}
+                if "library" not in sides:
+                    continue
+                lib = sides["library"]["time_ms"]
+                row = {"entry": entry.key, "T": T, "threads": th, "sides": sides}
+                torch_sides = [s for s in ("pytorch-default", "pytorch-reuse") if s in sides]
+                if torch_sides:
+                    best_torch = min(sides[s]["time_ms"] for s in torch_sides)
+                    row["library_over_pytorch_best"] = lib / best_torch
+                if "pytorch-default" in sides:
+                    row["library_over_pytorch_default"] = lib / sides["pytorch-default"]["time_ms"]
+                fused = [s for s in sides if s.startswith("ort-") and s[4:] in FUSED]
+                if fused:
+                    best = min(fused, key=lambda s: sides[s]["time_ms"])
+                    row["ort_best_fused"] = best
+                    row["library_over_ort_best_fused"] = lib / sides[best]["time_ms"]
+                if "ort-exported" in sides:
+                    row["library_over_ort_exported"] = lib / sides["ort-exported"]["time_ms"]
+                rows.append(row)
+    return rows
+
+
+def ort_profile_summary(path):
+    """ONNX Runtime's profile (Chrome trace JSON) of one session: per operator type, its
+    share of the nodes' time (%) and how many of its runs used a second thread."""
+    per_op, total = {}, 0.0
+    for e in json.loads(Path(path).read_text()):
+        if e.get("cat") != "Node" or not e.get("name", "").endswith("_kernel_time"):
+            continue
+        args = e.get("args", {})
+        op = per_op.setdefault(args.get("op_name", "?"), {"us": 0.0, "runs": 0, "parallel": 0})
+        op["us"] += e.get("dur", 0)
+        op["runs"] += 1
+        stats = args.get("thread_scheduling_stats") or {}  # "" when the op ran unthreaded
+        subs = stats.get("sub_threads", {}) if isinstance(stats, dict) else {}
+        op["parallel"] += any(int(t.get("num_run", 0)) > 0 for t in subs.values())
+        total += e.get("dur", 0)
+    return {name: {"share_percent": round(100 * op["us"] / total, 1), "runs": op["runs"],
+                   "runs_on_two_or_more_threads": op["parallel"]}
+            for name, op in sorted(per_op.items(), key=lambda kv: -kv[1]["us"])} if total else {}
+
+
+# ----------------------------------------------------------------------------- main
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--build", default=str(ROOT / "build"))
-    p.add_argument("--repetitions", type=int, default=3)
-    p.add_argument("--sizes", default="256,1024,4096")
+    p.add_argument("--install-peers", action="store_true",
+                   help="run tools/benchmark/install_peers.sh first")
+    p.add_argument("--rounds", type=int)
+    p.add_argument("--min-time", type=float)
+    p.add_argument("--modules", help="entries of tools/benchmark/table.py (default: all)")
+    p.add_argument("--sizes", help="token counts for every entry (default: each entry's own)")
     p.add_argument("--threads", default="1,2")
-    p.add_argument("--min-time", type=float, default=1.0)
-    p.add_argument("--malloc", choices=["tuned", "default"], default="tuned")
-    p.add_argument("--torch-openblas-env", choices=["unset", "keep"], default="unset")
+    p.add_argument("--no-ort", action="store_true")
+    p.add_argument("--no-pieces", action="store_true")
+    p.add_argument("--no-profile", action="store_true")
+    p.add_argument("--smoke", action="store_true", help="a short run, marked as such in the data")
+    p.add_argument("--note", default="", help="said with the results (e.g. the machine was shared)")
+    p.add_argument("--models-dir")
     p.add_argument("--out", default=str(ROOT / "data" / "benchmarks"))
-    p.add_argument("--pieces", action="store_true", default=True)
-    p.add_argument("--torch-worker", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--torch-sgemm", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--T", type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
-    if a.torch_worker:
-        return torch_worker(a.T, int(a.threads), a.min_time)
-    if a.torch_sgemm:
-        return torch_sgemm_worker(int(a.threads), a.min_time)
+    rounds = a.rounds or (1 if a.smoke else 3)
+    min_time = a.min_time or (0.3 if a.smoke else 1.0)
+    if rounds < 1 or min_time <= 0:
+        p.error("--rounds must be >= 1 and --min-time > 0")
+    try:
+        keys = a.modules.split(",") if a.modules else [e.key for e in table.ENTRIES]
+        entries = [table.BY_KEY[k] for k in keys]
+        sizes = [int(s) for s in a.sizes.split(",")] if a.sizes else None
+        threads = [int(t) for t in a.threads.split(",")]
+    except (KeyError, ValueError) as e:
+        p.error(f"bad --modules/--sizes/--threads ({e}); modules: {', '.join(table.BY_KEY)}")
+    sizes_of = (lambda e: sizes) if sizes else (lambda e: list(e.sizes))
 
-    exe = Path(a.build) / "benchmarks" / "attention_benchmark"
-    if not exe.exists():
-        sys.exit(f"{exe} not found: build with libbenchmark-dev installed (meson compile -C build)")
-    py = torch_python()
-    if not py:
-        sys.exit("PyTorch not found: apt-get install python3-torch (only this script needs it)")
-    sizes = [int(s) for s in a.sizes.split(",")]
-    threads = [int(t) for t in a.threads.split(",")]
-    env = dict(os.environ)
-    if a.malloc == "tuned":
-        env.update(TUNED_MALLOC)
-    env.pop("OMP_NUM_THREADS", None)
-    torch_env, torch_env_note = choose_torch_env(py, env, a.torch_openblas_env)
-    print(f"PyTorch environment: {torch_env_note}", file=sys.stderr)
+    if a.install_peers:
+        subprocess.run([BENCH / "install_peers.sh"], check=True)
+    sides = Sides(a, a.build)
+    for exe in (sides.module_exe, sides.pieces_exe):
+        if not exe.exists():
+            sys.exit(f"{exe} not found: build with libbenchmark-dev installed (meson compile -C {a.build})")
+    if subprocess.run([TORCH_PY, "-c", "import torch, onnx"], capture_output=True).returncode:
+        sys.exit("PyTorch or ONNX missing: tools/benchmark/install_peers.sh (or --install-peers)")
+    use_ort = not a.no_ort
+    if use_ort and subprocess.run(["node", "-e", "require('onnxruntime-node')"],
+                                  cwd=BENCH / "onnxruntime", capture_output=True).returncode:
+        sys.exit("onnxruntime-node missing: tools/benchmark/install_peers.sh (or --no-ort)")
+    log(f"PyTorch environment: {sides.torch_env_note}")
 
-    commit = shell(f"git -C {ROOT} rev-parse HEAD")
-    if shell(f"git -C {ROOT} status --porcelain -- lib benchmarks tools"):
-        commit += "+uncommitted"
     meta = {
+        "kind": "smoke" if a.smoke else "recording", "note": a.note,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "commit": commit,
-        "machine": shell("lscpu | sed -n 's/^Model name: *//p'"),
-        "cores": os.cpu_count(),
-        "kernel": platform.release(),
-        "compiler": shell("c++ --version | head -n1"),
-        "library_blas": shell(f"ldd {exe} | grep -oE '/[^ ]*lib(open)?blas[^ ]*' | head -n1"),
-        "malloc": a.malloc, "malloc_env": TUNED_MALLOC if a.malloc == "tuned" else {},
-        "pytorch_env": torch_env_note,
-        "loadavg_before": shell("cut -d' ' -f1-3 /proc/loadavg"),
-        "repetitions": a.repetitions, "min_time_s": a.min_time,
-        "method": "library and PyTorch runs alternate, one process per run; each run's time "
-                  "is its mean per iteration; the summary keeps each side's fastest run (wall "
-                  "time), and separately each side's least CPU time per iteration",
-        "flop_count": "4 projections 2*T*768*768 each, plus 2 causal products "
-                      "2*12*64*T*(T+1)/2 each (visible pairs only); softmax not counted",
+        "commit": commit(), "machine": machine(), "versions": versions(sides),
+        "command": shlex.join(["tools/run_attention_benchmark.py"] + command_args(sys.argv[1:])),
+        "rounds": rounds, "min_time_s": min_time, "threads": threads,
+        "environment": {"pytorch-default": "glibc's default malloc",
+                        "pytorch-reuse": REUSE_MALLOC, "pytorch_openblas": sides.torch_env_note,
+                        "library": "default malloc, OpenMP threads = threads",
+                        "onnxruntime": "default malloc, CPU arena, intra-op threads = threads, "
+                                       "1 inter-op thread, all graph optimisations"},
+        "ort_bound": ORT_BOUND, "loadavg_before": loadavg(), "loadavg_rounds": [],
+        "method": "one process per run; the sides of each (entry, T, threads) run one after "
+                  "the other, starting each round with the next side; each run's time is its "
+                  "mean per call after one warm-up call, over at least --min-time seconds; the "
+                  "summary keeps each side's fastest round and its least CPU time",
+        "flops": "2 per multiply-add of the projections, plus scores and weights @ values on "
+                 "the visible query/key pairs only (table.flops); softmax not counted",
     }
+
+    # Correctness: the same function on every side (and the models built).
+    checks = []
+    work = Path(sides.models)
+    work.mkdir(parents=True, exist_ok=True)
+    for entry in entries:
+        for T in sizes_of(entry):
+            ya, yb = work / f"check-{entry.key}-{T}-library.bin", work / f"check-{entry.key}-{T}-torch.bin"
+            sides.library(entry, T, 1, 0.01, output=ya)
+            sides.torch(entry, T, 1, 0.01, True, output=yb)  # reusing malloc: same result, sooner
+            check = {"entry": entry.key, "T": T, "library_vs_pytorch": max_abs_diff(ya, yb)}
+            if use_ort and entry.ort:
+                check["models"] = sides.build_models(entry, T)
+                check["ort_vs_pytorch"] = {v: sides.ort(entry, T, 1, v, 0.01)["max_abs_diff"]
+                                           for v in entry.ort}
+            checks.append(check)
+            log(f"check {entry.key} T={T}: largest |difference| from PyTorch: library "
+                f"{check['library_vs_pytorch']:.2g}" + "".join(
+                    f", ort-{v} {d:.2g}" for v, d in check.get("ort_vs_pytorch", {}).items()))
+
     runs = []
-    for rep in range(a.repetitions):
+    for rnd in range(rounds):
+        meta["loadavg_rounds"].append(loadavg())
+        for entry in entries:
+            for T in sizes_of(entry):
+                for th in threads:
+                    order = ["library", "pytorch-default", "pytorch-reuse"]
+                    if use_ort:
+                        order += [f"ort-{v}" for v in entry.ort]
+                    k = rnd % len(order)
+                    for side in order[k:] + order[:k]:
+                        if side == "library":
+                            r = sides.library(entry, T, th, min_time)
+                        elif side.startswith("pytorch"):
+                            r = sides.torch(entry, T, th, min_time, side == "pytorch-reuse")
+                        else:
+                            r = sides.ort(entry, T, th, side[4:], min_time)
+                        r.update(entry=entry.key, T=T, threads_asked=th, round=rnd)
+                        runs.append(r)
+                    line = "  ".join(f"{r['side']} {r['time_ms']:.1f}" for r in runs[-len(order):])
+                    log(f"round {rnd} {entry.key} T={T} threads={th}: {line} (ms)")
+
+    pieces, profiles = [], []
+    if not a.no_pieces and "mha" in keys:
         for th in threads:
-            runs.append(run_library(exe, f"sgemm_1024/threads:{th}/real_time", env, 0.5))
-            r = run_torch(py, ["--torch-sgemm", "--threads", str(th), "--min-time", "0.5"], torch_env)
-            r["repetition"] = rep
-            runs.append(r)
-            for T in sizes:
-                lib = run_library(exe, f"mha_forward/T:{T}/threads:{th}/real_time", env, a.min_time)
-                lib.update({"T": T, "repetition": rep})
-                runs.append(lib)
-                tor = run_torch(py, ["--torch-worker", "--T", str(T), "--threads", str(th),
-                                     "--min-time", str(a.min_time)], torch_env)
-                tor["repetition"] = rep
-                runs.append(tor)
-                print(f"rep {rep} T={T} threads={th}: library {lib['time_ms']:.1f} ms, "
-                      f"PyTorch {tor['time_ms']:.1f} ms", file=sys.stderr)
-    pieces = []
-    if a.pieces:
-        for th in threads:
-            for T in sizes:
-                for piece in ["mha_projections", "mha_scores", "mha_mask_softmax", "mha_weights_values"]:
-                    r = run_library(exe, f"{piece}/T:{T}/threads:{th}/real_time", env, 0.5)
-                    r.update({"T": T})
+            for T in sizes_of(table.BY_KEY["mha"]):
+                if T not in (256, 1024, 4096):
+                    continue
+                for name in PIECES:
+                    r = sides.piece(f"{name}/T:{T}/threads:{th}/real_time", min(min_time, 0.5))
+                    r.update(T=T, piece=name)
                     pieces.append(r)
-        pieces.append(run_library(exe, "blas_sgemm_1024/threads:1/real_time", env, 0.5))
-    meta["loadavg_after"] = shell("cut -d' ' -f1-3 /proc/loadavg")
+            pieces.append(sides.piece(f"sgemm_1024/threads:{th}/real_time", 0.5))
+        pieces.append(sides.piece("blas_sgemm_1024/threads:1/real_time", 0.5))
+    if use_ort and not a.no_profile and "mha" in keys:
+        mha = table.BY_KEY["mha"]
+        T = 1024 if 1024 in sizes_of(mha) else sizes_of(mha)[0]
+        for th in threads:
+            for v in ("exported",) + FUSED:
+                path = work / f"profile-mha-{T}-{th}-{v}.json"
+                r = sides.ort(mha, T, th, v, min(min_time, 0.5), profile=path)
+                profiles.append({"entry": "mha", "T": T, "threads": th, "variant": v,
+                                 "time_ms": r["time_ms"], "cpu_ms": r["cpu_ms"],
+                                 "operators": ort_profile_summary(path)})
+    meta["loadavg_after"] = loadavg()
 
-    def best(side, pred, key="time_ms"):
-        c = [r for r in runs if r["side"] == side and pred(r)]
-        return min(c, key=lambda r: r[key]) if c else None
-
-    rows = []
-    for th in threads:
-        sg = best("library", lambda r: r["name"].startswith(f"sgemm_1024/threads:{th}/"))
-        tsg = best("pytorch", lambda r: r.get("name") == "sgemm_1024" and r["threads"] == th)
-        for T in sizes:
-            lib = best("library", lambda r: r.get("T") == T and r["name"].startswith(f"mha_forward/T:{T}/threads:{th}/"))
-            tor = best("pytorch", lambda r: r.get("T") == T and r["threads"] == th and "name" not in r)
-            lib_cpu = best("library", lambda r: r.get("T") == T and r["name"].startswith(f"mha_forward/T:{T}/threads:{th}/"), "cpu_ms")
-            tor_cpu = best("pytorch", lambda r: r.get("T") == T and r["threads"] == th and "name" not in r, "cpu_ms")
-            rows.append({
-                "T": T, "threads": th, "library_ms": lib["time_ms"], "pytorch_ms": tor["time_ms"],
-                "ratio": lib["time_ms"] / tor["time_ms"],
-                "library_cpu_ms": lib_cpu["cpu_ms"], "pytorch_cpu_ms": tor_cpu["cpu_ms"],
-                "cpu_ratio": lib_cpu["cpu_ms"] / tor_cpu["cpu_ms"],
-                "library_GFLOPs": lib["GFLOPs"], "pytorch_GFLOPs": tor["GFLOPs"],
-                "sgemm_GFLOPs": sg["GFLOPs"], "sgemm_share": lib["GFLOPs"] / sg["GFLOPs"],
-                "pytorch_sgemm_GFLOPs": tsg["GFLOPs"],
-                "library_peak_rss_MB": lib["peak_rss_MB"], "pytorch_peak_rss_MB": tor["peak_rss_MB"],
-                "library_faults": lib["faults"], "pytorch_faults": tor["faults"],
-            })
+    summary = summarise(runs, entries, sizes_of, threads)
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    entries_info = [{"key": e.key, "title": e.title, "source": e.source, "notes": e.notes,
+                     "torch_class": e.torch_class, "torch_args": e.torch_args,
+                     "ort": list(e.ort)} for e in entries]
     (out / "attention.json").write_text(json.dumps(
-        {"meta": meta, "summary": rows, "runs": runs, "pieces": pieces}, indent=1) + "\n")
-    cols = list(rows[0].keys())
-    with open(out / "attention.tsv", "w") as f:
-        f.write("\t".join(cols) + "\n")
-        for r in rows:
-            f.write("\t".join(f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]) for c in cols) + "\n")
-    svg_chart(rows, out / "attention.svg")
-    for r in rows:
-        print(f"T={r['T']:5d} threads={r['threads']}: library {r['library_ms']:8.1f} ms  PyTorch "
-              f"{r['pytorch_ms']:8.1f} ms  ratio {r['ratio']:.2f}  sgemm share {r['sgemm_share']:.2f}  "
-              f"RSS {r['library_peak_rss_MB']:.0f} / {r['pytorch_peak_rss_MB']:.0f} MB")
+        {"meta": meta, "entries": entries_info, "summary": summary, "checks": checks,
+         "pieces": pieces, "ort_profiles": profiles, "runs": runs}, indent=1) + "\n")
+    log(f"wrote {out / 'attention.json'}")
+    for row in summary:
+        s = row["sides"]
+        log(f"{row['entry']:8s} T={row['T']:5d} threads={row['threads']}: " +
+            "  ".join(f"{k} {v['time_ms']:.1f}" for k, v in s.items()))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ Called by the `docs` target of docs/meson.build; Python 3 standard library only.
 Everything it writes goes under the output directory (never the source tree):
     O/output/<name>.txt   what each chapter printed (stdout), and .err (stderr)
     O/figures/            the SVGs and index.tsv, written by make_figures
-    O/pages/              the Doxygen pages (Markdown): mainpage.md and one per chapter
+    O/pages/              the Doxygen pages (Markdown): mainpage.md, one per chapter, and
+                          benchmarks.md (docs/benchmarks.md with data/benchmarks/ filled in,
+                          its plot in O/figures/attention.svg)
     O/html/               Doxygen's HTML, with html/mathjax -> the system's MathJax
 
 Doxygen warnings are errors: any warning, or a non-zero exit, fails the build.
@@ -29,6 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bookpages  # noqa: E402  (the page-writing half, shared with the test)
+import benchmark_page  # noqa: E402  (the benchmarks page, from data/benchmarks/)
 import glossary  # noqa: E402
 import mainpage  # noqa: E402
 
@@ -124,11 +127,6 @@ def main():
              src / "docs" / "glossary.md", titles, src / "docs" / "DoxygenLayout.xml"]
     deps += sorted((src / "docs" / "tools").glob("*.py"))
     (pages_dir / "glossary.md").write_text(gloss.page_markdown(), encoding="utf-8")
-    # The pages written by hand go through the same Markdown fix-ups as the generated ones.
-    for page in (src / "docs" / "benchmarks.md",):
-        deps.append(page)
-        (pages_dir / page.name).write_text(bookpages.doxygen_markdown(page.read_text(encoding="utf-8")),
-                                           encoding="utf-8")
     pages = []
     for i, run in enumerate(chapters):
         prose = prose_dir / f"{run.name}.md"
@@ -148,8 +146,14 @@ def main():
     if proc.returncode != 0:
         sys.exit(f"build_docs: {args.tally_exe} failed: {proc.stderr.strip()}")
     main_text = mainpage.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures,
-                              proc.stdout)
+                                   proc.stdout)
     (pages_dir / "mainpage.md").write_text(main_text, encoding="utf-8")
+    deps += benchmark_page.write(src, pages_dir, fig_dir)
+    # Every page, hand-written or generated, through the same Markdown fix-ups.
+    bench_page = pages_dir / "benchmarks.md"
+    if bench_page.is_file():
+        bench_page.write_text(bookpages.doxygen_markdown(bench_page.read_text(encoding="utf-8")),
+                              encoding="utf-8")
     for headers in sorted((src / "lib" / "attn").iterdir()) + [src / "lib" / "textbook"]:
         if headers.is_dir():
             deps += [headers] + sorted(headers.glob("*.hpp"))

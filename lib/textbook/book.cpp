@@ -16,16 +16,13 @@
 #include <stdexcept>
 
 #include "attn/core/text_file.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace textbook {
 
 using namespace attn;
 
 namespace {
-
-[[noreturn]] void malformed(const std::filesystem::path& file, int line, const std::string& why) {
-    throw std::runtime_error(file.string() + ":" + std::to_string(line) + ": " + why);
-}
 
 std::vector<std::string> split_tabs(const std::string& line) {
     std::vector<std::string> fields;
@@ -49,7 +46,7 @@ int parse_int(const std::filesystem::path& file, int line, const std::string& fi
         used = 0;
     }
     if (used == 0 || used != field.size() || value < 0)
-        malformed(file, line, what + " must be a non-negative integer, got '" + field + "'");
+        attn::throw_at(file, line, what + " must be a non-negative integer, got '" + field + "'");
     return value;
 }
 
@@ -71,11 +68,11 @@ Book Book::load(const std::filesystem::path& data_dir) {
         if (line.empty() || line[0] == '#') continue;
         const auto f = split_tabs(line);
         if (f.size() != 9)
-            malformed(manifest, number,
+            attn::throw_at(manifest, number,
                       "expected 9 tab-separated fields (id notebook cell chapter style precision "
                       "check file what), got " + std::to_string(f.size()));
         for (std::size_t i = 0; i < f.size(); ++i)
-            if (f[i].empty()) malformed(manifest, number, "field " + std::to_string(i + 1) + " is empty");
+            if (f[i].empty()) attn::throw_at(manifest, number, "field " + std::to_string(i + 1) + " is empty");
         Entry e;
         e.line = number;
         e.id = f[0];
@@ -84,23 +81,23 @@ Book Book::load(const std::filesystem::path& data_dir) {
         e.chapter = f[3];
         static const std::regex chapter_key("[1-9][0-9]*|[A-Z]");
         if (!std::regex_match(e.chapter, chapter_key))
-            malformed(manifest, number, "chapter must be a number or a capital letter, got '" +
+            attn::throw_at(manifest, number, "chapter must be a number or a capital letter, got '" +
                                             e.chapter + "'");
         e.style = f[4];
         if (e.style != "torch" && e.style != "numpy" && e.style != "text")
-            malformed(manifest, number, "style must be torch, numpy or text, got '" + e.style + "'");
+            attn::throw_at(manifest, number, "style must be torch, numpy or text, got '" + e.style + "'");
         e.precision = f[5] == "-" ? 0 : parse_int(manifest, number, f[5], "precision");
         try {
             e.check = Check::parse(f[6]);
         } catch (const std::invalid_argument& err) {
-            malformed(manifest, number, err.what());
+            attn::throw_at(manifest, number, err.what());
         }
         e.file = f[7];
         e.what = f[8];
-        if (!ids.insert(e.id).second) malformed(manifest, number, "duplicate id '" + e.id + "'");
+        if (!ids.insert(e.id).second) attn::throw_at(manifest, number, "duplicate id '" + e.id + "'");
         const std::filesystem::path block = data_dir / "book" / e.file;
         std::ifstream bin(block, std::ios::binary);
-        if (!bin) malformed(manifest, number, "cannot read block file " + block.string());
+        if (!bin) attn::throw_at(manifest, number, "cannot read block file " + block.string());
         std::ostringstream text;
         text << bin.rdbuf();
         e.text = text.str();
@@ -108,12 +105,12 @@ Book Book::load(const std::filesystem::path& data_dir) {
         attn::require_utf8_lines(block, e.text);
         while (!e.text.empty() && (e.text.back() == '\n' || e.text.back() == '\r'))
             e.text.pop_back();
-        if (e.text.empty()) malformed(manifest, number, "block file " + block.string() + " is empty");
+        if (e.text.empty()) attn::throw_at(manifest, number, "block file " + block.string() + " is empty");
         book.entries_.push_back(std::move(e));
     }
     if (in.bad()) throw std::runtime_error(manifest.string() + ": cannot read the book's manifest");
     if (book.entries_.empty())
-        malformed(manifest, number, "no entries by the end of the file");
+        attn::throw_at(manifest, number, "no entries by the end of the file");
     // The sources' titles (file, name, title, about), when the data directory has them.
     const std::filesystem::path titles = data_dir / "sources" / "titles.tsv";
     if (std::ifstream tin{titles}) {
@@ -124,7 +121,7 @@ Book Book::load(const std::filesystem::path& data_dir) {
             std::vector<std::string> f;
             std::stringstream ss(line);
             for (std::string field; std::getline(ss, field, '\t');) f.push_back(field);
-            if (f.size() != 4) malformed(titles, n, "expected 4 tab-separated fields (file, name, title, about)");
+            if (f.size() != 4) attn::throw_at(titles, n, "expected 4 tab-separated fields (file, name, title, about)");
             book.titles_.emplace_back(f[0], f[1] + " \u00b7 " + f[2]);
         }
     }
@@ -233,20 +230,6 @@ attn::Tensor printed_matrix(const Entry& entry, std::size_t rows, std::size_t co
     return m;
 }
 
-long long ulp_distance(float a, float b) {
-    if (std::isnan(a) || std::isnan(b))
-        return (std::isnan(a) && std::isnan(b)) ? 0 : std::numeric_limits<long long>::max();
-    if (a == b) return 0;  // also +0 == -0
-    auto ordered = [](float f) {
-        std::int32_t i;
-        std::memcpy(&i, &f, sizeof i);
-        return i < 0 ? static_cast<long long>(std::numeric_limits<std::int32_t>::min()) - i
-                     : static_cast<long long>(i);
-    };
-    const long long d = ordered(a) - ordered(b);
-    return d < 0 ? -d : d;
-}
-
 Check Check::parse(const std::string& text) {
     Check c;
     static const std::regex ulp("ulp:([0-9]{1,9})");
@@ -348,7 +331,7 @@ Comparison compare(const Entry& entry, const std::string& ours) {
                 continue;
             }
             const float fb = static_cast<float>(nb[i].value), fm = static_cast<float>(nm[i].value);
-            const long long d = ulp_distance(fb, fm);
+            const long long d = attn::ulp_distance(fb, fm);
             const double abs_diff = std::abs(nb[i].value - nm[i].value);
             const bool ok = d <= max_ulp || abs_diff <= 1e-7;
             if (!ok) c.match = false;

@@ -132,10 +132,6 @@ std::vector<Number> numbers_in(const std::string& text, std::string* skeleton = 
 /// @throws std::invalid_argument naming the entry when it printed fewer numbers.
 attn::Tensor printed_matrix(const Entry& entry, std::size_t rows, std::size_t cols);
 
-/// Distance in float32 units in the last place between two values (rounded to float32
-/// first); 0 for equal values, including two NaNs; a huge number when only one is NaN.
-long long ulp_distance(float a, float b);
-
 /// The outcome of comparing a chapter's printed block with the book's.
 struct Comparison {
     bool text_check = false;            ///< the entry's check compares text (`exact`, `ulp:N`)

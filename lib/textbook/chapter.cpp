@@ -2,24 +2,20 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <iostream>
 #include <sstream>
 
-#include <cxxopts.hpp>
-
 namespace textbook {
-
-namespace {
 
 std::string program_name(const ChapterInfo& info) { return "chapter_" + info.name; }
 
-// The manifest's chapter key of a chapter name: `03_simple_mask` -> `3`, `A_...` -> `A`.
 std::string chapter_key(const std::string& name) {
     const std::string head = name.substr(0, name.find('_'));
     const std::size_t nonzero = head.find_first_not_of('0');
     return nonzero == std::string::npos ? head : head.substr(nonzero);
 }
+
+namespace {
 
 std::vector<std::string> split_ids(const std::string& ids) {
     std::vector<std::string> out;
@@ -31,51 +27,6 @@ std::vector<std::string> split_ids(const std::string& ids) {
 }
 
 }  // namespace
-
-Options parse_args(int argc, char** argv, const ChapterInfo& info) {
-    const std::string program = program_name(info);
-    cxxopts::Options cli(program, "Chapter " + chapter_key(info.name) +
-                                      " of the book; prints its prose, code results and the "
-                                      "comparison of each block with the notebooks");
-    cli.add_options()
-        ("no-compare", "hide the '>>>' lines that compare each block with the notebooks")
-        ("record", "also write what the chapter printed, as JSON, to FILE",
-         cxxopts::value<std::string>(), "FILE")
-        ("h,help", "print this help and exit");
-    if (info.seeded)
-        cli.add_options()("seed", "re-run with another seed: every torch.manual_seed of the chapter "
-                                  "takes N (the comparisons then expect differences)",
-                          cxxopts::value<std::uint64_t>(), "N");
-    if (info.dropout)
-        cli.add_options()
-            ("dropout-backend",
-             "Bernoulli backend for dropout masks: portable (PyTorch builds without MKL, "
-             "notebook 004) or mkl (Intel x86 wheels, notebook 002)",
-             cxxopts::value<std::string>()->default_value("portable"));
-    Options options;
-    try {
-        const auto result = cli.parse(argc, argv);
-        if (!result.unmatched().empty())
-            throw std::invalid_argument("unexpected argument '" + result.unmatched().front() + "'");
-        if (result.count("help")) {
-            std::cout << cli.help() << std::endl;
-            std::exit(0);
-        }
-        if (info.dropout) {
-            const auto backend = result["dropout-backend"].as<std::string>();
-            if (backend == "portable") options.backend = attn::nn::BernoulliBackend::portable;
-            else if (backend == "mkl") options.backend = attn::nn::BernoulliBackend::mkl;
-            else throw std::invalid_argument("--dropout-backend must be portable or mkl, got '" + backend + "'");
-        }
-        options.compare = result.count("no-compare") == 0;
-        if (result.count("record")) options.record = result["record"].as<std::string>();
-        if (info.seeded && result.count("seed")) options.seed = result["seed"].as<std::uint64_t>();
-    } catch (const std::exception& e) {
-        std::cerr << program << ": " << e.what() << "\n\n" << cli.help() << std::endl;
-        std::exit(2);
-    }
-    return options;
-}
 
 Chapter::Chapter(const ChapterInfo& info, const Options& options)
     : info_(info),

@@ -51,7 +51,14 @@ struct Options {
 /// Parses `--help`, `--no-compare`, `--record=FILE`, for chapters with dropout
 /// `--dropout-backend=portable|mkl`, and for seeded chapters `--seed=N`. Prints usage and exits 0 for `--help`; prints the error
 /// and usage to stderr and exits 2 for an unknown flag, a bad value or a stray argument.
+/// (Defined in cli.cpp, with every command line of the book's programs.)
 Options parse_args(int argc, char** argv, const ChapterInfo& info);
+
+/// The program's name, `chapter_<name>`: what its messages start with.
+std::string program_name(const ChapterInfo& info);
+
+/// The manifest's chapter key of a chapter name: `03_simple_mask` -> `3`, `A_dropout_masks` -> `A`.
+std::string chapter_key(const std::string& name);
 
 /// A running chapter: prints its prose and blocks, and records them.
 class Chapter {
@@ -75,7 +82,7 @@ public:
     void show(const std::string& label, const std::string& text);
 
     /// Prints the rest of the page, saves the record if asked, and returns the exit status:
-    /// 0, or 1 when a block DIFFERS from the book (the message names it on stderr).
+    /// 0, or 1 when a block DIFFERS from the notebook (the message names it on stderr).
     int finish();
 
     /// The seed for `attn::manual_seed`: `book_seed` (the notebook's), or the reader's

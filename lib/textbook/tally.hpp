@@ -46,4 +46,15 @@ std::string tally_text(const Tally& t);
 /// The tally as two HTML tables (class `book-table book-tally`) for the generated book.
 std::string tally_html(const Tally& t);
 
+/// The parsed command line of `book_tally [--html] RECORD.json...`.
+struct TallyOptions {
+    bool html = false;                 ///< `--html`: print `tally_html` instead of `tally_text`
+    std::vector<std::string> records;  ///< the chapters' record files (`--record=FILE`)
+};
+
+/// Parses `book_tally`'s command line. Prints usage and exits 0 for `--help`; prints the error
+/// and usage to stderr and exits 2 for an unknown flag or no record file. (Defined in
+/// cli.cpp, with every command line of the book's programs.)
+TallyOptions parse_tally_args(int argc, char** argv);
+
 }  // namespace textbook

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "attn/attention/config.hpp"
+#include "attn/attention/scratch.hpp"
 #include "attn/core/functional.hpp"
 
 namespace attn {
@@ -52,10 +53,11 @@ Tensor CausalAttention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     // Checked before any work, so a bad input draws nothing from the generator.
     const BufferMask causal = read_buffer("CausalAttention", mask, s[1], 1.0f);
-    const Tensor queries = W_query(x), keys = W_key(x), values = W_value(x);  // [b, T, d_out]
-    const std::size_t d = d_out();  // one head of width d_out
-    return attend(HeadsView::split(queries, 1, d), HeadsView::split(keys, 1, d),
-                  HeadsView::split(values, 1, d), options(causal, gen));
+    const std::size_t d = d_out();  // one head of width d_out: [b, 1, T, d_out]
+    const HeadsView queries = detail::project_heads(0, W_query, x, 1, d);
+    const HeadsView keys = detail::project_heads(1, W_key, x, 1, d);
+    const HeadsView values = detail::project_heads(2, W_value, x, 1, d);
+    return detail::attend_project(queries, keys, values, nullptr, options(causal, gen));
 }
 
 CausalAttention::Steps CausalAttention::forward_steps(const Tensor& x, Generator& gen) const {

@@ -8,6 +8,7 @@
 #include <xtensor/xmanipulation.hpp>
 
 #include "attn/attention/config.hpp"
+#include "attn/attention/scratch.hpp"
 #include "attn/core/functional.hpp"
 
 namespace attn {
@@ -103,11 +104,10 @@ Tensor MultiHeadAttentionCombinedQKV::operator()(const Tensor& x) const {
                                         ", not an AttentionKernel");
     }
     // [b, T, 3 d_out] -> view(b, T, 3, H, hd).permute(2, 0, 3, 1, 4): q, k, v as heads, in place.
-    const Tensor y = qkv(x);
-    const Tensor context = attend(HeadsView::split(y, num_heads, head_dim, 0),
-                                  HeadsView::split(y, num_heads, head_dim, d),
-                                  HeadsView::split(y, num_heads, head_dim, 2 * d), o);
-    return proj(context);
+    const HeadsView q = detail::project_heads(0, qkv, x, num_heads, head_dim);
+    const HeadsView k = HeadsView::split(q.data, s[0], s[1], 3 * d, num_heads, head_dim, d);
+    const HeadsView v = HeadsView::split(q.data, s[0], s[1], 3 * d, num_heads, head_dim, 2 * d);
+    return detail::attend_project(q, k, v, &proj, o);
 }
 
 // ------------------------------------------------------------------------- einsum

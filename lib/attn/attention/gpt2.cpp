@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "attn/attention/config.hpp"
+#include "attn/attention/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
@@ -135,13 +136,13 @@ GPT2Attention::Steps GPT2Attention::forward_steps(const Tensor& x, Generator& ge
 Tensor GPT2Attention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     const BufferMask causal = read_buffer("GPT2Attention", bias, s[1], 0.0f);
-    const Tensor qkv = c_attn(x);  // [B, T, 3S]: q, k, v side by side
+    // c_attn(x): [B, T, 3S], q, k, v side by side, in a reused workspace; each read as heads
+    // where it lies (qkv.split(S, dim=2) and .view(B, T, H, hs).transpose(1, 2), no copies).
     const std::size_t S = embed_dim;
-    const Tensor y = attend(HeadsView::split(qkv, num_heads, head_dim, 0),
-                            HeadsView::split(qkv, num_heads, head_dim, S),
-                            HeadsView::split(qkv, num_heads, head_dim, 2 * S),
-                            options(causal, gen));  // [B, T, S], heads merged
-    return resid_dropout(c_proj(y), gen);
+    const HeadsView q = detail::project_heads(0, c_attn, x, num_heads, head_dim);
+    const HeadsView k = HeadsView::split(q.data, s[0], s[1], 3 * S, num_heads, head_dim, S);
+    const HeadsView v = HeadsView::split(q.data, s[0], s[1], 3 * S, num_heads, head_dim, 2 * S);
+    return resid_dropout(detail::attend_project(q, k, v, &c_proj, options(causal, gen)), gen);
 }
 
 std::string repr(const GPT2Attention& layer) {

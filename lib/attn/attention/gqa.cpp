@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attn/attention/config.hpp"
+#include "attn/attention/scratch.hpp"
 #include "attn/print/torch.hpp"
 #include "attn/core/functional.hpp"
 
@@ -73,14 +74,12 @@ SDPAOptions GroupedQueryAttention::options(std::size_t query_start, Generator& g
 Tensor GroupedQueryAttention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     check_positions("GroupedQueryAttention", 0, s[1], context_length);
-    const Tensor queries = W_query(x), keys = W_key(x), values = W_value(x);
     // [b, T, H * hd] and [b, T, G * hd] seen as [b, H, T, hd] and [b, G, T, hd]: query head
     // h reads key/value head h / group_size, as repeat_interleave pairs them.
-    const Tensor context = attend(HeadsView::split(queries, num_heads, head_dim),
-                                  HeadsView::split(keys, num_kv_heads, head_dim),
-                                  HeadsView::split(values, num_kv_heads, head_dim),
-                                  options(0, gen));  // [b, T, d_out]
-    return out_proj(context);
+    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
+    const HeadsView keys = detail::project_heads(1, W_key, x, num_kv_heads, head_dim);
+    const HeadsView values = detail::project_heads(2, W_value, x, num_kv_heads, head_dim);
+    return detail::attend_project(queries, keys, values, &out_proj, options(0, gen));
 }
 
 Tensor GroupedQueryAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
@@ -97,15 +96,13 @@ Tensor GroupedQueryAttention::forward(const Tensor& x, KVCache& cache, Generator
                               std::to_string(cache.pos) + ", " + std::to_string(head_dim) + "]",
                           shape_of(cache.key));
     check_positions(where, start, T, context_length);
-    const Tensor queries = W_query(x);
+    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
     // The new keys and values as heads [b, G, T, hd], appended to the cache (Raschka's
     // torch.cat along dim 2); the queries attend to every cached key.
-    cache.append(HeadsView::split(W_key(x), num_kv_heads, head_dim).contiguous(),
-                 HeadsView::split(W_value(x), num_kv_heads, head_dim).contiguous());
-    const Tensor context = attend(HeadsView::split(queries, num_heads, head_dim),
-                                  HeadsView::of(cache.key), HeadsView::of(cache.value),
-                                  options(start, gen));  // [b, T, d_out]
-    return out_proj(context);
+    cache.append(detail::project_heads(1, W_key, x, num_kv_heads, head_dim).contiguous(),
+                 detail::project_heads(2, W_value, x, num_kv_heads, head_dim).contiguous());
+    return detail::attend_project(queries, HeadsView::of(cache.key), HeadsView::of(cache.value),
+                                  &out_proj, options(start, gen));
 }
 
 std::string repr(const GroupedQueryAttention& m) {

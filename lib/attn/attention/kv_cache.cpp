@@ -135,7 +135,7 @@ void KVCache::append(const Tensor& keys, const Tensor& values) {
 }
 
 Tensor KVCache::recent_keys(std::size_t n) const {
-    if (n > length())
+    if (n > length())  // validates the fields too
         throw std::invalid_argument("KVCache: asked for " + std::to_string(n) +
                                     " recent tokens, holds " + std::to_string(length()));
     validate("KVCache::recent_keys");
@@ -150,9 +150,13 @@ Tensor KVCache::recent_values(std::size_t n) const {
     return token_rows(value, window ? (pos - n) % window : pos - n, n, window);
 }
 
-std::size_t KVCache::length() const { return window ? std::min(pos, window) : pos; }
+std::size_t KVCache::length() const {
+    validate("KVCache::length");
+    return window ? std::min(pos, window) : pos;
+}
 
 std::size_t KVCache::bytes() const {
+    validate("KVCache::bytes");
     return key.dimension() == 0 ? 0 : (key.size() + value.size()) * sizeof(float);
 }
 

@@ -53,8 +53,10 @@ public:
     Tensor recent_values(std::size_t n) const;
 
     /// Tokens held: `pos` for a full cache, `min(pos, W)` for a ring.
+    /// @throws std::invalid_argument as `validate` (the fields are public).
     std::size_t length() const;
-    /// Bytes allocated for keys and values: `2 * key.size() * sizeof(float)`.
+    /// Bytes allocated for keys and values: `(key.size() + value.size()) * sizeof(float)`.
+    /// @throws std::invalid_argument as `validate`.
     std::size_t bytes() const;
     /// `B`: the batch size (0 while empty).
     std::size_t batch_size() const;

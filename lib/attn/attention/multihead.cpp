@@ -9,6 +9,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "attn/attention/config.hpp"
+#include "attn/attention/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
@@ -139,14 +140,12 @@ MultiHeadAttention::Steps MultiHeadAttention::forward_steps(const Tensor& x,
 Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     const BufferMask causal = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);
-    const Tensor queries = W_query(x), keys = W_key(x), values = W_value(x);  // [b, T, d_out]
-    // queries.view(b, T, H, hd).transpose(1, 2) without a copy; the context comes back
-    // merged, [b, T, H * hd], as .transpose(1, 2).contiguous().view(b, T, d_out) gives it.
-    const Tensor context = attend(HeadsView::split(queries, num_heads, head_dim),
-                                  HeadsView::split(keys, num_heads, head_dim),
-                                  HeadsView::split(values, num_heads, head_dim),
-                                  options(causal, gen));
-    return out_proj(context);
+    // W_query(x).view(b, T, H, hd).transpose(1, 2), without a copy, in reused workspaces:
+    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
+    const HeadsView keys = detail::project_heads(1, W_key, x, num_heads, head_dim);
+    const HeadsView values = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    // The core, the heads merged as .transpose(1, 2).contiguous().view(b, T, d_out), out_proj.
+    return detail::attend_project(queries, keys, values, &out_proj, options(causal, gen));
 }
 
 std::string repr(const MultiHeadAttention& m) {

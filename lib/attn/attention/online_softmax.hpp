@@ -69,20 +69,4 @@ struct RowState {
 std::vector<RowState> fused_row_trace(const Tensor& q, const Tensor& k, const Tensor& v,
                                       std::size_t block_k, float divisor = 1.0f);
 
-// ---------------------------------------------------------------- ulp
-
-/// The distance between two finite floats in units in the last place: how many float32
-/// values lie between them (0 when equal, `+0` and `-0` are equal).
-std::int64_t ulp_distance(float a, float b);
-
-/// The largest `ulp_distance` between corresponding elements of two tensors of one shape.
-/// @throws std::invalid_argument when the shapes differ.
-std::int64_t max_ulp_distance(const Tensor& a, const Tensor& b);
-
-/// `max |a - b|` over two tensors of one shape, in units of the float32 spacing at `scale`
-/// (`ulp(scale) = nextafter(scale, inf) - scale`). Attention outputs are weighted averages of
-/// the values, so `scale = max |v|` measures their rounding where raw ulps near 0 would not.
-/// @throws std::invalid_argument when the shapes differ or `scale` is not finite and > 0.
-double max_diff_in_ulps(const Tensor& a, const Tensor& b, float scale);
-
 }  // namespace attn::flash

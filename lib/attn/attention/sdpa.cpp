@@ -102,13 +102,22 @@ HeadsView HeadsView::of(const Tensor& x) {
 HeadsView HeadsView::split(const Tensor& x, std::size_t num_heads, std::size_t head_dim,
                            std::size_t column) {
     const Shape s = shape_of(x);
+    if (s.size() != 3)
+        throw_shape_error("HeadsView::split (" + std::to_string(num_heads) + " heads of " +
+                              std::to_string(head_dim) + ")",
+                          "[B, T, C]", s);
+    return split(x.data(), s[0], s[1], s[2], num_heads, head_dim, column);
+}
+
+HeadsView HeadsView::split(const float* data, std::size_t B, std::size_t T, std::size_t C,
+                           std::size_t num_heads, std::size_t head_dim, std::size_t column) {
     std::size_t width = 0, end = 0;
-    if (s.size() != 3 || __builtin_mul_overflow(num_heads, head_dim, &width) ||
-        __builtin_add_overflow(column, width, &end) || end > s[2])
+    if (__builtin_mul_overflow(num_heads, head_dim, &width) ||
+        __builtin_add_overflow(column, width, &end) || end > C)
         throw_shape_error("HeadsView::split (" + std::to_string(num_heads) + " heads of " +
                               std::to_string(head_dim) + " from column " + std::to_string(column) + ")",
-                          "[B, T, C] with C >= column + num_heads * head_dim", s);
-    return {x.data() + column, s[0], num_heads, s[1], head_dim, s[1] * s[2], head_dim, s[2]};
+                          "[B, T, C] with C >= column + num_heads * head_dim", Shape{B, T, C});
+    return {data + column, B, num_heads, T, head_dim, T * C, head_dim, C};
 }
 
 Tensor HeadsView::contiguous() const {
@@ -302,8 +311,28 @@ HeadsView as_heads(const std::string& where, const char* name, const Tensor& x, 
 }
 
 Views views(const std::string& where, const Tensor& q, const Tensor& k, const Tensor& v) {
-    const std::size_t rank = shape_of(q).size();
-    if (rank < 2 || rank > 4) throw_shape_error(where + " (query)", "[Tq, E], [N, Tq, E] or [B, H, Tq, E]", shape_of(q));
+    const Shape sq = shape_of(q), sk = shape_of(k), sv = shape_of(v);
+    const std::size_t rank = sq.size();
+    if (rank < 2 || rank > 4)
+        throw_shape_error(where + " (query)", "[Tq, E], [N, Tq, E] or [B, H, Tq, E]", sq);
+    // The key: the query's rank, width and leading dimensions, and a number of heads (dim -3)
+    // that divides the query's (grouped-query attention, PyTorch's enable_gqa).
+    std::string lead = "[..., ";
+    if (rank == 4) lead = "[" + std::to_string(sq[0]) + ", ";
+    const bool heads_fit = rank < 3 || (sk.size() == rank && sk[rank - 3] != 0 &&
+                                        sq[rank - 3] % sk[rank - 3] == 0);
+    if (sk.size() != rank || sk.back() != sq.back() || (rank == 4 && sk[0] != sq[0]) || !heads_fit)
+        throw_shape_error(where + " (key)",
+                          lead + (rank >= 3 ? "H_kv dividing " + std::to_string(sq[rank - 3]) + ", " : "") +
+                              "S, " + std::to_string(sq.back()) + "]",
+                          sk);
+    Shape want_v = sk;
+    want_v.back() = sv.empty() ? 0 : sv.back();
+    if (sv != want_v) {
+        std::string e = "[";
+        for (std::size_t i = 0; i + 1 < sk.size(); ++i) e += std::to_string(sk[i]) + ", ";
+        throw_shape_error(where + " (value)", e + "Ev]", sv);
+    }
     return {as_heads(where, "query", q, rank), as_heads(where, "key", k, rank),
             as_heads(where, "value", v, rank), rank};
 }
@@ -355,18 +384,46 @@ SDPAForward scaled_dot_product_attention_forward(const Tensor& query, const Tens
     return f;
 }
 
-Tensor attend(const HeadsView& query, const HeadsView& key, const HeadsView& value,
-              const SDPAOptions& options) {
+namespace {
+
+// attend's body: checks, then the backend, writing merged [B, Tq, H * Ev] into `out` (when
+// null, into a tensor it allocates after the checks, which it returns).
+Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsView& value,
+                     float* out, const SDPAOptions& options) {
     const SDPAProblem p = detail::make_problem("attend", query, key, value, options);
-    check_allocation("attend", Shape{p.B, p.Tq, p.H * p.Ev});
+    const Shape shape{p.B, p.Tq, checked_mul(p.H, p.Ev, "attend (H * Ev)")};
+    check_allocation("attend", shape);
+    Tensor result;
+    if (!out) {
+        result = Tensor::from_shape(shape);
+        out = result.data();
+    }
     const SDPABackend backend = resolve(options.backend);
     if (backend == SDPABackend::step) {
         const Tensor o = detail::step_attention(p).output;  // [B, H, Tq, Ev]
-        return attn::view(attn::transpose(o, 1, 2), {long(p.B), long(p.Tq), long(p.H * p.Ev)});
+        const HeadsView heads = HeadsView::of(o);
+        for (std::size_t b = 0; b < p.B; ++b)  // .transpose(1, 2).contiguous()
+            for (std::size_t t = 0; t < p.Tq; ++t)
+                for (std::size_t h = 0; h < p.H; ++h)
+                    std::copy_n(heads.data + b * heads.stride_b + h * heads.stride_h + t * heads.stride_t,
+                                p.Ev, out + ((b * p.Tq + t) * p.H + h) * p.Ev);
+        return result;
     }
-    Tensor out = Tensor::from_shape({p.B, p.Tq, p.H * p.Ev});
-    run_kernels(p, backend, {out.data(), true}, detail::dropout_noise(p), nullptr);
-    return out;
+    run_kernels(p, backend, {out, true}, detail::dropout_noise(p), nullptr);
+    return result;
+}
+
+}  // namespace
+
+Tensor attend(const HeadsView& query, const HeadsView& key, const HeadsView& value,
+              const SDPAOptions& options) {
+    return attend_merged(query, key, value, nullptr, options);
+}
+
+void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
+            const SDPAOptions& options) {
+    if (!out) throw std::invalid_argument("attend: expected an output buffer, got null");
+    attend_merged(query, key, value, out, options);
 }
 
 SDPASteps scaled_dot_product_attention_steps(const Tensor& query, const Tensor& key,

@@ -156,6 +156,10 @@ struct HeadsView {
     /// @throws std::invalid_argument when `x` is not 3-D or the columns do not fit in `C`.
     static HeadsView split(const Tensor& x, std::size_t num_heads, std::size_t head_dim,
                            std::size_t column = 0);
+    /// The same view of a contiguous row-major `[B, T, C]` float32 buffer.
+    /// @throws std::invalid_argument when the columns do not fit in `C`.
+    static HeadsView split(const float* data, std::size_t B, std::size_t T, std::size_t C,
+                           std::size_t num_heads, std::size_t head_dim, std::size_t column = 0);
     /// A contiguous copy: `[B, H, T, hd]`.
     Tensor contiguous() const;
 };
@@ -180,6 +184,12 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 /// `[B, H, Tq, Tk]`).
 Tensor attend(const HeadsView& query, const HeadsView& key, const HeadsView& value,
               const SDPAOptions& options = {});
+
+/// `attend` into given memory: `out` is a contiguous `[B, Tq, H * dv]` float32 buffer (a
+/// module's workspace, reused between forwards, so that a forward allocates only its result).
+/// @throws std::invalid_argument as `attend`.
+void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
+            const SDPAOptions& options = {});
 
 /// What the step-by-step path computed, shapes for rank-4 inputs (a lower-rank call gives
 /// its own rank: `[N, Tq, Tk]` for `[N, T, E]`).

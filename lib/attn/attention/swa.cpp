@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "attn/attention/config.hpp"
+#include "attn/attention/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
@@ -63,11 +64,10 @@ SDPAOptions MultiHeadAttentionWithSWA::options(std::size_t query_start, std::siz
 Tensor MultiHeadAttentionWithSWA::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     check_positions("MultiHeadAttentionWithSWA", 0, s[1], context_length);
-    const Tensor q = W_query(x), k = W_key(x), v = W_value(x);  // [b, T, d_out]
-    const Tensor context = attend(HeadsView::split(q, num_heads, head_dim),
-                                  HeadsView::split(k, num_heads, head_dim),
-                                  HeadsView::split(v, num_heads, head_dim), options(0, 0, gen));
-    return out_proj(context);  // [b, T, d_out]
+    const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);  // [b, H, T, hd]
+    const HeadsView k = detail::project_heads(1, W_key, x, num_heads, head_dim);
+    const HeadsView v = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    return detail::attend_project(q, k, v, &out_proj, options(0, 0, gen));  // [b, T, d_out]
 }
 
 KVCache MultiHeadAttentionWithSWA::make_cache() const {
@@ -89,17 +89,17 @@ Tensor MultiHeadAttentionWithSWA::forward(const Tensor& x, KVCache& cache, Gener
                               std::to_string(W) + ", " + std::to_string(head_dim) + "]",
                           shape_of(cache.key));
     check_positions(where, P, T, context_length);
-    const Tensor q = W_query(x);                                                    // [b, T, d_out]
-    const Tensor k_new = HeadsView::split(W_key(x), num_heads, head_dim).contiguous();    // [b, H, T, hd]
-    const Tensor v_new = HeadsView::split(W_value(x), num_heads, head_dim).contiguous();  // [b, H, T, hd]
+    const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);         // [b, H, T, hd]
+    const Tensor k_new = detail::project_heads(1, W_key, x, num_heads, head_dim).contiguous();
+    const Tensor v_new = detail::project_heads(2, W_value, x, num_heads, head_dim).contiguous();
     // The chunk's first query (position P) sees back to P - (W - 1): keep that many older keys.
     const std::size_t older = std::min(P, W - 1);
     const Tensor k = older ? attn::cat({cache.recent_keys(older), k_new}, 2) : k_new;  // [b, H, older + T, hd]
     const Tensor v = older ? attn::cat({cache.recent_values(older), v_new}, 2) : v_new;
-    const Tensor context = attend(HeadsView::split(q, num_heads, head_dim), HeadsView::of(k),
-                                  HeadsView::of(v), options(P, P - older, gen));
+    Tensor out = detail::attend_project(q, HeadsView::of(k), HeadsView::of(v), &out_proj,
+                                        options(P, P - older, gen));  // [b, T, d_out]
     cache.append(k_new, v_new);
-    return out_proj(context);  // [b, T, d_out]
+    return out;
 }
 
 std::string repr(const MultiHeadAttentionWithSWA& m) {

@@ -38,7 +38,8 @@ float exp_u10(float x) {
 inline __attribute__((always_inline)) void absorb(float* s, std::size_t nk, const float* V,
                                                   std::size_t ldv, std::size_t dv,
                                                   const float* noise, long noise_sj, float& m,
-                                                  float& l, float* O, unsigned char& saw_nan) {
+                                                  float& l, float* O, unsigned char& saw_nan,
+                                                  bool skip_zeros = true) {
     float tile_max = neg_inf;
     for (std::size_t c = 0; c < nk; ++c) {
         tile_max = std::max(tile_max, s[c]);
@@ -57,7 +58,7 @@ inline __attribute__((always_inline)) void absorb(float* s, std::size_t nk, cons
         for (std::size_t e = 0; e < dv; ++e) O[e] *= alpha;
     for (std::size_t c = 0; c < nk; ++c) {
         const float p = noise ? s[c] * noise[long(c) * noise_sj] : s[c];
-        if (p == 0.0f) continue;
+        if (p == 0.0f && skip_zeros) continue;
         const float* vr = V + c * ldv;
         for (std::size_t e = 0; e < dv; ++e) O[e] += p * vr[e];
     }
@@ -71,6 +72,7 @@ struct Tile {
     float* l;
     float* O;
     unsigned char* nan;
+    const unsigned char* bad_column;  // [dv]: a column of V holds a value that is not finite
 };
 
 // One query head, tile by tile. Compiled twice, for AVX2 (8 lanes) and for the baseline,
@@ -78,7 +80,7 @@ struct Tile {
 // both give the same bits.
 __attribute__((target_clones("avx2", "default")))
 void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const TileSizes& ts,
-                const Tile& w) {
+                const Tile& w, bool skip) {
     const std::size_t Bq = std::min(ts.block_q, a.Tq), Bk = std::min(ts.block_k, a.Tk);
     for (std::size_t i0 = 0; i0 < a.Tq; i0 += Bq) {
         const std::size_t nq = std::min(Bq, a.Tq - i0);
@@ -88,7 +90,7 @@ void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const
         std::fill_n(w.nan, nq, 0);
         for (std::size_t j0 = 0; j0 < a.Tk; j0 += Bk) {
             // The whole tile in the future of the tile's last query: skipped.
-            if (mk.causal && long(j0) > long(i0 + nq - 1) + mk.offset) break;
+            if (skip && mk.causal && long(j0) > long(i0 + nq - 1) + mk.offset) break;
             const std::size_t nk = std::min(Bk, a.Tk - j0);
             for (std::size_t c = 0; c < nk; ++c)
                 for (std::size_t e = 0; e < a.hd; ++e) w.kt[e * nk + c] = a.K[(j0 + c) * a.ldk + e];
@@ -116,19 +118,21 @@ void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const
                 const float* noise = q.noise ? q.noise + long(i) * mk.noise_si + long(j0) * mk.noise_sj
                                              : nullptr;
                 absorb(sr, nk, a.V + j0 * a.ldv, a.ldv, a.dv, noise, mk.noise_sj, w.m[r],
-                            w.l[r], w.O + r * a.dv, w.nan[r]);
+                       w.l[r], w.O + r * a.dv, w.nan[r], skip);
             }
         }
         for (std::size_t r = 0; r < nq; ++r) {
             // A row with nothing to attend to has l = 0: zeros (masked_softmax) or NaN
-            // (torch.softmax), never 0/0; a row that met a NaN is NaN, as the step path.
+            // (torch.softmax), never 0/0; a row that met a NaN score is NaN, as the step
+            // path; a NaN value multiplied in has made O NaN already.
             const bool empty = w.l[r] == 0.0f && w.m[r] == neg_inf;
             const float inv = w.nan[r] ? nan_f
                               : empty  ? (mk.zero_fully_masked ? 0.0f : nan_f)
                                        : 1.0f / w.l[r];
             float* o = q.O + (i0 + r) * a.ldo;
             for (std::size_t e = 0; e < a.dv; ++e)
-                o[e] = empty && !w.nan[r] ? inv : w.O[r * a.dv + e] * inv;
+                // An empty row is the sum of 0 * v_j: NaN in a column with a NaN or inf value.
+                o[e] = empty && !w.nan[r] ? (w.bad_column[e] ? nan_f : inv) : w.O[r * a.dv + e] * inv;
             if (q.logsumexp)
                 q.logsumexp[i0 + r] = w.nan[r] ? nan_f : empty ? neg_inf : w.m[r] + std::log(w.l[r]);
         }
@@ -177,11 +181,19 @@ void tiled_attend_head(const HeadArgs& a, const HeadMask& mask, const QueryHead*
     }
     // Scratch sized by what the input needs, not by the (user-given) block sizes.
     const std::size_t Bq = std::min(tiles.block_q, a.Tq), Bk = std::min(tiles.block_k, a.Tk);
-    if (ws.nan.size() < Bq) ws.nan.resize(Bq);
+    if (ws.nan.size() < Bq + a.dv) ws.nan.resize(Bq + a.dv);
+    // A value that is not finite makes a hidden key's 0 * v NaN in the step path (and in
+    // PyTorch's math path): then no tile and no zero weight is skipped.
+    unsigned char* bad = ws.nan.data() + Bq;
+    std::fill_n(bad, a.dv, 0);
+    bool finite = true;
+    for (std::size_t j = 0; j < a.Tk; ++j)
+        for (std::size_t e = 0; e < a.dv; ++e)
+            if (!std::isfinite(a.V[j * a.ldv + e])) bad[e] = 1, finite = false;
     const Tile w{grow(ws.keys_t, std::max<std::size_t>(a.hd, 1) * Bk), grow(ws.scores, Bq * Bk),
                  grow(ws.m, Bq), grow(ws.l, Bq), grow(ws.O, std::max<std::size_t>(Bq * a.dv, 1)),
-                 ws.nan.data()};
-    for (std::size_t h = 0; h < n; ++h) attend_one(a, mask, heads[h], tiles, w);
+                 ws.nan.data(), bad};
+    for (std::size_t h = 0; h < n; ++h) attend_one(a, mask, heads[h], tiles, w, finite);
 }
 
 }  // namespace attn::fast

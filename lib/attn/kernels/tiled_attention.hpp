@@ -33,7 +33,9 @@ struct TiledWorkspace {
     std::vector<float> m;       ///< per query row of a tile: the running maximum
     std::vector<float> l;       ///< per query row of a tile: the running sum
     std::vector<float> O;       ///< per query row of a tile: running output `[block_q, dv]`
-    std::vector<unsigned char> nan;  ///< per query row: a NaN score was seen
+    /// Per query row of a tile, a NaN score was seen; then, per column of the values, one holds
+    /// a value that is not finite.
+    std::vector<unsigned char> nan;
 };
 
 /// One tile of `nk` keys for one query row, FlashAttention's update: `s[0..nk)` holds the

@@ -64,12 +64,20 @@ Tensor Linear::operator()(const Tensor& x) const {
     Shape out = s;
     out.back() = out_features();
     check_allocation("Linear (output)", out);
-    Tensor y = xt::zeros<float>(out);
-    const std::size_t rows = numel(Shape(s.begin(), s.end() - 1));
-    attn::gemm_rowmajor(x.data(), weight.data(), y.data(), rows, in_features(), out_features(),
-                        /*transpose_b=*/true);
-    if (bias) y += *bias;
+    Tensor y = Tensor::from_shape(out);
+    forward_into(x.data(), numel(Shape(s.begin(), s.end() - 1)), y.data());
     return y;
+}
+
+void Linear::forward_into(const float* x, std::size_t rows, float* y) const {
+    check_parameters();
+    const std::size_t in = in_features(), out = out_features();
+    attn::gemm_rowmajor(x, weight.data(), y, rows, in, out, /*transpose_b=*/true);
+    if (bias) {
+        const float* b = bias->data();
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < out; ++j) y[i * out + j] += b[j];
+    }
 }
 
 std::string repr(const Linear& layer) {

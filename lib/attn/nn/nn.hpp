@@ -45,11 +45,19 @@ public:
     Linear(Tensor weight, std::optional<Tensor> bias);
 
     /// `forward(x)`: `[..., in_features] -> [..., out_features]` (also `[in_features]` ->
-    /// `[out_features]`), computed as `x @ weight^T + bias` with BLAS sgemm.
+    /// `[out_features]`), computed as `x @ weight^T`, then `+ bias` (PyTorch's
+    /// `addmm(bias, x, W.t())` on the CPU adds the bias after the product), the product by
+    /// `gemm_rowmajor` (the reference BLAS's order).
     /// @throws std::invalid_argument when the last dimension of `x` is not `in_features`, or
     /// when `weight`/`bias` were replaced by tensors that do not fit (`check_parameters`);
     /// std::length_error when the output cannot be allocated.
     Tensor operator()(const Tensor& x) const;
+
+    /// `forward` of `rows` rows into given memory, for the attention core's workspaces:
+    /// `y[rows, out_features] = x[rows, in_features] @ weight^T + bias`, both contiguous
+    /// row-major float32 buffers, the same bits as `operator()`.
+    /// @throws std::invalid_argument when `weight`/`bias` do not fit (`check_parameters`).
+    void forward_into(const float* x, std::size_t rows, float* y) const;
 
     /// `in_features`: the weight's second dimension.
     /// @throws std::invalid_argument when `weight` is not 2-D.

@@ -1,0 +1,263 @@
+"""The book's benchmarks page and its plot, generated from data/benchmarks/attention.json
+(written by tools/run_attention_benchmark.py) when the docs are built.
+
+docs/benchmarks.md is the page's prose; each line that is only a marker `@NAME@` is replaced
+by what NAME() below renders from the data: every figure on the page comes from the file, so
+no number is copied by hand. Python 3 standard library only.
+
+    write(source_root, pages_dir, figures_dir) -> list of files read (for the depfile)
+"""
+import json
+import math
+from pathlib import Path
+
+SIDES = [  # (key in the data, column title, bar colour)
+    ("library", "library", "#2b6cb0"),
+    ("pytorch-default", "PyTorch, default malloc", "#c53030"),
+    ("pytorch-reuse", "PyTorch, malloc reusing", "#ed8936"),
+    ("ort-exported", "ORT, exported graph", "#6b46c1"),
+    ("ort-attention", "ORT Attention", "#38a169"),
+    ("ort-mha", "ORT MultiHeadAttention", "#2f855a"),
+    ("ort-gqa", "ORT GroupQueryAttention", "#22543d"),
+]
+TITLE = dict((k, t) for k, t, _ in SIDES)
+RUN_COMMAND = "tools/run_attention_benchmark.py --build build --install-peers"
+
+
+def ms(v):
+    """A time in ms with three significant digits."""
+    if v is None:
+        return "–"
+    return f"{v:.3g}" if v < 1000 else f"{v:,.0f}".replace(",", " ")
+
+
+def ratio(v):
+    return "–" if v is None else f"{v:.2f}"
+
+
+def times_row(sides, keys):
+    """Times of `keys`, the fastest in bold."""
+    present = [sides[k]["time_ms"] for k in keys if k in sides]
+    best = min(present) if present else None
+    cells = []
+    for k in keys:
+        t = sides.get(k, {}).get("time_ms")
+        cells.append(f"**{ms(t)}**" if t is not None and t == best else ms(t))
+    return cells
+
+
+class Page:
+    def __init__(self, data):
+        self.data = data
+        self.meta = data.get("meta", {})
+        self.titles = {e["key"]: e for e in data.get("entries", [])}
+
+    # ---------------------------------------------------------------- markers
+
+    def RECORD(self):
+        m = self.meta
+        v = m.get("versions", {})
+        mach = m.get("machine", {})
+        load = m.get("loadavg_before", []), m.get("loadavg_after", [])
+        lines = []
+        if m.get("kind") == "smoke":
+            lines += ["<b>This is a smoke run, not a measurement:</b> it shows that every part of",
+                      "the pipeline runs (one short round on a machine other work was using), and its",
+                      "times are not to be compared. The recording is made on a quiet machine with",
+                      f"`{RUN_COMMAND}`.", ""]
+        lines += [
+            f"Recorded {m.get('date', '?')} at commit `{m.get('commit', '?')[:12]}` "
+            f"({m.get('kind', '?')}: {m.get('rounds', '?')} round(s), each run at least "
+            f"{m.get('min_time_s', '?')} s; command `{m.get('command', '?')}`).",
+            f"Machine: {mach.get('cpu', '?')}, {mach.get('cores', '?')} cores "
+            f"({', '.join(mach.get('isa', []))}), {mach.get('memory_GB', '?')} GB, "
+            f"{mach.get('hypervisor') or 'no hypervisor reported'}. "
+            f"Load average (1, 5, 15 min) before: {' '.join(load[0])}; after: {' '.join(load[1])}; "
+            f"at the start of each round: "
+            f"{'; '.join(' '.join(r) for r in m.get('loadavg_rounds', []))}.",
+            f"Versions: {v.get('compiler', '?')}, library BLAS `{v.get('library_blas', '?')}`; "
+            f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
+            f"{v.get('libopenblas0', '?')}); ONNX `python3-onnx` {v.get('python3-onnx', '?')}; "
+            f"onnxruntime-node {v.get('onnxruntime-node', '?')} on Node.js {v.get('node', '?')}.",
+        ]
+        if m.get("note"):
+            lines.append(f"Note: {m['note']}")
+        return "\n".join(lines)
+
+    def PEERS(self):
+        rows = [r for r in self.data.get("summary", []) if r["entry"] == "mha"]
+        if not rows:
+            return "(No MultiHeadAttention results in the data.)"
+        keys = [k for k, _, _ in SIDES if any(k in r["sides"] for r in rows)]
+        head = ["T", "threads"] + [TITLE[k] for k in keys] + \
+               ["library ÷ ORT fused", "library ÷ PyTorch best"]
+        out = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+        for r in rows:
+            out.append("| " + " | ".join([str(r["T"]), str(r["threads"])] +
+                                         times_row(r["sides"], keys) +
+                                         [ratio(r.get("library_over_ort_best_fused")),
+                                          ratio(r.get("library_over_pytorch_best"))]) + " |")
+        return "\n".join(out)
+
+    def MODULES(self):
+        rows = self.data.get("summary", [])
+        if not rows:
+            return "(No results in the data.)"
+        head = ["module", "T", "threads", "library", "PyTorch, default malloc",
+                "PyTorch, malloc reusing", "ORT, exported graph", "ORT, best fused",
+                "library ÷ PyTorch best", "library ÷ ORT fused"]
+        out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
+        for r in rows:
+            s = r["sides"]
+            fused = r.get("ort_best_fused")
+            fused_cell = (f"{ms(s[fused]['time_ms'])} ({TITLE[fused].replace('ORT ', '')})"
+                          if fused else "–")
+            e = self.titles.get(r["entry"], {})
+            out.append("| " + " | ".join([e.get("title", r["entry"]), str(r["T"]),
+                str(r["threads"])] + times_row(s, ["library", "pytorch-default", "pytorch-reuse",
+                                                  "ort-exported"]) +
+                [fused_cell, ratio(r.get("library_over_pytorch_best")),
+                 ratio(r.get("library_over_ort_best_fused"))]) + " |")
+        notes = [f"- `{e['title']}` ({e['source']}): {e['notes']}."
+                 for e in self.data.get("entries", [])]
+        return "\n".join(out + [""] + notes)
+
+    def MEMORY(self):
+        rows = self.data.get("summary", [])
+        if not rows:
+            return ""
+        keys = [k for k, _, _ in SIDES if any(k in r["sides"] for r in rows)]
+        head = ["module", "T", "threads"] + [f"{TITLE[k]}: MB, faults" for k in keys]
+        out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
+        for r in rows:
+            cells = []
+            for k in keys:
+                s = r["sides"].get(k)
+                cells.append("–" if not s else
+                             f"{s['peak_rss_MB']:.0f}, {s['faults']:.0f}"
+                             if s.get("peak_rss_MB") is not None and s.get("faults") is not None
+                             else "?")
+            title = self.titles.get(r["entry"], {}).get("title", r["entry"])
+            out.append("| " + " | ".join([title, str(r["T"]), str(r["threads"])] + cells) + " |")
+        return "\n".join(out)
+
+    def CHECKS(self):
+        checks = self.data.get("checks", [])
+        if not checks:
+            return "(No checks in the data.)"
+        variants = sorted({v for c in checks for v in c.get("ort_vs_pytorch", {})},
+                          key=lambda v: [k for k, _, _ in SIDES].index(f"ort-{v}"))
+        head = ["module", "T", "library"] + [TITLE[f"ort-{v}"] for v in variants]
+        out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
+        for c in checks:
+            d = c.get("ort_vs_pytorch", {})
+            title = self.titles.get(c["entry"], {}).get("title", c["entry"])
+            out.append("| " + " | ".join([title, str(c["T"]),
+                                          f"{c['library_vs_pytorch']:.2g}"] +
+                                         [f"{d[v]:.2g}" if v in d else "–" for v in variants]) + " |")
+        return "\n".join(out + ["", f"A model further than {self.meta.get('ort_bound', '?')} "
+                                    "from PyTorch is refused before anything is timed."])
+
+    def PROFILE(self):
+        profiles = self.data.get("ort_profiles", [])
+        if not profiles:
+            return "(No ONNX Runtime profile in the data: recorded with --no-profile.)"
+        out = []
+        for p in profiles:
+            ops = ", ".join(f"{op} {o['share_percent']:g} % ({o['runs_on_two_or_more_threads']}"
+                            f"/{o['runs']} runs threaded)" for op, o in p["operators"].items())
+            out.append(f"- `{p['variant']}`, T = {p['T']}, {p['threads']} thread(s), "
+                       f"{ms(p['time_ms'])} ms a run with profiling on: {ops}.")
+        return "\n".join(out)
+
+    def PIECES(self):
+        pieces = self.data.get("pieces", [])
+        forward = [p for p in pieces if "piece" in p]
+        if not pieces:
+            return "(No pieces in the data: recorded with --no-pieces.)"
+        names = sorted({p["piece"] for p in forward}, key=lambda n: [
+            "mha_projections", "mha_scores", "mha_mask_softmax", "mha_weights_values"].index(n))
+        out = ["| T | threads | " + " | ".join(f"`{n}`" for n in names) + " |",
+               "|---:|---:|" + "---:|" * len(names)]
+        for T, th in sorted({(p["T"], p["threads"]) for p in forward}):
+            cells = [ms(next((p["time_ms"] for p in forward if p["T"] == T and
+                              p["threads"] == th and p["piece"] == n), None)) for n in names]
+            out.append(f"| {T} | {th} | " + " | ".join(cells) + " |")
+        rates = [f"`{p['name'].split('/')[0]}` ({p['threads']:.0f} thread(s)) "
+                 f"{p['GFLOPs']:.0f} GFLOP/s" for p in pieces if "piece" not in p and p.get("GFLOPs")]
+        return "\n".join(out + ["", "Baselines, 1024³: " + "; ".join(rates) + "."])
+
+
+def svg(data, path):
+    """Time of every side per (T, threads) for MultiHeadAttention, log scale, bars."""
+    rows = [r for r in data.get("summary", []) if r["entry"] == "mha"]
+    keys = [(k, t, c) for k, t, c in SIDES if any(k in r["sides"] for r in rows)]
+    w, h, left, right, top, bottom = 860, 380, 64, 16, 40, 96
+    times = [r["sides"][k]["time_ms"] for r in rows for k, _, _ in keys if k in r["sides"]]
+    lo = 10 ** math.floor(math.log10(min(times))) if times else 1
+    hi = 10 ** math.ceil(math.log10(max(times))) if times else 10
+    y = lambda v: top + (h - top - bottom) * (1 - (math.log10(v) - math.log10(lo)) /
+                                                 max(math.log10(hi) - math.log10(lo), 1e-9))
+    title = "MultiHeadAttention forward, B = 1, d = 768, 12 heads: time per forward (ms, log)"
+    if data.get("meta", {}).get("kind") == "smoke":
+        title += " (smoke run)"
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">',
+           f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>']
+    if not rows:
+        out.append(f'<text x="{w / 2}" y="{h / 2}" text-anchor="middle">no results recorded: '
+                   f'{RUN_COMMAND}</text></svg>')
+        Path(path).write_text("\n".join(out) + "\n")
+        return
+    decade = lo
+    while decade <= hi:
+        out.append(f'<line x1="{left}" x2="{w - right}" y1="{y(decade):.1f}" y2="{y(decade):.1f}" '
+                   f'stroke="#ddd"/><text x="{left - 6}" y="{y(decade) + 4:.1f}" '
+                   f'text-anchor="end">{decade:g}</text>')
+        decade *= 10
+    gw = (w - left - right) / len(rows)
+    bw = gw * 0.84 / len(keys)
+    for gi, r in enumerate(rows):
+        x0 = left + gi * gw + gw * 0.08
+        for ki, (k, t, c) in enumerate(keys):
+            if k not in r["sides"]:
+                continue
+            v = r["sides"][k]["time_ms"]
+            out.append(f'<rect x="{x0 + ki * bw:.1f}" y="{y(v):.1f}" width="{bw - 1:.1f}" '
+                       f'height="{y(lo) - y(v):.1f}" fill="{c}"><title>{t}: {ms(v)} ms'
+                       f'</title></rect>')
+        out.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{h - bottom + 16}" '
+                   f'text-anchor="middle">T = {r["T"]}, {r["threads"]} thr.</text>')
+    for ki, (k, t, c) in enumerate(keys):
+        lx, ly = left + (ki % 3) * 270, h - bottom + 38 + (ki // 3) * 18
+        out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{c}"/>'
+                   f'<text x="{lx + 16}" y="{ly}">{t}</text>')
+    out.append("</svg>")
+    Path(path).write_text("\n".join(out) + "\n")
+
+
+def write(source_root, pages_dir, figures_dir):
+    """Writes pages_dir/benchmarks.md and figures_dir/attention.svg; returns the files read."""
+    src = Path(source_root)
+    template = src / "docs" / "benchmarks.md"
+    data_file = src / "data" / "benchmarks" / "attention.json"
+    data = json.loads(data_file.read_text()) if data_file.is_file() else {}
+    if data and not (isinstance(data.get("meta", {}).get("machine"), dict) and
+                     all("sides" in r for r in data.get("summary", []))):
+        raise SystemExit(f"{data_file}: not written by tools/run_attention_benchmark.py "
+                         "(an older format?): record it again")
+    page = Page(data)
+    lines = []
+    for line in template.read_text(encoding="utf-8").splitlines():
+        marker = line.strip()
+        if len(marker) > 2 and marker[0] == marker[-1] == "@" and marker[1:-1].isupper():
+            render = getattr(page, marker[1:-1], None)
+            if render is None:
+                raise SystemExit(f"{template}: unknown marker {marker}")
+            lines.append(render() if data else
+                         f"(No results recorded yet: run `{RUN_COMMAND}`.)")
+        else:
+            lines.append(line)
+    Path(pages_dir, "benchmarks.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    svg(data, Path(figures_dir) / "attention.svg")
+    return [template, data_file, Path(__file__).resolve()]
