@@ -6,7 +6,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "1", .step = "all", .file = "ch01_unweighted_weights.svg",
     .caption = "Chapter 1: attn_weights = softmax(inputs @ inputs.T, dim=-1). Row i is how much "
                "token i attends to each token; every row sums to 1.",

@@ -7,7 +7,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "2", .step = "v2", .file = "ch02_v2_weights.svg",
     .caption = "Chapter 2: the attention weights of SelfAttention_v2(3, 2) after "
                "torch.manual_seed(789), softmax(queries @ keys.T / sqrt(d_out)).",

@@ -7,7 +7,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "3", .step = "renorm", .file = "ch03_simple_mask.svg",
     .caption = "Chapter 3: the weights of chapter 2 times tril(ones(6, 6)) (left: rows no longer "
                "sum to 1), then each row divided by its sum (right).",

@@ -11,7 +11,7 @@
 
 namespace {
 
-const figures::Add added{
+FIGURES{
     {.chapter = "4", .step = "masked", .file = "ch04_masked_scores.svg",
      .caption = "Chapter 4: attn_scores.masked_fill(mask.bool(), -inf): the future (above the "
                 "diagonal) is -inf, so the softmax gives it weight exp(-inf) = 0.",

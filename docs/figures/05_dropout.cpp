@@ -7,7 +7,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "5", .step = "weights", .file = "ch05_dropout_backends.svg",
     .caption = "Chapter 5: nn.Dropout(0.5) applied to the causal weights after torch.manual_seed(123), "
                "drawn by each of PyTorch's CPU Bernoulli backends (portable: notebook 004; MKL: "

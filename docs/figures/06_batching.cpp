@@ -8,7 +8,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "6", .step = "dropout", .file = "ch06_batch_dropout.svg",
     .caption = "Chapter 6: a batch of two copies of the input through CausalAttention(3, 2, 6, "
                "dropout=0.5) after torch.manual_seed(123): the same weights, but each sequence of "

@@ -7,7 +7,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "7", .step = "gpt2_attention", .file = "ch07_heads.svg",
     .caption = "Chapter 7: the causal attention weights of each head of notebook 003's GPT-2 layer "
                "(n_embd S = 12, n_head H = 3, head size 4, evaluation mode), for the first of the "

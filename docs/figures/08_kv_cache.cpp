@@ -79,7 +79,7 @@ std::string kv_cache_plot(const figures::Data& data) {
     return figures::svg::line_plot(lines, style);
 }
 
-const figures::Add added{
+FIGURES{
     {.chapter = "8", .step = "saves", .file = "ch08_kv_cache_time.svg",
      .caption = "Chapter 8: time per generated token with and without the KV cache, against the "
                 "context length, from the Google Benchmark results recorded in data/benchmarks/.",

@@ -9,7 +9,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "9", .step = "fix", .file = "ch09_padding_weights.svg",
     .caption = "Chapter 9: notebook 000's three texts, tokenised and left-padded with the pad id 2; "
                "random logits (seed 0) with the causal mask and the attention mask applied, then "

@@ -8,7 +8,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "10", .step = "fragile", .file = "ch10_fragile_mask.svg",
     .caption = "Chapter 10, step 6: the chapter's crafted queries and keys (d = 4), whose score [2, 1] "
                "is a genuine 0. Left: notebook 001's mask, masked_fill(tril(scores) == 0, -inf), also "

@@ -53,7 +53,7 @@ std::string efficient_bars(const figures::Data& data) {
     return figures::svg::bar_chart(groups, style);
 }
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "11", .step = "cost", .file = "ch11_layout_times.svg",
     .caption = "Chapter 11: the time of one forward of each layout, in C++ (CPU and wall time) and, "
                "where PyTorch has the same layout, in PyTorch (wall time), read from "

@@ -65,7 +65,7 @@ std::string flash_plot(const figures::Data& data) {
     return figures::svg::line_plot(lines, style);
 }
 
-const figures::Add added{
+FIGURES{
     {.chapter = "12", .step = "online", .file = "ch12_online_normalizer.svg",
      .caption = "Chapter 12, step 2: after each score the normaliser keeps the largest score so far "
                 "(m) and the sum of the exponentials relative to it (l); when m grows, l is scaled "

@@ -6,7 +6,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "13", .step = "repeat", .file = "ch13_kv_head_pairing.svg",
     .caption = "Chapter 13, step 5: four query heads (rows) and two key/value heads (columns); a 1 "
                "marks the key/value head each query head attends with. repeat_interleave(2) gives "

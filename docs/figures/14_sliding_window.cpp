@@ -7,7 +7,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "14", .step = "mask", .file = "ch14_window_mask.svg",
     .caption = "Chapter 14: sliding_window_mask as the chapter prints it, 1 = True = hidden: the "
                "causal mask (W = 6, left) and the window of W = 3 (right). A key stays visible "

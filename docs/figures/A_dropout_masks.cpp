@@ -8,7 +8,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "A", .step = "fourth", .file = "chA_history_runs.svg",
     .caption = "Appendix A, step 3: torch.manual_seed(123), then nn.Dropout(0.5) of chapter 4's causal "
                "weights four times on the portable backend (72 draws a run). Each run draws another "

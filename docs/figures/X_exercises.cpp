@@ -6,7 +6,7 @@
 
 namespace {
 
-const figures::Add added{{
+FIGURES{{
     .chapter = "X", .step = "per_head", .file = "chX_per_head_product.svg",
     .caption = "Exercises: a @ a.transpose(2, 3) for a of shape (1, 2, 3, 4) is one 3 x 3 block per "
                "head, each head's own head @ head.T: the two blocks of Raschka's In [37], which this "

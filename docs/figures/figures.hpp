@@ -2,11 +2,14 @@
 // (docs/tools/make_figures.cpp) with the library's own calls and textbook::svg.
 //
 // A chapter's figures live in docs/figures/<chapter name>.cpp (docs/meson.build compiles the
-// file of every chapter that has one), each registered with the step it illustrates:
+// file of every chapter that has one, all in one unity file), each registered with the step it
+// illustrates:
 //
-//     static const figures::Add added{{
-//         {.chapter = "3", .step = "renorm", .file = "ch03_simple_mask.svg",
-//          .caption = "...", .draw = [](const figures::Data&) { return svg::heatmaps(...); }}}};
+//     FIGURES{{.chapter = "3", .step = "renorm", .file = "ch03_simple_mask.svg",
+//              .caption = "...", .draw = [](const figures::Data&) { return svg::heatmaps(...); }}};
+//
+// Helpers of a figure file sit in an anonymous namespace under names of their own: the files
+// share one translation unit.
 //
 // The generated page sets each figure beside the prose of its step; docs/test_docs.py checks
 // that every chapter has one.
@@ -51,10 +54,16 @@ struct Absent : std::runtime_error {
 /// Every registered figure, in registration order.
 std::vector<Figure>& all();
 
-/// Registers figures at static initialisation: `static const figures::Add added{{...}};`.
+/// Registers figures at static initialisation; `FIGURES{...};` declares one under a name no
+/// other file of the unity build uses.
 struct Add {
     Add(std::initializer_list<Figure> figures);
 };
+
+#define FIGURES_CONCAT2(a, b) a##b
+#define FIGURES_CONCAT(a, b) FIGURES_CONCAT2(a, b)
+/// `FIGURES{{...}, {...}};`: registers a chapter's figures (see `Add`).
+#define FIGURES static const ::figures::Add FIGURES_CONCAT(figures_added_, __COUNTER__)
 
 /// The six tokens of notebooks 002 and 004, "Your journey starts with one step".
 const std::vector<std::string>& tokens();

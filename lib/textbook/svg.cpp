@@ -455,7 +455,9 @@ std::string bar_chart(const std::vector<BarGroup>& groups, const BarStyle& style
             out << "<rect x=\"" << num(left) << "\" y=\"" << num(y) << "\" width=\"" << num(px(v) - left)
                 << "\" height=\"" << num(bar - 2) << "\" fill=\"" << palette[k % palette.size()] << "\"><title>"
                 << escape(groups[i].label + ", " + style.series[k] + ": " + tick_text(v)) << "</title></rect>\n";
-            out << text(px(v) + 4, y + bar - 4, tick_text(v), 10, "start", "fill=\"#333333\"");
+            char value[32];
+            std::snprintf(value, sizeof value, "%.3g", v);  // three digits: a bar is read, not copied
+            out << text(px(v) + 4, y + bar - 4, value, 10, "start", "fill=\"#333333\"");
         }
     }
     out << "<line x1=\"" << num(left) << "\" y1=\"" << num(top) << "\" x2=\"" << num(left) << "\" y2=\""
