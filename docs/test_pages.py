@@ -19,6 +19,7 @@ BAD = [
     ("cut short", b"# Title {#ch01}\n\nIntro.", "page.md:3: the last line has no line ending"),
     ("a section id twice", GOOD + b"\n## Again {#ch01-step}\n", "page.md:9: the section id 'step' repeats"),
     ("a heading without a label", GOOD + b"\n## Again\n", "page.md:9: a section heading needs a label"),
+    ("a merge conflict left in", GOOD + b"<<<<<<< HEAD\n", "page.md:8: a merge conflict's marker"),
     ("no title", b"Intro.\n", "page.md:1: a chapter page starts with '# <title>'"),
 ]
 

@@ -187,6 +187,8 @@ def page_lines(path):
         for col, ch in enumerate(line, 1):
             if (ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F:
                 raise SystemExit(f"{path}:{n}: byte 0x{ord(ch):02X} (a control character) at column {col} is not text")
+        if re.match(r"^(<{7}|>{7})( |$)|^={7}$", line):
+            raise SystemExit(f"{path}:{n}: a merge conflict's marker")
         paragraph = 0 if not line.strip() else paragraph + len(raw) + 1
         if paragraph > MAX_PARAGRAPH:
             raise SystemExit(f"{path}:{n}: the paragraph is longer than {MAX_PARAGRAPH} bytes: "
