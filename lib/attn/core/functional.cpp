@@ -363,6 +363,7 @@ Tensor sum(const Tensor& x, long dim, bool keepdim) {
     Shape out = s;
     if (keepdim) out[d] = 1;
     else out.erase(out.begin() + static_cast<long>(d));
+    check_allocation("sum", out);
     Tensor y = xt::zeros<float>(out);
     for (std::size_t o = 0; o < outer; ++o)
         for (std::size_t i = 0; i < inner; ++i) {

@@ -1,6 +1,7 @@
 #include "attn/core/tensor.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -63,6 +64,16 @@ void check_allocation(const std::string& where, const Shape& shape, std::size_t 
     if (!n || __builtin_mul_overflow(*n, element_size, &bytes))
         throw std::length_error(where + ": cannot allocate a tensor of shape " + shape_str(shape) +
                                 ": storage size calculation overflowed");
+    // The strides (PyTorch's and xtensor's: each the product of the later sizes) must fit a
+    // signed 64-bit integer even when a 0 size makes the tensor empty: [0, 2^40, 2^40] is
+    // refused as PyTorch refuses it ("Stride calculation overflowed"), never computed.
+    std::int64_t stride = 1;
+    for (std::size_t i = shape.size(); i-- > 1;)
+        if (__builtin_mul_overflow(stride, static_cast<std::int64_t>(std::min<std::size_t>(
+                                               std::max<std::size_t>(shape[i], 1), INT64_MAX)),
+                                   &stride))
+            throw std::length_error(where + ": cannot allocate a tensor of shape " + shape_str(shape) +
+                                    ": stride calculation overflowed");
     if (bytes > max_tensor_bytes())
         throw std::length_error(where + ": cannot allocate a tensor of shape " + shape_str(shape) +
                                 ": " + std::to_string(bytes) + " bytes, more than the limit of " +

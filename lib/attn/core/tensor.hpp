@@ -81,7 +81,8 @@ std::int64_t checked_signed(std::size_t n, std::string_view what);
 std::size_t max_tensor_bytes();
 
 /// Checks, before anything is allocated, that a tensor of `shape` with elements of
-/// `element_size` bytes can exist: its element count and byte count fit in `std::size_t`
+/// `element_size` bytes can exist: its element count and byte count fit in `std::size_t`,
+/// its strides (products of the later sizes, a 0 counted as 1) in a signed 64-bit integer,
 /// and the bytes are at most `max_tensor_bytes()`. Every library function that makes a
 /// tensor from a size it was given (factories, modules, masks) calls it.
 /// @throws std::length_error `"<where>: cannot allocate a tensor of shape [...]: ..."` saying
