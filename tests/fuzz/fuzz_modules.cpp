@@ -1,0 +1,313 @@
+// libFuzzer target (issue 19): the attention core and its modules called as a user would, with
+// inputs built from the fuzzer's bytes (structured.hpp): scaled_dot_product_attention with
+// every option (masks of any broadcast shape, positions, windows, scales, dropout, an
+// out-of-range backend, huge tiles), the modules (CausalAttention, MultiHeadAttention,
+// GPT2Attention, GroupedQueryAttention, MultiHeadAttentionWithSWA) built from fuzzed configs
+// and then given a mutated public field before a forward, a decode through the KV cache, the
+// cache itself, and the KV-memory estimator. PyTorch's kinds of error are clean; a crash, a
+// sanitizer report, a hang, another exception or a broken invariant is a finding.
+//
+// Invariants: a result has the shape the inputs imply; the fast backend gives the step
+// backend's bits for every input (NaN where it has NaN); a module's output equals its
+// `forward_steps` on the step backend.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "attn/attention/causal.hpp"
+#include "attn/attention/gpt2.hpp"
+#include "attn/attention/gqa.hpp"
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/kv_memory.hpp"
+#include "attn/attention/multihead.hpp"
+#include "attn/attention/sdpa.hpp"
+#include "attn/attention/swa.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "structured.hpp"
+
+namespace {
+
+using attn::Shape;
+using attn::Tensor;
+using fuzz::clean;
+using fuzz::expect;
+
+// A small size, or (rarely) an extreme one: every accepted tensor stays tiny.
+std::size_t size(FuzzedDataProvider& p, std::size_t max = 6) {
+    switch (p.ConsumeIntegralInRange<int>(0, 15)) {
+        case 0: return std::size_t{1} << 40;
+        case 1: return SIZE_MAX;
+        default: return p.ConsumeIntegralInRange<std::size_t>(0, max);
+    }
+}
+
+// A position or a window: small, near 2^62, or past it.
+std::size_t position(FuzzedDataProvider& p) {
+    switch (p.ConsumeIntegralInRange<int>(0, 7)) {
+        case 0: return (std::size_t{1} << 62) - 1;
+        case 1: return std::size_t{1} << 63;
+        case 2: return SIZE_MAX;
+        default: return p.ConsumeIntegralInRange<std::size_t>(0, 12);
+    }
+}
+
+double probability(FuzzedDataProvider& p) {
+    switch (p.ConsumeIntegralInRange<int>(0, 7)) {
+        case 0: return std::nan("");
+        case 1: return -0.5;
+        case 2: return 1.5;
+        case 3: return 1.0;
+        default: return p.ConsumeBool() ? 0.0 : 0.25;
+    }
+}
+
+// An enum value a caller could pass by a cast, valid or not.
+template <class E>
+E any_enum(FuzzedDataProvider& p, int valid) {
+    return static_cast<E>(p.ConsumeIntegralInRange<int>(-1, valid));
+}
+
+// Two tensors equal bit for bit, NaN where the other has NaN.
+bool same_bits(const Tensor& a, const Tensor& b) {
+    if (attn::shape_of(a) != attn::shape_of(b)) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const float x = a.data()[i], y = b.data()[i];
+        if (std::isnan(x) || std::isnan(y)) {
+            if (std::isnan(x) != std::isnan(y)) return false;
+        } else if (std::memcmp(&x, &y, sizeof x) != 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The core: one call with fuzzed tensors and options; then, when it returns and the inputs
+// allow it, the step and fast backends compared bit for bit.
+void sdpa(FuzzedDataProvider& p) {
+    const std::size_t B = size(p, 2), H = size(p, 4), Tq = size(p), Tk = size(p), hd = size(p, 4);
+    const std::size_t Hkv = p.ConsumeBool() ? H : size(p, 4), dv = p.ConsumeBool() ? hd : size(p, 4);
+    clean([&] {
+        const Tensor q = fuzz::tensor(p, {B, H, Tq, hd});
+        const Tensor k = fuzz::tensor(p, {B, Hkv, Tk, hd});
+        const Tensor v = fuzz::tensor(p, {B, Hkv, Tk, dv});
+        attn::SDPAOptions o;
+        std::optional<attn::BoolTensor> mask;
+        std::optional<Tensor> bias;
+        if (p.ConsumeBool()) mask = attn::to_bool(fuzz::tensor(p, fuzz::small_shape(p, 4)));
+        if (p.ConsumeBool()) bias = fuzz::tensor(p, fuzz::small_shape(p, 4));
+        o.attn_mask = mask ? &*mask : nullptr;
+        o.attn_bias = bias ? &*bias : nullptr;
+        o.is_causal = p.ConsumeBool();
+        if (p.ConsumeBool()) o.window = position(p);
+        o.query_start = position(p);
+        o.key_start = p.ConsumeBool() ? 0 : position(p);
+        o.scale = p.ConsumeBool() ? attn::ScoreScale::divide_by(fuzz::value(p))
+                                  : attn::ScoreScale::multiply_by(fuzz::value(p));
+        o.fully_masked_rows = any_enum<attn::FullyMaskedRows>(p, 1);
+        attn::Generator gen(p.ConsumeIntegral<std::uint64_t>());
+        if (p.ConsumeBool()) {
+            o.dropout_p = probability(p);
+            o.dropout_backend = any_enum<attn::nn::BernoulliBackend>(p, 1);
+            o.generator = &gen;
+        }
+        o.backend = any_enum<attn::SDPABackend>(p, 3);
+        o.block_q = size(p, 70);
+        o.block_k = size(p, 70);
+        const Tensor out = attn::scaled_dot_product_attention(q, k, v, o);
+        expect(attn::shape_of(out) == Shape({B, H, Tq, dv}), "sdpa: result has another shape");
+        if (o.dropout_p == 0.0) {
+            attn::SDPAOptions step = o, fast = o;
+            step.backend = attn::SDPABackend::step;
+            fast.backend = attn::SDPABackend::fast;
+            expect(same_bits(attn::scaled_dot_product_attention(q, k, v, step),
+                             attn::scaled_dot_product_attention(q, k, v, fast)),
+                   "sdpa: the fast backend's bits differ from the step backend's");
+        }
+    });
+}
+
+// A forward after a user changed one public field: the module's own check, never a wrong index.
+template <class Module, class Mutate>
+void forward_after(FuzzedDataProvider& p, Module& m, std::size_t d_in, Mutate&& mutate) {
+    if (p.ConsumeBool()) mutate();
+    if (p.ConsumeBool()) m.train(p.ConsumeBool());
+    const Tensor x = fuzz::tensor(p, {size(p, 2), size(p), p.ConsumeBool() ? d_in : size(p, 8)});
+    attn::Generator gen(p.ConsumeIntegral<std::uint64_t>());
+    const auto backend = p.ConsumeBool() ? attn::SDPABackend::step : attn::SDPABackend::fast;
+    attn::SDPABackendGuard guard(backend);
+    (void)m(x, gen);
+}
+
+attn::nn::Linear linear(FuzzedDataProvider& p, attn::Generator& gen) {
+    return attn::nn::Linear(size(p, 8), size(p, 8), p.ConsumeBool(), gen);
+}
+
+void multihead(FuzzedDataProvider& p) {
+    clean([&] {
+        attn::Generator gen(123);
+        attn::MultiHeadAttentionConfig c{size(p, 8), size(p, 8), size(p, 8), probability(p), size(p, 4),
+                                         p.ConsumeBool(), p.ConsumeBool(), any_enum<attn::nn::BernoulliBackend>(p, 1)};
+        attn::MultiHeadAttention m(c, gen);
+        bool mutated = false;
+        forward_after(p, m, c.d_in, [&] {
+            mutated = true;
+            switch (p.ConsumeIntegralInRange<int>(0, 4)) {
+                case 0: m.num_heads = size(p, 4); break;
+                case 1: m.head_dim = size(p, 4); break;
+                case 2: m.W_key = linear(p, gen); break;
+                case 3: m.out_proj = linear(p, gen); break;
+                default: m.dropout.p = probability(p); break;
+            }
+        });
+        if (mutated || c.dropout != 0.0) return;
+        // operator() == forward_steps, bit for bit, on the step and fast backends.
+        const Tensor x = fuzz::tensor(p, {size(p, 2), size(p), c.d_in});
+        attn::SDPABackendGuard guard(p.ConsumeBool() ? attn::SDPABackend::step : attn::SDPABackend::fast);
+        const Tensor out = m(x);
+        expect(attn::shape_of(out) == Shape({x.shape()[0], x.shape()[1], c.d_out}), "MultiHeadAttention: result has another shape");
+        expect(same_bits(out, m.forward_steps(x).context_vec), "MultiHeadAttention: operator() differs from forward_steps");
+    });
+}
+
+void causal(FuzzedDataProvider& p) {
+    clean([&] {
+        attn::Generator gen(123);
+        attn::CausalAttentionConfig c{size(p, 8), size(p, 8), size(p, 8), probability(p), p.ConsumeBool(),
+                                      any_enum<attn::nn::BernoulliBackend>(p, 1)};
+        attn::CausalAttention m(c, gen);
+        forward_after(p, m, c.d_in, [&] {
+            switch (p.ConsumeIntegralInRange<int>(0, 2)) {
+                case 0: m.W_query = linear(p, gen); break;
+                case 1: m.W_value = linear(p, gen); break;
+                default: m.dropout.p = probability(p); break;
+            }
+        });
+    });
+}
+
+void gpt2(FuzzedDataProvider& p) {
+    clean([&] {
+        attn::Generator gen(123);
+        attn::GPT2Config c{size(p, 8), size(p, 8), size(p, 4), probability(p), p.ConsumeBool()};
+        attn::GPT2Attention m(c, any_enum<attn::nn::BernoulliBackend>(p, 1), gen);
+        forward_after(p, m, c.n_embd, [&] {
+            switch (p.ConsumeIntegralInRange<int>(0, 4)) {
+                case 0: m.num_heads = size(p, 4); break;
+                case 1: m.head_dim = size(p, 4); break;
+                case 2: m.c_attn = linear(p, gen); break;
+                case 3: m.c_proj = linear(p, gen); break;
+                default: m.attn_dropout.p = probability(p); break;
+            }
+        });
+    });
+}
+
+// A decode through a module's cache, in chunks, with the cache's public fields mutated.
+template <class Module>
+void decode(FuzzedDataProvider& p, const Module& m, attn::KVCache cache, std::size_t d_in) {
+    attn::Generator gen(0);
+    const std::size_t B = size(p, 2);
+    for (int step = p.ConsumeIntegralInRange<int>(1, 6); step > 0; --step) {
+        if (p.ConsumeIntegralInRange<int>(0, 7) == 0) cache.pos = position(p);
+        if (p.ConsumeIntegralInRange<int>(0, 7) == 0) cache.window = size(p, 6);
+        const Tensor x = fuzz::tensor(p, {p.ConsumeBool() ? B : size(p, 2), size(p, 4), p.ConsumeBool() ? d_in : size(p, 8)});
+        const Tensor out = m.forward(x, cache, gen);
+        expect(attn::shape_of(out) == Shape({x.shape()[0], x.shape()[1], m.d_out()}), "decode: result has another shape");
+    }
+}
+
+void gqa(FuzzedDataProvider& p) {
+    clean([&] {
+        attn::Generator gen(123);
+        attn::GroupedQueryAttentionConfig c{size(p, 8), size(p, 8), size(p, 8), probability(p), size(p, 4),
+                                            size(p, 4), p.ConsumeBool(), any_enum<attn::nn::BernoulliBackend>(p, 1)};
+        attn::GroupedQueryAttention m(c, gen);
+        const auto mutate = [&] {
+            switch (p.ConsumeIntegralInRange<int>(0, 4)) {
+                case 0: m.num_kv_heads = size(p, 4); break;
+                case 1: m.group_size = size(p, 4); break;
+                case 2: m.head_dim = size(p, 4); break;
+                case 3: m.W_value = linear(p, gen); break;
+                default: m.context_length = position(p); break;
+            }
+        };
+        if (p.ConsumeBool()) return forward_after(p, m, c.d_in, mutate);
+        if (p.ConsumeBool()) mutate();
+        decode(p, m, attn::KVCache(), c.d_in);
+    });
+}
+
+void swa(FuzzedDataProvider& p) {
+    clean([&] {
+        attn::Generator gen(123);
+        attn::MultiHeadAttentionWithSWAConfig c{size(p, 8), size(p, 8), size(p, 8), probability(p), size(p, 4),
+                                                p.ConsumeBool(), position(p), any_enum<attn::nn::BernoulliBackend>(p, 1)};
+        attn::MultiHeadAttentionWithSWA m(c, gen);
+        const auto mutate = [&] {
+            switch (p.ConsumeIntegralInRange<int>(0, 3)) {
+                case 0: m.sliding_window_size = position(p); break;
+                case 1: m.num_heads = size(p, 4); break;
+                case 2: m.W_query = linear(p, gen); break;
+                default: m.context_length = position(p); break;
+            }
+        };
+        if (p.ConsumeBool()) return forward_after(p, m, c.d_in, mutate);
+        if (p.ConsumeBool()) mutate();
+        decode(p, m, m.make_cache(), c.d_in);
+    });
+}
+
+// The cache on its own: appends of any shape, reads of any length, fields changed between.
+void cache(FuzzedDataProvider& p) {
+    clean([&] {
+        attn::KVCache c = p.ConsumeBool() ? attn::KVCache() : attn::KVCache::sliding_window(size(p, 6));
+        for (int step = p.ConsumeIntegralInRange<int>(1, 6); step > 0; --step) {
+            switch (p.ConsumeIntegralInRange<int>(0, 5)) {
+                case 0: c.pos = position(p); break;
+                case 1: c.window = size(p, 6); break;
+                case 2: (void)c.recent_keys(size(p, 8)); break;
+                case 3: (void)c.recent_values(size(p, 8)); break;
+                default: {
+                    const Shape s = fuzz::small_shape(p, 4);
+                    c.append(fuzz::tensor(p, s), fuzz::tensor(p, p.ConsumeBool() ? s : fuzz::small_shape(p, 4)));
+                    break;
+                }
+            }
+            (void)c.bytes();
+        }
+    });
+}
+
+// The KV-memory estimator: any fields, an exact answer or std::length_error, never a wrap.
+void estimator(FuzzedDataProvider& p) {
+    clean([&] {
+        attn::KVMemoryConfig c;
+        c.batch = position(p);
+        c.context_length = position(p);
+        c.emb_dim = position(p);
+        c.num_heads = size(p, 16);
+        c.num_kv_heads = size(p, 16);
+        c.num_layers = position(p);
+        c.bytes_per_elem = size(p, 4);
+        c.sliding_window_size = position(p);
+        c.swa_a = size(p, 4);
+        c.swa_b = size(p, 4);
+        (void)attn::kv_cache_total_bytes(c);
+    });
+}
+
+constexpr fuzz::Family families[] = {
+    {"sdpa", sdpa}, {"multihead", multihead}, {"causal", causal}, {"gpt2", gpt2},
+    {"gqa", gqa},   {"swa", swa},             {"cache", cache},   {"estimator", estimator},
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    FuzzedDataProvider p(data, size);
+    families[p.ConsumeIntegralInRange<std::size_t>(0, std::size(families) - 1)].run(p);
+    return 0;
+}
