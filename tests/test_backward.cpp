@@ -15,7 +15,9 @@
 #include "oracle.hpp"
 #include "support.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -38,8 +40,9 @@ struct Step {
 };
 
 template <class Module>
-Step train_step(Module& m, const attn::Tensor& x, bool mse) {
-    attn::AttentionSaved saved;
+Step train_step(Module& m, const attn::Tensor& x, bool mse, attn::AttentionSaved* keep = nullptr) {
+    attn::AttentionSaved local;
+    attn::AttentionSaved& saved = keep ? *keep : local;
     Step s;
     s.out = m.forward(x, saved);
     const attn::Tensor one = attn::scalar_tensor(1.0f);
@@ -119,6 +122,123 @@ TEST_CASE("CausalAttention's backward gives PyTorch autograd's gradients") {
     attn::CausalAttention ca({.d_in = 4, .d_out = 3, .context_length = 7, .dropout = 0.3, .qkv_bias = true});
     const attn::Tensor x = attn::rand({3, 5, 4});
     check_case("causal_s5", ca, x, false, 0);
+}
+
+namespace {
+
+// The modules' forward in float64, written out from Raschka's classes (ch. 3.5.3, 3.6.2):
+// x [b, T, d_in]; q, k, v = x W^T + bias; per head, scores q.k masked above the diagonal,
+// divided by sqrt(head_dim), softmax, times the dropout multipliers `noise [b, H, T, T]` (empty:
+// none); context merged [b, T, d_out]; then out_proj (`mha`). `p` in named_parameters() order.
+// Returns mean(out^2).
+double loss64(const std::vector<std::vector<double>>& p, const std::vector<double>& x,
+              const std::vector<std::size_t>& dims, const attn::Tensor& noise, bool mha, bool bias) {
+    const std::size_t b = dims[0], T = dims[1], d_in = dims[2], d_out = dims[3], H = dims[4];
+    const std::size_t hd = d_out / H;
+    std::size_t i = 0;
+    const auto next = [&]() -> const std::vector<double>& { return p[i++]; };
+    std::vector<double> qkv[3];
+    for (auto& proj : qkv) {
+        const std::vector<double>& W = next();
+        const std::vector<double>* bv = bias ? &next() : nullptr;
+        proj.assign(b * T * d_out, 0.0);
+        for (std::size_t r = 0; r < b * T; ++r)
+            for (std::size_t o = 0; o < d_out; ++o) {
+                double acc = bv ? (*bv)[o] : 0.0;
+                for (std::size_t e = 0; e < d_in; ++e) acc += x[r * d_in + e] * W[o * d_in + e];
+                proj[r * d_out + o] = acc;
+            }
+    }
+    std::vector<double> ctx(b * T * d_out, 0.0), w(T);
+    for (std::size_t n = 0; n < b; ++n)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t t = 0; t < T; ++t) {
+                double m = -std::numeric_limits<double>::infinity(), l = 0.0;
+                for (std::size_t j = 0; j <= t; ++j) {
+                    double s = 0.0;
+                    for (std::size_t e = 0; e < hd; ++e)
+                        s += qkv[0][(n * T + t) * d_out + h * hd + e] * qkv[1][(n * T + j) * d_out + h * hd + e];
+                    w[j] = s / std::sqrt(double(hd));
+                    m = std::max(m, w[j]);
+                }
+                for (std::size_t j = 0; j <= t; ++j) l += (w[j] = std::exp(w[j] - m));
+                for (std::size_t j = 0; j <= t; ++j) {
+                    const double keep = noise.dimension() ? noise.data()[((n * H + h) * T + t) * T + j] : 1.0;
+                    for (std::size_t e = 0; e < hd; ++e)
+                        ctx[(n * T + t) * d_out + h * hd + e] += w[j] / l * keep * qkv[2][(n * T + j) * d_out + h * hd + e];
+                }
+            }
+    std::vector<double> out = ctx;
+    if (mha) {
+        const std::vector<double>& W = next();
+        const std::vector<double>& bo = next();
+        for (std::size_t r = 0; r < b * T; ++r)
+            for (std::size_t o = 0; o < d_out; ++o) {
+                double acc = bo[o];
+                for (std::size_t e = 0; e < d_out; ++e) acc += ctx[r * d_out + e] * W[o * d_out + e];
+                out[r * d_out + o] = acc;
+            }
+    }
+    double sum = 0.0;
+    for (const double v : out) sum += v * v;
+    return sum / double(out.size());
+}
+
+std::vector<double> to64(const attn::Tensor& t) { return {t.data(), t.data() + t.size()}; }
+
+// Every float32 gradient of `m` (and of x) against central differences of `loss64`, step 1e-6:
+// within 1e-3 relative, plus 1e-5 of the largest parameter gradient (float32 rounding).
+template <class Module>
+void check_against_differences(Module& m, const attn::Tensor& x, const std::vector<std::size_t>& dims,
+                               bool mha, bool bias) {
+    attn::AttentionSaved saved;
+    const Step s = train_step(m, x, false, &saved);
+    const attn::Tensor& noise = saved.attention.dropout_noise;  // the float64 forward reuses them
+    std::vector<std::vector<double>> p;
+    const auto params = m.named_parameters();
+    for (const auto& np : params) p.push_back(to64(*np.value));
+    std::vector<double> x64 = to64(x);
+    const double h = 1e-6;
+    // The margin's scale: the largest gradient of any tensor (a key bias's gradient is 0 in
+    // exact arithmetic, a softmax row being shift-invariant; float32 leaves ~1e-9 there).
+    double largest = 0.0;
+    for (const auto& np : params)
+        for (const float g : **np.grad) largest = std::max(largest, std::abs(double(g)));
+    const auto check = [&](std::vector<double>& values, const attn::Tensor& grad, const std::string& what) {
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const double v = values[i];
+            values[i] = v + h;
+            const double up = loss64(p, x64, dims, noise, mha, bias);
+            values[i] = v - h;
+            const double down = loss64(p, x64, dims, noise, mha, bias);
+            values[i] = v;
+            const double numeric = (up - down) / (2 * h);
+            INFO(what << "[" << i << "]");
+            CHECK(double(grad.data()[i]) == test::Approx(numeric).epsilon(1e-3).margin(1e-5 * largest + 1e-9));
+        }
+    };
+    for (std::size_t k = 0; k < params.size(); ++k) check(p[k], **params[k].grad, params[k].name);
+    check(x64, s.x_grad, "x");
+}
+
+}  // namespace
+
+TEST_CASE("every gradient equals central differences of a float64 forward") {
+    SUBCASE("MultiHeadAttention, biases, dropout 0.3 (the forward's multipliers)") {
+        attn::manual_seed(3);
+        attn::MultiHeadAttention mha({.d_in = 4, .d_out = 6, .context_length = 8, .dropout = 0.3, .num_heads = 3, .qkv_bias = true});
+        check_against_differences(mha, attn::rand({2, 5, 4}), {2, 5, 4, 6, 3}, true, true);
+    }
+    SUBCASE("MultiHeadAttention, the book's module") {
+        attn::manual_seed(123);
+        attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
+        check_against_differences(mha, test::book_batch(), {2, 6, 3, 2, 2}, true, false);
+    }
+    SUBCASE("CausalAttention, biases, dropout 0.5") {
+        attn::manual_seed(4);
+        attn::CausalAttention ca({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.5, .qkv_bias = true});
+        check_against_differences(ca, attn::rand({2, 6, 3}), {2, 6, 3, 4, 1}, false, true);
+    }
 }
 
 }  // namespace test_backward
