@@ -21,16 +21,25 @@ Before writing, the script checks that the forward of the first case reproduces 
 printed context vectors (Raschka ch. 3.6.2, data/book/), so the gradients are of the book's
 module.
 
+It also runs the cells chapters 19 and 20 reprint and writes them as text exports, like the
+notebooks' (`In [n]:`, the code as executed, what it printed): data/sources/oracle/
+oracle_19_gradients.txt and oracle_20_flash_backward.txt, which tools/extract_book.py turns into
+book entries. In those cells `previous_chapters` is this script's `MultiHeadAttention`
+(Raschka's ch04 code imports it under that name).
+
 Neither building nor testing the project needs this script or PyTorch: the JSON it wrote is
 committed, and tests/test_backward.cpp and chapter 19 read only that (and data/book/).
 """
 
 import argparse
+import contextlib
 import datetime
+import io
 import json
 import os
 import platform
 import sys
+import types
 
 import torch
 from oracle_common import blas_library, cpu_capability, debian_version, draws_since
@@ -168,6 +177,75 @@ CASES = [
 ]
 
 
+# The cells chapters 19 and 20 reprint. No blank line inside a cell (extract_book.py's rule).
+CELLS_19 = [
+    """import torch
+from previous_chapters import MultiHeadAttention
+inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64], [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])
+batch = torch.stack((inputs, inputs), dim=0)""",
+    """attn_scores_2 = (inputs @ inputs[1]).requires_grad_(True)
+attn_weights_2 = torch.softmax(attn_scores_2, dim=0)
+attn_weights_2.backward(torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
+print(attn_scores_2.grad)""",
+    """torch.manual_seed(123)
+mha = MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.0, num_heads=2)
+batch.requires_grad_(True)
+context_vecs = mha(batch)
+loss = context_vecs.pow(2).mean()
+loss.backward()
+print(loss)""",
+    """for name, param in mha.named_parameters():
+    print(name, param.grad)""",
+    """print(batch.grad)""",
+    """torch.manual_seed(123)
+mha = MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.5, num_heads=2)
+batch.grad = None
+context_vecs = mha(batch)  # training mode: dropout on the attention weights
+loss = context_vecs.pow(2).mean()
+loss.backward()
+print(loss)""",
+    """for name, param in mha.named_parameters():
+    print(name, param.grad)""",
+    """print(batch.grad)""",
+]
+
+CELLS_20 = [
+    CELLS_19[0],
+    """torch.manual_seed(123)
+mha = MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.0, num_heads=2)
+grads = {}
+def keep_grad(name):  # a forward hook that keeps the gradient of the layer's output
+    def hook(module, args, out):
+        out.register_hook(lambda g: grads.__setitem__(name, g))
+    return hook
+for name in ("W_query", "W_key", "W_value"):
+    getattr(mha, name).register_forward_hook(keep_grad(name))
+mha(batch).pow(2).mean().backward()""",
+    """print(grads["W_query"])  # dL/dQ, heads merged: [b, T, d_out]""",
+    """print(grads["W_key"])  # dL/dK""",
+    """print(grads["W_value"])  # dL/dV""",
+]
+
+
+def export(path, header, cells):
+    """Runs the cells in one namespace and writes them as a notebook's text export."""
+    module = types.ModuleType("previous_chapters")
+    module.MultiHeadAttention = MultiHeadAttention
+    sys.modules["previous_chapters"] = module
+    namespace, parts = {}, [header, ""]
+    for n, code in enumerate(cells, start=1):
+        assert "\n\n" not in code, "a cell has no blank line (extract_book.py's rule)"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"In [{n}]", "exec"), namespace)
+        parts += [f"In [{n}]:", code, ""]
+        printed = out.getvalue().rstrip("\n")
+        if printed:
+            parts += [printed, ""]
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(parts))
+
+
 def check_against_book(cases):
     """The first case's forward must print the book's context vectors (Raschka ch. 3.6.2)."""
     path = os.path.join(ROOT, "data", "book", "rch03", "rch03-In36.txt")
@@ -184,6 +262,7 @@ def check_against_book(cases):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", "backward.json"))
+    ap.add_argument("--sources", default=os.path.join(ROOT, "data", "sources", "oracle"))
     args = ap.parse_args()
     torch.set_num_threads(1)
     cases, listed = {}, []
@@ -214,6 +293,16 @@ def main():
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
+    run = (f"executed by {SCRIPT} with Debian's {doc['debian_package']} (torch {torch.__version__}) on the "
+           f"reference BLAS, {doc['date']}: code cells and their printed outputs, in order.")
+    os.makedirs(args.sources, exist_ok=True)
+    export(os.path.join(args.sources, "oracle_19_gradients.txt"),
+           "Text export of an oracle run of PyTorch autograd through Raschka's MultiHeadAttention "
+           "(Build a Large Language Model (From Scratch), ch. 3.6.2; Apache License 2.0, (c) Sebastian "
+           "Raschka), " + run, CELLS_19)
+    export(os.path.join(args.sources, "oracle_20_flash_backward.txt"),
+           "Text export of an oracle run of PyTorch autograd through Raschka's MultiHeadAttention "
+           "(ch. 3.6.2), the gradients of its queries, keys and values, " + run, CELLS_20)
     print(f"wrote {args.out}: {len(listed)} cases; " + "; ".join(facts))
 
 
