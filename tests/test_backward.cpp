@@ -124,6 +124,52 @@ TEST_CASE("CausalAttention's backward gives PyTorch autograd's gradients") {
     check_case("causal_s5", ca, x, false, 0);
 }
 
+TEST_CASE("cross_entropy's backward with ignore_index gives PyTorch's logits.grad") {
+    for (const std::string name : {"cross_entropy_s3", "cross_entropy_s4"}) {
+        INFO(name);
+        const auto& c = test::oracle_case("backward.json", name);
+        const attn::Tensor logits = test::oracle_tensor(c["outputs"]["logits"]);
+        const attn::LongTensor targets = xt::adapt(c["targets"].get<std::vector<std::int64_t>>());
+        const attn::Tensor loss = attn::cross_entropy(logits, targets, -100);
+        CHECK(test::max_ulp(loss, test::oracle_tensor(c["outputs"]["loss"])) <= 1);
+        const attn::Tensor grad = attn::cross_entropy_backward(attn::scalar_tensor(1.0f), logits, targets, -100);
+        CHECK(test::max_ulp(grad, test::oracle_tensor(c["outputs"]["logits_grad"])) == 0);
+        const std::size_t C = attn::shape_of(grad)[1];
+        for (std::size_t i = 0; i < targets.size(); ++i)  // an ignored row has no gradient at all
+            if (targets(i) == -100)
+                for (std::size_t j = 0; j < C; ++j) CHECK(grad(i, j) == 0.0f);
+    }
+}
+
+TEST_CASE("Embedding's backward adds the rows of a repeated id, as PyTorch") {
+    const auto& c = test::oracle_case("backward.json", "embedding_s5");
+    attn::manual_seed(5);
+    attn::nn::Embedding emb(10, 5);
+    CHECK(test::max_ulp(emb.weight, test::oracle_tensor(c["outputs"]["weight"])) == 0);
+    const attn::LongTensor ids = attn::LongTensor({{1, 3, 1}, {9, 0, 3}});
+    const attn::Tensor out = emb(ids);
+    const attn::Tensor sq = attn::pow(out, 2.0f);
+    CHECK(test::max_ulp(attn::mean(sq), test::oracle_tensor(c["outputs"]["loss"])) == 0);
+    emb.backward(ids, attn::pow_backward(attn::mean_backward(attn::scalar_tensor(1.0f), attn::shape_of(sq)), out, 2.0f));
+    REQUIRE(emb.weight_grad.has_value());
+    CHECK(test::max_ulp(*emb.weight_grad, test::oracle_tensor(c["outputs"]["weight_grad"])) == 0);
+    CHECK_THROWS_CONTAINING(emb.backward(ids, attn::zeros({2, 3, 4})), "Embedding::backward (grad_output)");
+}
+
+TEST_CASE("bad input to the backward passes is named") {
+    attn::manual_seed(1);
+    attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.0, .num_heads = 2});
+    attn::AttentionSaved saved;
+    mha.forward(attn::rand({2, 5, 3}), saved);
+    CHECK_THROWS_CONTAINING(mha.backward(saved, attn::zeros({2, 5, 3})), "MultiHeadAttention::backward (grad_output)");
+    attn::AttentionSaved empty;
+    CHECK_THROWS_CONTAINING(mha.backward(empty, attn::zeros({2, 5, 4})), "saved.x");
+    attn::nn::Linear lin(3, 2);
+    CHECK_THROWS_CONTAINING(lin.backward(attn::zeros({4, 3}), attn::zeros({4, 3})), "Linear::backward (grad_output)");
+    CHECK_THROWS_CONTAINING(attn::softmax_backward(attn::zeros({2, 3}), attn::zeros({3, 2})), "softmax_backward");
+    CHECK_THROWS_CONTAINING(attn::mse_loss_backward(attn::zeros({1}), attn::zeros({2}), attn::zeros({2})), "a 0-d tensor");
+}
+
 namespace {
 
 // The modules' forward in float64, written out from Raschka's classes (ch. 3.5.3, 3.6.2):

@@ -142,6 +142,27 @@ def run(seed, make, x_of, loss_kind):
     return {"outputs": outputs, "parameters": grads, "draws_after_forward": draws}
 
 
+def case_cross_entropy(seed, N, C, targets):
+    """cross_entropy with ignore_index=-100 (mean over the kept targets) and its backward."""
+    torch.manual_seed(seed)
+    logits = torch.randn(N, C, requires_grad=True)
+    loss = torch.nn.functional.cross_entropy(logits, torch.tensor(targets), ignore_index=-100)
+    loss.backward()
+    return {"targets": targets, "outputs": {"logits": record(logits), "loss": record(loss),
+                                            "logits_grad": record(logits.grad)}}
+
+
+def case_embedding(seed, num, dim, ids):
+    """Embedding's backward: rows of a repeated id add up."""
+    torch.manual_seed(seed)
+    emb = torch.nn.Embedding(num, dim)
+    out = emb(torch.tensor(ids))
+    loss = out.pow(2).mean()
+    loss.backward()
+    return {"ids": ids, "outputs": {"weight": record(emb.weight), "loss": record(loss),
+                                    "weight_grad": record(emb.weight.grad)}}
+
+
 def book_batch():
     return torch.stack((INPUTS, INPUTS), dim=0)
 
@@ -174,6 +195,18 @@ CASES = [
      "loss = F.mse_loss(out, target); loss.backward()",
      lambda: run(11, lambda: MultiHeadAttention(8, 16, 40, 0.0, 4, qkv_bias=True),
                  lambda: torch.rand(2, 37, 8), "mse")),
+    ("cross_entropy_s3",
+     "torch.manual_seed(3); logits = torch.randn(6, 11, requires_grad=True); "
+     "loss = F.cross_entropy(logits, torch.tensor([3, -100, 0, 10, 3, -100])); loss.backward()",
+     lambda: case_cross_entropy(3, 6, 11, [3, -100, 0, 10, 3, -100])),
+    ("cross_entropy_s4",
+     "torch.manual_seed(4); logits = torch.randn(9, 37, requires_grad=True); "
+     "loss = F.cross_entropy(logits, targets); loss.backward()",
+     lambda: case_cross_entropy(4, 9, 37, [0, 36, 5, -100, 17, 17, 2, 30, 8])),
+    ("embedding_s5",
+     "torch.manual_seed(5); emb = torch.nn.Embedding(10, 5); "
+     "loss = emb(torch.tensor([[1, 3, 1], [9, 0, 3]])).pow(2).mean(); loss.backward()",
+     lambda: case_embedding(5, 10, 5, [[1, 3, 1], [9, 0, 3]])),
 ]
 
 
@@ -286,7 +319,9 @@ def main():
                   "(x.grad), target (mse cases); `parameters`: named_parameters() order, each "
                   "{name, grad, print (print(name, p.grad))}. A tensor is {shape, values (float32 "
                   "as exact decimal doubles, row-major), repr (print(t), tensors of at most 100 "
-                  "elements)}. `draws_after_forward`: 32-bit draws since the seed.",
+                  "elements)}. `draws_after_forward`: 32-bit draws since the seed. The cross_entropy_* "
+                  "cases hold `targets` and outputs logits, loss, logits_grad; embedding_* `ids` and "
+                  "outputs weight, loss (out.pow(2).mean()), weight_grad.",
         "facts_checked": facts,
         "cases": listed,
     }
