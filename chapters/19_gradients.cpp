@@ -11,7 +11,7 @@
 #include "textbook/display.hpp"
 
 int main(int argc, char** argv) {
-    return textbook::run(argc, argv, {.name = "19_gradients", .seeded = true}, [](textbook::Chapter& ch) {
+    return textbook::run(argc, argv, {.name = "19_gradients", .dropout = true, .seeded = true}, [](textbook::Chapter& ch) {
         const std::string backend = std::string("[") + ch.backend_name() + " backend] ";
 
         ch.step("softmax");
