@@ -6,7 +6,9 @@
 //   the book's context vectors): the loss, every parameter's `.grad` in `named_parameters()`
 //   order and the input's `.grad`, for the book's MultiHeadAttention (dropout 0 and 0.5), a
 //   CausalAttention with biases and dropout, and MultiHeadAttention under `mse_loss` on 5 and
-//   37 tokens;
+//   37 tokens; chapter 6's steps as separate functions with every intermediate's `.grad`
+//   (matmul, masked_fill, the scaling, softmax, pow, mean), cross_entropy with ignore_index,
+//   and Embedding;
 // - central differences of an independent float64 forward written below (the modules'
 //   arithmetic in double, the dropout multipliers taken from the float32 forward), which the
 //   float32 gradients must approach within float32's rounding.
@@ -122,6 +124,45 @@ TEST_CASE("CausalAttention's backward gives PyTorch autograd's gradients") {
     attn::CausalAttention ca({.d_in = 4, .d_out = 3, .context_length = 7, .dropout = 0.3, .qkv_bias = true});
     const attn::Tensor x = attn::rand({3, 5, 4});
     check_case("causal_s5", ca, x, false, 0);
+}
+
+TEST_CASE("the functions' backward passes, chained by hand, give autograd's gradient of each step") {
+    const auto& c = test::oracle_case("backward.json", "functional_chain_s6");
+    const auto ref = [&](const std::string& name) { return test::oracle_tensor(c["outputs"][name]); };
+    const attn::Tensor q = ref("q"), k = ref("k"), v = ref("v");
+    // forward: chapter 6's steps as separate functions
+    const attn::Tensor kT = attn::transpose(k, 1, 2);
+    const attn::Tensor scores = attn::matmul(q, kT);
+    const attn::BoolTensor mask = attn::to_bool(attn::triu(attn::ones({9, 9}), 1));
+    const attn::Tensor masked = attn::masked_fill(scores, mask, -std::numeric_limits<float>::infinity());
+    const attn::Tensor scaled = attn::Tensor(masked / 2.0f);
+    const attn::Tensor weights = attn::softmax(scaled, -1);
+    const attn::Tensor out = attn::matmul(weights, v);
+    CHECK(test::max_ulp(weights, ref("weights")) <= 4);  // the forward tests' bound
+    CHECK(test::max_ulp(out, ref("out")) <= 4);
+    // backward, one function per step, in reverse; each fed autograd's own inputs of that step
+    // (its forward values and the gradient from the step after), so each must give its bits.
+    const attn::Tensor one = attn::scalar_tensor(1.0f);
+    const attn::Tensor d_out = attn::pow_backward(attn::mean_backward(one, attn::shape_of(out)), ref("out"), 2.0f);
+    CHECK(test::max_ulp(d_out, ref("out_grad")) == 0);
+    const attn::MatmulGradients g_out = attn::matmul_backward(ref("out_grad"), ref("weights"), v);
+    CHECK(test::max_ulp(g_out.grad_a, ref("weights_grad")) == 0);
+    CHECK(test::max_ulp(g_out.grad_b, ref("v_grad")) == 0);
+    const attn::Tensor d_scaled = attn::softmax_backward(ref("weights_grad"), ref("weights"));
+    CHECK(test::max_ulp(d_scaled, ref("scaled_grad")) == 0);
+    const attn::Tensor d_masked = attn::div_backward(ref("scaled_grad"), 2.0f);
+    CHECK(test::max_ulp(d_masked, ref("masked_grad")) == 0);
+    const attn::Tensor d_scores = attn::masked_fill_backward(ref("masked_grad"), mask);
+    CHECK(test::max_ulp(d_scores, ref("scores_grad")) == 0);
+    const attn::MatmulGradients g_scores = attn::matmul_backward(ref("scores_grad"), q, kT);
+    CHECK(test::max_ulp(g_scores.grad_a, ref("q_grad")) == 0);
+    CHECK(test::max_ulp(attn::transpose_backward(g_scores.grad_b, 1, 2), ref("k_grad")) == 0);
+    // and chained on this library's own forward, within the forward's bound
+    const attn::Tensor chained = attn::matmul_backward(
+        attn::masked_fill_backward(attn::div_backward(attn::softmax_backward(
+            attn::matmul_backward(attn::pow_backward(attn::mean_backward(one, attn::shape_of(out)), out, 2.0f), weights, v).grad_a,
+            weights), 2.0f), mask), q, kT).grad_a;
+    CHECK(test::max_ulp(chained, ref("q_grad")) <= 4);
 }
 
 TEST_CASE("cross_entropy's backward with ignore_index gives PyTorch's logits.grad") {

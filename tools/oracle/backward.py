@@ -163,6 +163,30 @@ def case_embedding(seed, num, dim, ids):
                                     "weight_grad": record(emb.weight.grad)}}
 
 
+def case_functional_chain(seed, b, T, E, Ev):
+    """The steps of chapter 6's attention as separate functions, every intermediate's .grad."""
+    torch.manual_seed(seed)
+    q = torch.randn(b, T, E, requires_grad=True)
+    k = torch.randn(b, T, E, requires_grad=True)
+    v = torch.randn(b, T, Ev, requires_grad=True)
+    scores = q @ k.transpose(1, 2)
+    masked = scores.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1), -torch.inf)
+    scaled = masked / E ** 0.5
+    weights = torch.softmax(scaled, dim=-1)
+    out = weights @ v
+    for t in (scores, masked, scaled, weights, out):
+        t.retain_grad()
+    loss = out.pow(2).mean()
+    loss.backward()
+    names = ["q", "k", "v", "scores", "masked", "scaled", "weights", "out"]
+    tensors = [q, k, v, scores, masked, scaled, weights, out]
+    # masked and scaled hold -inf, which JSON cannot: only their gradients are recorded.
+    outputs = {n: record(t) for n, t in zip(names, tensors) if n not in ("masked", "scaled")}
+    outputs.update({n + "_grad": record(t.grad) for n, t in zip(names, tensors)})
+    outputs["loss"] = record(loss)
+    return {"outputs": outputs}
+
+
 def book_batch():
     return torch.stack((INPUTS, INPUTS), dim=0)
 
@@ -207,6 +231,12 @@ CASES = [
      "torch.manual_seed(5); emb = torch.nn.Embedding(10, 5); "
      "loss = emb(torch.tensor([[1, 3, 1], [9, 0, 3]])).pow(2).mean(); loss.backward()",
      lambda: case_embedding(5, 10, 5, [[1, 3, 1], [9, 0, 3]])),
+    ("functional_chain_s6",
+     "torch.manual_seed(6); q, k = torch.randn(2, 9, 4), torch.randn(2, 9, 4); v = torch.randn(2, 9, 3) "
+     "(all requiring grad); scores = q @ k.transpose(1, 2); masked = scores.masked_fill(triu(ones(9, 9), 1)"
+     ".bool(), -inf); scaled = masked / 4 ** 0.5; weights = softmax(scaled, -1); out = weights @ v; "
+     "every intermediate .retain_grad(); out.pow(2).mean().backward()",
+     lambda: case_functional_chain(6, 2, 9, 4, 3)),
 ]
 
 
@@ -321,7 +351,8 @@ def main():
                   "as exact decimal doubles, row-major), repr (print(t), tensors of at most 100 "
                   "elements)}. `draws_after_forward`: 32-bit draws since the seed. The cross_entropy_* "
                   "cases hold `targets` and outputs logits, loss, logits_grad; embedding_* `ids` and "
-                  "outputs weight, loss (out.pow(2).mean()), weight_grad.",
+                  "outputs weight, loss (out.pow(2).mean()), weight_grad. functional_chain_*: each "
+                  "intermediate and its `<name>_grad`.",
         "facts_checked": facts,
         "cases": listed,
     }
