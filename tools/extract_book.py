@@ -48,11 +48,17 @@ NOTEBOOKS = {
     "004": "004_d8a07657e05181d5.txt",
     "rch03": "raschka_ch03.txt",
     "rch03x": "raschka_ch03_exercises.txt",
+    # Oracle runs of PyTorch's autograd (tools/oracle/backward.py), exported as the notebooks
+    # are: what chapters 19 and 20 compare with.
+    "oracle19": "oracle_19_gradients.txt",
+    "oracle20": "oracle_20_flash_backward.txt",
 }
 # Folder of each source under data/sources/.
-FOLDER = {nb: ("raschka" if nb.startswith("rch") else "seeds") for nb in NOTEBOOKS}
+FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("oracle") else "seeds")
+          for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
-SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex."}
+SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle19": "oracle 19",
+               "oracle20": "oracle 20"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
 
@@ -65,6 +71,8 @@ NO_OUTPUT = {
     "004": [1, 2, 17, 52, 54, 58],
     "rch03": [2, 15, 16],
     "rch03x": [2, 3, 4, 5],
+    "oracle19": [1],
+    "oracle20": [1, 2],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
@@ -272,7 +280,9 @@ def write_readme(rows: list[dict]) -> str:
         "Every output printed by the five source notebooks (`data/sources/seeds/`, text exports\n"
         "of Jupyter notebooks) and by Raschka's chapter 3 and its exercise solutions\n"
         "(`data/sources/raschka/`, rasbt/LLMs-from-scratch, Apache License 2.0, run with torch\n"
-        "2.4.0), stored verbatim with its provenance (`data/sources/README.md`). The chapters\n"
+        "2.4.0), and by the oracle runs of PyTorch's autograd that chapters 19-20 reprint\n"
+        "(`data/sources/oracle/`, Debian's PyTorch 1.13.1), stored verbatim with its\n"
+        "provenance (`data/sources/README.md`). The chapters\n"
         "reprint these blocks and the golden tests compare the chapters' output with them.\n\n"
         "**Generated file tree: do not edit by hand.** Everything here is written by\n"
         "`tools/extract_book.py` (Python 3, standard library only) from `data/sources/`\n"
@@ -302,11 +312,11 @@ def write_readme(rows: list[dict]) -> str:
         "(`004-In64-2`). A displayed tuple, or one `print` of several values, is one output. "
         "Raschka's are `rch03-In..` (chapter 3) and `rch03x-In..` (exercise solutions); an "
         "output shown in a markdown fence instead of a cell is named after its section "
-        "(`rch03x-Ex32`: exercise 3.2). |\n"
-        "| `notebook` | the source's file name in `data/sources/seeds/` or "
-        "`data/sources/raschka/` |\n"
+        "(`rch03x-Ex32`: exercise 3.2). The oracle runs' are `oracle19-In..` and `oracle20-In..`. |\n"
+        "| `notebook` | the source's file name in `data/sources/seeds/`, "
+        "`data/sources/raschka/` or `data/sources/oracle/` |\n"
         "| `cell` | the cell, e.g. `In [8]`, or `Exercise 3.2 (markdown)` |\n"
-        "| `chapter` | the chapter that reprints it (integer, 1-10; `A` for appendix A; `X` for "
+        "| `chapter` | the chapter that reprints it (integer, 1-20; `A` for appendix A; `X` for "
         "the exercises program) |\n"
         "| `style` | `torch` (a PyTorch tensor repr, alone, in a tuple, or in a labelled print), "
         "`numpy` (NumPy array printing: notebook 004's `.detach().numpy()`), `text` (anything "

@@ -84,7 +84,8 @@ class Glossary:
             raise SystemExit("docs/glossary.md: the placeholder @SOURCES@ is missing")
         items = []
         for s in self.sources:
-            folder = "seeds" if s.name.isdigit() else "raschka"
+            folder = ("seeds" if s.name.isdigit() else "oracle" if s.file.startswith("oracle_")
+                      else "raschka")
             items.append(f"- \\anchor {source_anchor(s)} **{s.name}** · *{s.title}*: {s.about} "
                          f"(`data/sources/{folder}/{s.file}`)")
         return self.page.replace("@SOURCES@", "\n".join(items))
