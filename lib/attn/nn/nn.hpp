@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
@@ -29,6 +30,15 @@ void check_backend(BernoulliBackend backend, const char* where);
 /// The backend's name as the chapters print it: `"MKL"` or `"portable"`.
 /// @throws std::invalid_argument as `check_backend` for a value outside the enum.
 std::string backend_name(BernoulliBackend backend);
+
+/// One parameter of a module as `module.named_parameters()` yields it: its dotted name
+/// (`"W_query.weight"`), its value, and its gradient `.grad`, which is empty (PyTorch's `None`)
+/// until a backward pass fills it. Both point into the module, which must outlive them.
+struct NamedParameter {
+    std::string name;             ///< the dotted name, as PyTorch prints it
+    Tensor* value;                ///< the parameter (`param.data`)
+    std::optional<Tensor>* grad;  ///< `param.grad`: empty until the first backward
+};
 
 /// `torch.nn.Linear(in_features, out_features, bias)`: `y = x W^T + b`.
 ///
