@@ -6,6 +6,7 @@
 
 #include "attn/attention/config.hpp"
 #include "attn/attention/scratch.hpp"
+#include "attn/attention/train.hpp"
 #include "attn/core/functional.hpp"
 
 namespace attn {
@@ -58,6 +59,25 @@ Tensor CausalAttention::operator()(const Tensor& x, Generator& gen) const {
     const HeadsView keys = detail::project_heads(1, W_key, x, 1, d);
     const HeadsView values = detail::project_heads(2, W_value, x, 1, d);
     return detail::attend_project(queries, keys, values, nullptr, options(causal, gen));
+}
+
+Tensor CausalAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {
+    const Shape s = check(x);
+    saved.mask = read_buffer("CausalAttention", mask, s[1], 1.0f);
+    const SDPAOptions o = options(saved.mask, gen);
+    return detail::train_forward(W_query, W_key, W_value, nullptr, x, 1, d_out(), o.dropout_p, o, saved);
+}
+
+Tensor CausalAttention::backward(const AttentionSaved& saved, const Tensor& grad_output) {
+    return detail::train_backward(W_query, W_key, W_value, nullptr, saved, grad_output,
+                                  "CausalAttention::backward");
+}
+
+std::vector<nn::NamedParameter> CausalAttention::named_parameters() {
+    std::vector<nn::NamedParameter> out;
+    for (auto [name, layer] : {std::pair{"W_query.", &W_query}, {"W_key.", &W_key}, {"W_value.", &W_value}})
+        for (auto& p : layer->named_parameters(name)) out.push_back(p);
+    return out;
 }
 
 CausalAttention::Steps CausalAttention::forward_steps(const Tensor& x, Generator& gen) const {

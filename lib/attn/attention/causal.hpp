@@ -36,6 +36,23 @@ struct CausalAttentionConfig {
     void validate() const;
 };
 
+/// What an attention module's training forward keeps for its backward pass: PyTorch's saved
+/// tensors of the autograd graph, written out. Filled by `forward(x, saved)`, read by
+/// `backward(saved, grad_output)` of `CausalAttention` and `MultiHeadAttention`; reusing one
+/// object across steps reuses its storage. Shapes for `x: [b, T, d_in]`.
+struct AttentionSaved {
+    Tensor x;        ///< the input `[b, T, d_in]` (a copy)
+    Tensor queries;  ///< `W_query(x)`: `[b, T, d_out]`
+    Tensor keys;     ///< `W_key(x)`: `[b, T, d_out]`
+    Tensor values;   ///< `W_value(x)`: `[b, T, d_out]`
+    Tensor context;  ///< the attention's output, heads merged: `[b, T, d_out]`
+    AttendSaved attention;  ///< each query row's log-sum-exp and the dropout multipliers drawn
+    BufferMask mask;        ///< the mask the forward read from the module's buffer
+    std::size_t num_heads = 0;  ///< the forward's heads
+    std::size_t head_dim = 0;   ///< the forward's head width
+    double dropout_p = 0.0;     ///< the forward's dropout probability (0 in evaluation mode)
+};
+
 /// `CausalAttention` of notebook 002 In [16] and 004 In [52] (Raschka ch. 3.5.3): batched
 /// self-attention in which each token attends only to itself and the tokens before it, with
 /// dropout on the attention weights.
@@ -77,6 +94,29 @@ public:
     /// projections, then the core's step backend (`scaled_dot_product_attention_steps`).
     /// @throws std::invalid_argument as `operator()`.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// `forward(x)` keeping in `saved` what `backward` needs (same draws, same result as
+    /// `operator()`): the input, the projections, the context and, from the core, each query
+    /// row's log-sum-exp and the dropout multipliers.
+    /// @throws std::invalid_argument as `operator()`.
+    Tensor forward(const Tensor& x, AttentionSaved& saved, Generator& gen = default_generator()) const;
+
+    /// The backward pass, without autograd: given `grad_output = dL/d context_vec`
+    /// (`[b, T, d_out]`) and what `forward` saved, accumulates `.grad` of `W_query.weight`,
+    /// `W_key.weight`, `W_value.weight` (and their biases) and returns `dL/dx` (`[b, T, d_in]`):
+    /// the core's backward (`attend_backward`, on the process's default backend) gives dQ, dK,
+    /// dV; each `nn::Linear::backward` turns its own into a weight gradient and a share of
+    /// `dL/dx`, and the three shares are added as PyTorch's autograd adds them, `(value + key) +
+    /// query`. With the step or fast backend, these are PyTorch's bits on the reference BLAS.
+    /// @throws std::invalid_argument when `grad_output` or `saved` do not fit, or a layer was
+    /// replaced by one that does not fit since the forward.
+    Tensor backward(const AttentionSaved& saved, const Tensor& grad_output);
+
+    /// `named_parameters()`: `W_query.weight`, `W_key.weight`, `W_value.weight` (each followed
+    /// by its bias with `qkv_bias`), PyTorch's registration order.
+    std::vector<nn::NamedParameter> named_parameters();
+    /// `module.zero_grad(set_to_none)` (see `nn::zero_grad`).
+    void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
 
     /// `module.train(mode)`: dropout is active in training mode (the default).
     void train(bool mode = true) { dropout.training = mode; }

@@ -10,6 +10,7 @@
 
 #include "attn/attention/config.hpp"
 #include "attn/attention/scratch.hpp"
+#include "attn/attention/train.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
@@ -146,6 +147,27 @@ Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
     const HeadsView values = detail::project_heads(2, W_value, x, num_heads, head_dim);
     // The core, the heads merged as .transpose(1, 2).contiguous().view(b, T, d_out), out_proj.
     return detail::attend_project(queries, keys, values, &out_proj, options(causal, gen));
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {
+    const Shape s = check(x);
+    saved.mask = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);
+    const SDPAOptions o = options(saved.mask, gen);
+    return detail::train_forward(W_query, W_key, W_value, &out_proj, x, num_heads, head_dim,
+                                 o.dropout_p, o, saved);
+}
+
+Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& grad_output) {
+    return detail::train_backward(W_query, W_key, W_value, &out_proj, saved, grad_output,
+                                  "MultiHeadAttention::backward");
+}
+
+std::vector<nn::NamedParameter> MultiHeadAttention::named_parameters() {
+    std::vector<nn::NamedParameter> out;
+    for (auto [name, layer] : {std::pair{"W_query.", &W_query}, {"W_key.", &W_key},
+                               {"W_value.", &W_value}, {"out_proj.", &out_proj}})
+        for (auto& p : layer->named_parameters(name)) out.push_back(p);
+    return out;
 }
 
 std::string repr(const MultiHeadAttention& m) {

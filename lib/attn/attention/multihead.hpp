@@ -99,6 +99,34 @@ public:
     /// path, step by step, with the core's step backend in the middle.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
 
+    /// `forward(x)` keeping in `saved` what `backward` needs (same draws, same result as
+    /// `operator()`): the input, the projections, the merged heads (`out_proj`'s input) and,
+    /// from the core, each query row's log-sum-exp and the dropout multipliers.
+    /// @throws std::invalid_argument as `operator()`.
+    Tensor forward(const Tensor& x, AttentionSaved& saved, Generator& gen = default_generator()) const;
+
+    /// The backward pass, without autograd (llm.c's `attention_backward`, through the core):
+    /// given `grad_output = dL/d context_vec` (`[b, T, d_out]`) and what `forward` saved,
+    /// accumulates `.grad` of every parameter and returns `dL/dx` (`[b, T, d_in]`):
+    /// 1. `out_proj.backward`: `out_proj.weight.grad`, `out_proj.bias.grad`, and dL/d(merged
+    ///    heads), whose view as `[b, H, T, head_dim]` heads is the backward of the merge;
+    /// 2. the core's backward (`attend_backward`, on the process's default backend: dropout's
+    ///    saved mask, the softmax's Jacobian-vector product, the mask, the scale): dQ, dK, dV in
+    ///    the projections' merged layout (the backward of `.view().transpose(1, 2)`);
+    /// 3. `W_query.backward`, `W_key.backward`, `W_value.backward`: their weight gradients and
+    ///    three shares of `dL/dx`, added as PyTorch's autograd adds them, `(value + key) + query`.
+    /// With the step or fast backend these are PyTorch's bits on the reference BLAS.
+    /// @throws std::invalid_argument when `grad_output` or `saved` do not fit, or a layer was
+    /// replaced by one that does not fit since the forward.
+    Tensor backward(const AttentionSaved& saved, const Tensor& grad_output);
+
+    /// `named_parameters()` in PyTorch's registration order: `W_query.weight`, `W_key.weight`,
+    /// `W_value.weight` (each followed by its bias with `qkv_bias`), `out_proj.weight`,
+    /// `out_proj.bias` (with `out_bias`).
+    std::vector<nn::NamedParameter> named_parameters();
+    /// `module.zero_grad(set_to_none)` (see `nn::zero_grad`).
+    void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
+
     /// `module.train(mode)`: dropout is active in training mode (the default).
     void train(bool mode = true) { dropout.training = mode; }
     /// `module.eval()`: dropout off.

@@ -372,17 +372,8 @@ SDPAForward scaled_dot_product_attention_forward(const Tensor& query, const Tens
     const SDPABackend backend = resolve(options.backend);
     if (backend == SDPABackend::step) {
         SDPASteps st = detail::step_attention(p, &f.dropout_noise);
+        f.logsumexp = detail::step_logsumexp(p, st);
         f.output = std::move(st.output);
-        f.logsumexp = attn::zeros({p.B, p.H, p.Tq});
-        const std::size_t rows = p.B * p.H * p.Tq;
-        for (std::size_t r = 0; r < rows; ++r) {  // m + log(sum exp(s - m)), in order
-            const float* s = st.masked_scores.data() + r * p.Tk;
-            float m = -std::numeric_limits<float>::infinity(), l = 0.0f;
-            for (std::size_t j = 0; j < p.Tk; ++j) m = std::max(m, s[j]);
-            if (m != -std::numeric_limits<float>::infinity())
-                for (std::size_t j = 0; j < p.Tk; ++j) l += std::exp(s[j] - m);
-            f.logsumexp.data()[r] = l == 0.0f ? -std::numeric_limits<float>::infinity() : m + std::log(l);
-        }
     } else {
         f.dropout_noise = detail::dropout_noise(p);
         f.output = Tensor::from_shape({p.B, p.H, p.Tq, p.Ev});
@@ -398,7 +389,7 @@ namespace {
 // attend's body: checks, then the backend, writing merged [B, Tq, H * Ev] into `out` (when
 // null, into a tensor it allocates after the checks, which it returns).
 Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsView& value,
-                     float* out, const SDPAOptions& options) {
+                     float* out, const SDPAOptions& options, AttendSaved* saved = nullptr) {
     const SDPAProblem p = detail::make_problem("attend", query, key, value, options);
     const Shape shape{p.B, p.Tq, checked_mul(p.H, p.Ev, "attend (H * Ev)")};
     check_allocation("attend", shape);
@@ -409,7 +400,9 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
     }
     const SDPABackend backend = resolve(options.backend);
     if (backend == SDPABackend::step) {
-        const Tensor o = detail::step_attention(p).output;  // [B, H, Tq, Ev]
+        const SDPASteps st = detail::step_attention(p, saved ? &saved->dropout_noise : nullptr);
+        if (saved) saved->logsumexp = detail::step_logsumexp(p, st);
+        const Tensor& o = st.output;  // [B, H, Tq, Ev]
         const HeadsView heads = HeadsView::of(o);
         for (std::size_t b = 0; b < p.B; ++b)  // .transpose(1, 2).contiguous()
             for (std::size_t t = 0; t < p.Tq; ++t)
@@ -418,7 +411,14 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
                                 p.Ev, out + ((b * p.Tq + t) * p.H + h) * p.Ev);
         return result;
     }
-    run_kernels(p, backend, {out, true}, detail::dropout_noise(p), nullptr);
+    Tensor noise = detail::dropout_noise(p);
+    float* lse = nullptr;
+    if (saved) {
+        saved->logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
+        lse = saved->logsumexp.data();
+    }
+    run_kernels(p, backend, {out, true}, noise, lse);
+    if (saved) saved->dropout_noise = std::move(noise);
     return result;
 }
 
@@ -433,6 +433,12 @@ void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value
             const SDPAOptions& options) {
     if (!out) throw std::invalid_argument("attend: expected an output buffer, got null");
     attend_merged(query, key, value, out, options);
+}
+
+void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
+            const SDPAOptions& options, AttendSaved& saved) {
+    if (!out) throw std::invalid_argument("attend: expected an output buffer, got null");
+    attend_merged(query, key, value, out, options, &saved);
 }
 
 SDPASteps scaled_dot_product_attention_steps(const Tensor& query, const Tensor& key,
@@ -470,7 +476,28 @@ SDPAGradients scaled_dot_product_attention_backward(const Tensor& grad_output,
             throw_shape_error(where + " (saved.dropout_noise)", shape_str(n), shape_of(noise));
         noise.reshape(n);
     }
-    SDPAGradients g = detail::step_backward(p, dO, noise);
+    const SDPABackend backend = resolve(options.backend);
+    // What the tiled backward reads: the forward's output and log-sum-exp, as 4-D views.
+    HeadsView O{};
+    const float* lse = nullptr;
+    if (backend == SDPABackend::tiled) {
+        check_same_shape(where + " (saved.output)", want, shape_of(saved.output));
+        if (numel(shape_of(saved.logsumexp)) != p.B * p.H * p.Tq)  // [B, H, Tq], as the forward gave it
+            throw_shape_error(where + " (saved.logsumexp)", shape_str(Shape{p.B, p.H, p.Tq}),
+                              shape_of(saved.logsumexp));
+        O = {saved.output.data(), p.B, p.H, p.Tq, p.Ev, p.H * p.Tq * p.Ev, p.Tq * p.Ev, p.Ev};
+        lse = saved.logsumexp.data();
+    }
+    check_allocation(where + " (grad_query)", Shape{p.B, p.H, p.Tq, p.E});
+    check_allocation(where + " (grad_key)", Shape{p.B, p.Hkv, p.Tk, std::max(p.E, p.Ev)});
+    SDPAGradients g{Tensor::from_shape({p.B, p.H, p.Tq, p.E}), Tensor::from_shape({p.B, p.Hkv, p.Tk, p.E}),
+                    Tensor::from_shape({p.B, p.Hkv, p.Tk, p.Ev})};
+    const auto heads = [](Tensor& t) {
+        const Shape s = shape_of(t);
+        return detail::GradHeads{t.data(), s[1] * s[2] * s[3], s[2] * s[3], s[3]};
+    };
+    detail::run_backward(p, backend, HeadsView::of(dO), O, lse, noise, heads(g.grad_query),
+                         heads(g.grad_key), heads(g.grad_value));
     to_rank(g.grad_query, w.rank);
     to_rank(g.grad_key, w.rank);
     to_rank(g.grad_value, w.rank);

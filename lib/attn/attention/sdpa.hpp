@@ -191,6 +191,42 @@ Tensor attend(const HeadsView& query, const HeadsView& key, const HeadsView& val
 void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
             const SDPAOptions& options = {});
 
+/// What a training forward through `attend` keeps for `attend_backward`: FlashAttention's
+/// log-sum-exp `L` of each query row and the dropout multipliers the forward drew.
+struct AttendSaved {
+    /// `L = m + log(l)` of each query row: `[B, H, Tq]` (`-inf` for a row that sees no key).
+    Tensor logsumexp;
+    /// The dropout multipliers `keep * (1 / (1 - p))`: `[B, H, Tq, Tk]`; a 0-d tensor when no
+    /// dropout was drawn.
+    Tensor dropout_noise;
+};
+
+/// `attend` into given memory, keeping what `attend_backward` needs in `saved` (the same
+/// draws and the same output).
+/// @throws std::invalid_argument as `attend`.
+void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
+            const SDPAOptions& options, AttendSaved& saved);
+
+/// The backward pass of `attend`, on the backend `options.backend` names, written into the
+/// merged layouts the projections produced: given `grad_output = dL/d out` and the forward's
+/// `output`, both seen as `[B, H, Tq, Ev]` heads (`HeadsView::split` of `[B, Tq, H * Ev]`),
+/// the forward's inputs and `saved`:
+/// - `grad_query`: `[B, Tq, H * E]` (head `h` in columns `h * E ..`);
+/// - `grad_key`: `[B, Tk, H_kv * E]`, summed over the query heads that share a key head;
+/// - `grad_value`: `[B, Tk, H_kv * Ev]`;
+/// contiguous float32 buffers, overwritten. The math is `scaled_dot_product_attention_backward`'s.
+/// Backends: `step` runs the step-by-step backward; `fast` gives its bits without `[Tq, Tk]`
+/// tensors (kernels/attention_backward.hpp, `attend_head_backward`); `tiled` is
+/// FlashAttention-2's backward, which reads `output` and `saved.logsumexp` (within a few ulp).
+/// The options must be the forward's (the same masks, scale and dropout probability; nothing
+/// is drawn: the saved multipliers stand for the dropout).
+/// @throws std::invalid_argument as `attend`, when a gradient buffer is null, or when
+/// `grad_output`, `output` or `saved` do not have the forward's shapes.
+void attend_backward(const HeadsView& grad_output, const HeadsView& query, const HeadsView& key,
+                     const HeadsView& value, const HeadsView& output, const AttendSaved& saved,
+                     float* grad_query, float* grad_key, float* grad_value,
+                     const SDPAOptions& options = {});
+
 /// What the step-by-step path computed, shapes for rank-4 inputs (a lower-rank call gives
 /// its own rank: `[N, Tq, Tk]` for `[N, T, E]`).
 struct SDPASteps {
@@ -243,7 +279,9 @@ struct SDPAGradients {
 /// `dQ = dS K · scale`, `dK = dSᵀ Q · scale` (the softmax's Jacobian-vector product: the
 /// `[Tk, Tk]` Jacobian of each row is never formed). Source: Dao 2023, FlashAttention-2,
 /// Algorithm 2, which writes the same with `D = rowsum(dO ⊙ O)` in place of the row sum.
-/// Every backend runs the step arithmetic for now.
+/// The backend is `options.backend`'s, as for `attend_backward`: `step` (the float order of
+/// PyTorch's autograd over the same steps), `fast` (the same bits), `tiled` (FlashAttention-2,
+/// reading `saved.output` and `saved.logsumexp`, within a few ulp).
 /// @throws std::invalid_argument as `scaled_dot_product_attention`, or when `grad_output` or
 /// the saved tensors do not have the forward's shapes.
 SDPAGradients scaled_dot_product_attention_backward(const Tensor& grad_output,

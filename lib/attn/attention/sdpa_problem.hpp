@@ -58,6 +58,24 @@ Tensor dropout_noise(const SDPAProblem& p);
 /// dropout multipliers it drew (`dropout_noise`) go to `noise` when not null.
 SDPASteps step_attention(const SDPAProblem& p, Tensor* noise = nullptr);
 
+/// `L = m + log(sum exp(s - m))` of each row of the step path's masked scores, in order:
+/// `[B, H, Tq]` (`-inf` for a row that sees no key).
+Tensor step_logsumexp(const SDPAProblem& p, const SDPASteps& steps);
+
+/// A writable `[B, H, T, d]` view: where a backward writes a gradient (strides in elements).
+struct GradHeads {
+    float* data = nullptr;
+    std::size_t stride_b = 0, stride_h = 0, stride_t = 0;
+};
+
+/// The backward pass of a checked call on a resolved backend (sdpa_backward.cpp): `grad_output`
+/// `[B, H, Tq, Ev]`, the forward's `output` (same shape; read by `tiled` only) and `logsumexp`
+/// (`[B, H, Tq]` contiguous; `tiled` only), the saved dropout multipliers (`[B, H, Tq, Tk]` or
+/// 0-d); writes `dq [B, H, Tq, E]`, `dk [B, Hkv, Tk, E]`, `dv [B, Hkv, Tk, Ev]`.
+void run_backward(const SDPAProblem& p, SDPABackend backend, const HeadsView& grad_output,
+                  const HeadsView& output, const float* logsumexp, const Tensor& noise,
+                  const GradHeads& dq, const GradHeads& dk, const GradHeads& dv);
+
 /// The backward in step arithmetic (sdpa_step.cpp), 4-D.
 SDPAGradients step_backward(const SDPAProblem& p, const Tensor& grad_output,
                             const Tensor& dropout_noise);

@@ -8,6 +8,7 @@
 //   4. attn_weights = softmax(masked_scores) (masked_softmax: rows of -inf give 0)
 //   5. dropped_weights = attn_weights * dropout multipliers
 //   6. output = dropped_weights @ values                                  [B, H, Tq, Ev]
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -74,6 +75,20 @@ SDPASteps step_attention(const SDPAProblem& p, Tensor* noise_out) {
     return st;
 }
 
+Tensor step_logsumexp(const SDPAProblem& p, const SDPASteps& st) {
+    Tensor lse = attn::zeros({p.B, p.H, p.Tq});
+    const std::size_t rows = p.B * p.H * p.Tq;
+    for (std::size_t r = 0; r < rows; ++r) {  // m + log(sum exp(s - m)), in order
+        const float* s = st.masked_scores.data() + r * p.Tk;
+        float m = neg_inf, l = 0.0f;
+        for (std::size_t j = 0; j < p.Tk; ++j) m = std::max(m, s[j]);
+        if (m != neg_inf)
+            for (std::size_t j = 0; j < p.Tk; ++j) l += std::exp(s[j] - m);
+        lse.data()[r] = l == 0.0f ? neg_inf : m + std::log(l);
+    }
+    return lse;
+}
+
 SDPAGradients step_backward(const SDPAProblem& p, const Tensor& grad_output,
                             const Tensor& noise) {
     const std::size_t g = p.group();
@@ -93,19 +108,15 @@ SDPAGradients step_backward(const SDPAProblem& p, const Tensor& grad_output,
     const Tensor grad_values = attn::matmul(attn::transpose(dropped, 2, 3), grad_output);
     Tensor dP = attn::matmul(grad_output, attn::transpose(values, 2, 3));
     if (noise.dimension() != 0) dP = Tensor(dP * noise);
-    // dS = P * (dP - rowsum(dP * P)): the softmax's Jacobian-vector product, row by row.
-    Tensor dS = attn::zeros({p.B, p.H, p.Tq, p.Tk});
-    for (std::size_t r = 0; r < p.B * p.H * p.Tq; ++r) {
-        const float* pr = P.data() + r * p.Tk;
-        const float* dpr = dP.data() + r * p.Tk;
-        float dot = 0.0f;
-        for (std::size_t j = 0; j < p.Tk; ++j) dot += dpr[j] * pr[j];
-        float* ds = dS.data() + r * p.Tk;
-        for (std::size_t j = 0; j < p.Tk; ++j) {
-            const float d = pr[j] * (dpr[j] - dot);
-            ds[j] = p.divide ? d / p.scale : d * p.scale;  // through the scaling
-        }
-    }
+    // dS = (dP - rowsum(dP * P)) * P: the softmax's Jacobian-vector product, row by row, in
+    // PyTorch's order (attn::softmax_backward); then the masked_fill's backward (0 where a key
+    // is hidden, whatever the softmax gave: a row of NaN weights stops here) and the scaling's
+    // (DivBackward0 or MulBackward0).
+    Tensor dS = attn::softmax_backward(dP, P);
+    float* ds = dS.data();
+    const bool* hidden = st.hidden.data();
+    for (std::size_t i = 0; i < dS.size(); ++i)
+        ds[i] = hidden[i] ? 0.0f : p.divide ? ds[i] / p.scale : ds[i] * p.scale;
     SDPAGradients grads;
     grads.grad_query = attn::matmul(dS, keys);                           // [B, H, Tq, E]
     grads.grad_key = sum_groups(attn::matmul(attn::transpose(dS, 2, 3), queries), g);

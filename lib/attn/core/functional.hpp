@@ -37,6 +37,11 @@ LongTensor arange(std::int64_t n);
 /// @throws std::invalid_argument when a dim is out of range.
 Tensor transpose(const Tensor& x, long dim0, long dim1);
 
+/// The backward pass of `transpose(x, dim0, dim1)`: the same transpose of `grad_output`
+/// (a transpose only moves numbers, so its gradient moves them back).
+/// @throws std::invalid_argument as `transpose`.
+Tensor transpose_backward(const Tensor& grad_output, long dim0, long dim1);
+
 /// `x.T` of a 2-D tensor: `[m, n] -> [n, m]`.
 /// @throws std::invalid_argument when `x` is not 2-D.
 Tensor T(const Tensor& x);
@@ -47,6 +52,11 @@ Tensor T(const Tensor& x);
 /// are -1, or -1 stands beside a 0 (ambiguous, as PyTorch says); std::length_error when the
 /// sizes' product overflows.
 Tensor view(const Tensor& x, const std::vector<long>& size);
+
+/// The backward pass of `view` (and of `reshape`, `contiguous().view`, the merge of heads):
+/// `grad_output` seen in the input's shape `input_shape`, the same numbers in the same order.
+/// @throws std::invalid_argument when the element counts differ.
+Tensor view_backward(const Tensor& grad_output, const Shape& input_shape);
 
 /// `torch.stack(tensors, dim)`: `k` tensors of equal shape `[...]` -> a new dimension of
 /// size `k` at `dim`.
@@ -78,6 +88,21 @@ Tensor slice(const Tensor& x, long dim, long start, long stop);
 /// std::length_error when the result cannot be allocated (e.g. `[m, 0] @ [0, n]` with a
 /// huge `m * n`).
 Tensor matmul(const Tensor& a, const Tensor& b);
+
+/// The gradients of `matmul(a, b)` with respect to both operands.
+struct MatmulGradients {
+    Tensor grad_a;  ///< `dL/da`, `a`'s shape
+    Tensor grad_b;  ///< `dL/db`, `b`'s shape
+};
+
+/// The backward pass of `c = matmul(a, b)` (PyTorch's `MmBackward0` / `BmmBackward0`) for
+/// `a [..., m, k]`, `b [..., k, n]` with the same batch dimensions (no broadcasting) and
+/// `grad_output = dL/dc [..., m, n]`: `grad_a = grad_output @ b^T` (`[..., m, k]`, summed over
+/// `n` in order) and `grad_b = a^T @ grad_output` (`[..., k, n]`, summed over `m` in order),
+/// the reference BLAS's sums (`attn::fast::gemm`), as PyTorch's CPU kernels sum them.
+/// @throws std::invalid_argument when the operands are not at least 2-D with equal batch
+/// dimensions and fitting inner sizes, or `grad_output` is not `[..., m, n]`.
+MatmulGradients matmul_backward(const Tensor& grad_output, const Tensor& a, const Tensor& b);
 
 /// The matrix product under `matmul` and `nn::Linear`: row-major `C[m, n] = A[m, k] @ B`,
 /// where `B` is `[k, n]`, or `[n, k]` read transposed when `transpose_b` is set (how PyTorch's
@@ -168,6 +193,21 @@ Tensor masked_fill(const Tensor& x, const BoolTensor& mask, float value);
 /// `RuntimeError`).
 Tensor& masked_fill_(Tensor& x, const BoolTensor& mask, float value);
 
+/// The backward pass of `masked_fill(x, mask, value)` and `masked_fill_` (PyTorch's
+/// `MaskedFillBackward0`): `grad_output` with zeros where `mask` is true (a filled entry no
+/// longer depends on `x`). `mask` broadcasts as in the forward; the result has
+/// `grad_output`'s shape.
+/// @throws std::invalid_argument when `mask` does not broadcast to `grad_output`'s shape.
+Tensor masked_fill_backward(const Tensor& grad_output, const BoolTensor& mask);
+
+/// The backward pass of `x / divisor` (PyTorch's `DivBackward0` for a number): `grad_output /
+/// divisor`, one float32 division per element (Raschka's `/ keys.shape[-1]**0.5`).
+Tensor div_backward(const Tensor& grad_output, float divisor);
+
+/// The backward pass of `x * multiplier` for a number (`MulBackward0`): `grad_output *
+/// multiplier` (GPT-2's `* (1.0 / math.sqrt(hs))`).
+Tensor mul_backward(const Tensor& grad_output, float multiplier);
+
 // ---------------------------------------------------------------- softmax and attention
 
 /// `torch.softmax(x, dim=-1)` over the last dimension, as PyTorch's CPU kernel computes it:
@@ -176,6 +216,17 @@ Tensor& masked_fill_(Tensor& x, const BoolTensor& mask, float value);
 /// Shape: `[..., n] -> [..., n]`.
 /// @throws std::invalid_argument when `x` is 0-d.
 Tensor softmax(const Tensor& x, long dim = -1);
+
+/// The backward pass of `p = softmax(x, dim=-1)` (PyTorch's `SoftmaxBackward0`), row by row:
+/// the Jacobian-vector product `dx = p * (dp - sum_j dp_j p_j)` (`diag(p) - p p^T`, the
+/// `[n, n]` Jacobian of the row, is never formed: its product with `dp` is this one line).
+/// `grad_output = dL/dp` and `output = p`, both `[..., n]` -> `dL/dx [..., n]`. In the float
+/// order of PyTorch 1.13's AVX2 kernel (`_vec_host_softmax_backward_lastdim`, checked against
+/// Debian's build): the row sum of `dp * p` in order for `n < 8`; for `n >= 8` in 8 lanes
+/// (key `j` in lane `j % 8`, each further product added by a fused multiply-add), the lanes
+/// added as a tree, `((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))`; then `(dp - sum) * p`.
+/// @throws std::invalid_argument when the shapes differ or are 0-d.
+Tensor softmax_backward(const Tensor& grad_output, const Tensor& output);
 
 /// Softmax over the last dimension written out as `exp(x) / sum(exp(x))`, without the
 /// max subtraction: chapter 1's "naive" softmax, which overflows for large inputs.
@@ -199,6 +250,14 @@ Tensor masked_softmax(const Tensor& x);
 /// @throws std::invalid_argument when `x` is 0-d or `dim` is not the last dimension.
 Tensor log_softmax(const Tensor& x, long dim = -1);
 
+/// The backward pass of `y = log_softmax(x, dim=-1)` (`LogSoftmaxBackward0`), row by row:
+/// `dx = dy - exp(y) * sum_j dy_j`, with PyTorch 1.13's AVX2 order (the row sum as
+/// `softmax_backward`'s, without products; `dy - exp(y) * sum` as one fused multiply-add; `exp`
+/// SLEEF's `expf_u10`). `grad_output = dL/dy`, `output = y`, both `[..., n]`. Implemented in
+/// lib/attn/nn/loss.cpp.
+/// @throws std::invalid_argument when the shapes differ or are 0-d.
+Tensor log_softmax_backward(const Tensor& grad_output, const Tensor& output);
+
 /// `torch.nn.functional.cross_entropy(logits, targets, ignore_index)` with mean reduction:
 /// the mean over the targets that are not `ignore_index` of `-log_softmax(logits)[t]`.
 /// logits `[N, C]` float32, targets `[N]` int64 -> a 0-d tensor. All targets ignored gives
@@ -207,5 +266,46 @@ Tensor log_softmax(const Tensor& x, long dim = -1);
 /// `ignore_index` lies outside `[0, C)`.
 Tensor cross_entropy(const Tensor& logits, const LongTensor& targets,
                      std::int64_t ignore_index = -100);
+
+/// The backward pass of `cross_entropy(logits, targets, ignore_index)` (mean reduction):
+/// `nll_loss`'s backward puts `-grad_output / count` at `[i, targets[i]]` for each of the
+/// `count` targets that are not `ignore_index` (0 elsewhere, and on every ignored row), then
+/// `log_softmax_backward` turns it into `dL/dlogits = (softmax(logits) - onehot(targets)) *
+/// grad_output / count` row by row. `grad_output` is `dL/dloss`, a 0-d tensor (1 for the loss
+/// itself); logits `[N, C]`, targets `[N]` -> `[N, C]`. Implemented in lib/attn/nn/loss.cpp.
+/// @throws std::invalid_argument as `cross_entropy`, or when `grad_output` is not 0-d.
+Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& logits,
+                              const LongTensor& targets, std::int64_t ignore_index = -100);
+
+/// `torch.nn.functional.mse_loss(input, target)` with mean reduction: the mean of
+/// `(input - target)^2` over every element (sum in PyTorch's order, `detail::torch_sum`, then
+/// `/ numel`). Same shapes `[...]` -> a 0-d tensor; NaN for empty tensors (0 / 0), as PyTorch.
+/// Implemented in lib/attn/nn/loss.cpp.
+/// @throws std::invalid_argument when the shapes differ.
+Tensor mse_loss(const Tensor& input, const Tensor& target);
+
+/// The backward pass of `mse_loss(input, target)` with respect to `input` (PyTorch's
+/// `mse_loss_backward`): `(2 / numel) * (input - target) * grad_output`, `2 / numel` computed in
+/// double and rounded to float32, then two float32 products. `grad_output`: 0-d.
+/// @throws std::invalid_argument when the shapes differ or `grad_output` is not 0-d.
+Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& input, const Tensor& target);
+
+/// `x.mean()`: the sum of every element in PyTorch's order (`detail::torch_sum`) divided by
+/// their count (float32), a 0-d tensor; NaN for an empty tensor.
+Tensor mean(const Tensor& x);
+
+/// The backward pass of `x.mean()` (`MeanBackward0`): `grad_output` (0-d) broadcast to
+/// `input_shape`, divided by the element count (`grad.expand(shape) / numel`).
+/// @throws std::invalid_argument when `grad_output` is not 0-d.
+Tensor mean_backward(const Tensor& grad_output, const Shape& input_shape);
+
+/// `x.pow(exponent)` element by element: `x * x` for 2 (PyTorch's special case), `x` for 1,
+/// `std::pow` otherwise. Shape `[...] -> [...]`.
+Tensor pow(const Tensor& x, float exponent);
+
+/// The backward pass of `x.pow(exponent)` (`PowBackward0`): `grad_output * (exponent *
+/// x.pow(exponent - 1))`, in that order; zeros for exponent 0.
+/// @throws std::invalid_argument when the shapes differ.
+Tensor pow_backward(const Tensor& grad_output, const Tensor& x, float exponent);
 
 }  // namespace attn

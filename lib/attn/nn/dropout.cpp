@@ -121,6 +121,27 @@ Tensor Dropout::operator()(const Tensor& x, Generator& gen) const {
     return Tensor(x * noise);
 }
 
+Tensor Dropout::forward(const Tensor& x, Tensor& noise, Generator& gen) const {
+    check_probability(p, "Dropout");
+    shape_of(x);
+    noise = Tensor();
+    if (!training || p == 0.0 || x.size() == 0) return x;
+    if (p == 1.0) {  // x * 0, nothing drawn; the backward multiplies by the same zeros
+        noise = xt::zeros<float>(shape_of(x));
+        return Tensor(x * 0.0f);
+    }
+    noise = keep_mask(shape_of(x), gen);
+    noise *= 1.0f / static_cast<float>(1.0 - p);  // as operator(): keep * (1 / float(1 - p))
+    return Tensor(x * noise);
+}
+
+Tensor Dropout::backward(const Tensor& grad_output, const Tensor& noise) {
+    const Shape g = shape_of(grad_output);
+    if (noise.dimension() == 0) return grad_output;  // nothing was dropped
+    check_same_shape("Dropout::backward (noise)", g, shape_of(noise));
+    return Tensor(grad_output * noise);  // MulBackward0: grad * other
+}
+
 std::string repr(const Dropout& layer) {
     return "Dropout(p=" + attn::repr_float(layer.p) + ", inplace=False)";
 }

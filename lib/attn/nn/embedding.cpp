@@ -34,4 +34,30 @@ Tensor Embedding::operator()(const LongTensor& ids) const {
     return out;
 }
 
+void Embedding::backward(const LongTensor& ids, const Tensor& grad_output) {
+    check_rank("Embedding (weight)", shape_of(weight), 2);
+    const std::size_t num = weight.shape()[0], dim = weight.shape()[1];
+    Shape want = shape_of(ids);
+    want.push_back(dim);
+    check_same_shape("Embedding::backward (grad_output)", want, shape_of(grad_output));
+    for (const std::int64_t id : ids)  // every id checked before anything is added
+        if (id < 0 || static_cast<std::uint64_t>(id) >= num)
+            throw std::invalid_argument("Embedding::backward: index " + std::to_string(id) +
+                                        " out of range [0, " + std::to_string(num) + ")");
+    // embedding_dense_backward_cpu: zeros, then row ids[i] += grad_output[i] in order.
+    Tensor g = xt::zeros<float>(Shape{num, dim});
+    std::size_t i = 0;
+    for (const std::int64_t id : ids) {
+        float* row = g.data() + static_cast<std::size_t>(id) * dim;
+        const float* src = grad_output.data() + i * dim;
+        for (std::size_t e = 0; e < dim; ++e) row[e] = row[e] + src[e];
+        ++i;
+    }
+    accumulate_grad(weight_grad, std::move(g), "Embedding (weight)");
+}
+
+std::vector<NamedParameter> Embedding::named_parameters(const std::string& prefix) {
+    return {{prefix + "weight", &weight, &weight_grad}};
+}
+
 }  // namespace attn::nn

@@ -1,8 +1,11 @@
 #include "attn/nn/nn.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include "attn/core/functional.hpp"
+#include "attn/core/reduce.hpp"
+#include "attn/kernels/gemm.hpp"
 
 namespace attn::nn {
 
@@ -78,6 +81,95 @@ void Linear::forward_into(const float* x, std::size_t rows, float* y) const {
         for (std::size_t i = 0; i < rows; ++i)
             for (std::size_t j = 0; j < out; ++j) y[i * out + j] += b[j];
     }
+}
+
+// ------------------------------------------------------------------------- backward
+
+namespace {
+
+// A thread's reusable buffer for a gradient that is added into an existing `.grad`.
+float* grad_scratch(std::size_t floats) {
+    thread_local std::vector<float> buf;
+    if (buf.size() < floats) buf.resize(floats);
+    return buf.data();
+}
+
+// `.grad` for `value`: the existing one (checked) to add into, or a new one to fill. Returns
+// where to write `g` and whether it must then be added (`*add`).
+float* grad_target(std::optional<Tensor>& grad, const Tensor& value, const std::string& what,
+                   bool* add) {
+    const Shape s = shape_of(value);
+    if (grad) {
+        check_same_shape(what + " (.grad)", s, shape_of(*grad));
+        *add = true;
+        return grad_scratch(numel(s));
+    }
+    *add = false;
+    grad = Tensor::from_shape(s);
+    return grad->data();
+}
+
+void add_into(Tensor& grad, const float* g) {
+    float* d = grad.data();
+    for (std::size_t i = 0; i < grad.size(); ++i) d[i] = d[i] + g[i];
+}
+
+}  // namespace
+
+void accumulate_grad(std::optional<Tensor>& grad, Tensor g, const std::string& what) {
+    if (!grad) {
+        grad = std::move(g);
+        return;
+    }
+    check_same_shape(what + " (.grad)", shape_of(g), shape_of(*grad));
+    add_into(*grad, g.data());
+}
+
+void zero_grad(const std::vector<NamedParameter>& parameters, bool set_to_none) {
+    for (const NamedParameter& p : parameters) {
+        if (!p.grad || !*p.grad) continue;
+        if (set_to_none) p.grad->reset();
+        else std::fill_n((*p.grad)->data(), (*p.grad)->size(), 0.0f);
+    }
+}
+
+void Linear::backward_into(const float* x, std::size_t rows, const float* grad_output,
+                           float* grad_input) {
+    check_parameters();
+    const std::size_t in = in_features(), out = out_features();
+    checked_mul(rows, std::max(in, out), "Linear::backward (rows * features)");
+    // weight.grad += grad_output^T @ x: [out, rows] @ [rows, in], summed over rows in order.
+    bool add = false;
+    float* dW = grad_target(weight_grad, weight, "Linear (weight)", &add);
+    fast::gemm(out, in, rows, grad_output, out, /*trans_a=*/true, x, in, false, dW, in);
+    if (add) add_into(*weight_grad, dW);
+    if (bias) {  // bias.grad += grad_output.sum(0), PyTorch's sum_to order
+        float* db = grad_target(bias_grad, *bias, "Linear (bias)", &add);
+        detail::column_sums(grad_output, rows, out, db);
+        if (add) add_into(*bias_grad, db);
+    }
+    // grad_input = grad_output @ weight: [rows, out] @ [out, in], summed over outputs in order.
+    if (grad_input) fast::gemm(rows, in, out, grad_output, out, false, weight.data(), in, false, grad_input, in);
+}
+
+Tensor Linear::backward(const Tensor& x, const Tensor& grad_output) {
+    check_parameters();
+    const Shape s = shape_of(x), g = shape_of(grad_output);
+    if (s.empty() || s.back() != in_features())
+        throw_shape_error("Linear::backward (x)", "[..., " + std::to_string(in_features()) + "]", s);
+    Shape want = s;
+    want.back() = out_features();
+    check_same_shape("Linear::backward (grad_output)", want, g);
+    check_allocation("Linear::backward (grad_input)", s);
+    Tensor grad_input = Tensor::from_shape(s);
+    backward_into(x.data(), numel(Shape(s.begin(), s.end() - 1)), grad_output.data(), grad_input.data());
+    return grad_input;
+}
+
+std::vector<NamedParameter> Linear::named_parameters(const std::string& prefix) {
+    std::vector<NamedParameter> out{{prefix + "weight", &weight, &weight_grad}};
+    if (bias) out.push_back({prefix + "bias", &*bias, &bias_grad});
+    return out;
 }
 
 std::string repr(const Linear& layer) {

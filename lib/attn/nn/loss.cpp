@@ -5,7 +5,13 @@
 #include <limits>
 #include <string>
 
+#include <sleef.h>
+
 #include "attn/core/functional.hpp"
+#include "attn/core/reduce.hpp"
+
+// sleef.h declares the FMA variant only when compiled with FMA enabled; the library exports it.
+extern "C" float Sleef_expf1_u10purecfma(float);
 
 namespace attn {
 
@@ -87,6 +93,103 @@ Tensor cross_entropy(const Tensor& logits, const LongTensor& targets, std::int64
     // All targets ignored (or N == 0): 0 / 0 = NaN, as PyTorch returns.
     const auto count = static_cast<float>(static_cast<std::int64_t>(N) - num_ignored);
     return scalar_tensor(total / count);
+}
+
+namespace {
+
+// exp as PyTorch's AVX2 kernels compute it (SLEEF's expf_u10), as attn::softmax takes it.
+float exp_u10(float x) {
+    static const bool has_fma = __builtin_cpu_supports("fma");
+    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
+}
+
+// vec::reduce_all of a row (PyTorch 1.13, AVX2): in order below 8, else 8 lanes and a tree.
+float reduce_all(const float* x, std::size_t n) {
+    constexpr std::size_t lanes = 8;
+    if (n < lanes) {
+        float s = 0.0f;
+        for (std::size_t j = 0; j < n; ++j) s += x[j];
+        return s;
+    }
+    float acc[lanes];
+    std::copy_n(x, lanes, acc);
+    for (std::size_t j = lanes; j < n; ++j) acc[j % lanes] += x[j];
+    return detail::lane_tree_sum(acc);
+}
+
+float scalar_grad(const std::string& where, const Tensor& grad_output) {
+    const Shape s = shape_of(grad_output);
+    if (!s.empty()) throw_shape_error(where + " (grad_output)", "a 0-d tensor", s);
+    return grad_output();
+}
+
+}  // namespace
+
+Tensor log_softmax_backward(const Tensor& grad_output, const Tensor& output) {
+    const Shape s = shape_of(output);
+    if (s.empty()) throw_shape_error("log_softmax_backward (output)", "at least 1-D", s);
+    check_same_shape("log_softmax_backward (grad_output)", s, shape_of(grad_output));
+    Tensor dx = Tensor::from_shape(s);
+    const std::size_t n = s.back(), rows = n ? output.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* dy = grad_output.data() + r * n;
+        const float* y = output.data() + r * n;
+        float* d = dx.data() + r * n;
+        const float sum = reduce_all(dy, n);
+        // x - exp(y) * sum, contracted to one fused multiply-add in PyTorch's AVX2 build
+        for (std::size_t j = 0; j < n; ++j) d[j] = std::fma(-exp_u10(y[j]), sum, dy[j]);
+    }
+    return dx;
+}
+
+Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& logits,
+                              const LongTensor& targets, std::int64_t ignore_index) {
+    const float g = scalar_grad("cross_entropy_backward", grad_output);
+    const Shape sl = shape_of(logits), st = shape_of(targets);
+    check_rank("cross_entropy_backward (logits)", sl, 2);
+    const std::size_t N = sl[0], C = sl[1];
+    if (st.size() != 1 || st[0] != N)
+        throw_shape_error("cross_entropy_backward (targets)", "[" + std::to_string(N) + "]", st);
+    std::int64_t count = 0;
+    for (std::size_t b = 0; b < N; ++b) {
+        const std::int64_t t = targets(b);
+        if (t == ignore_index) continue;
+        if (t < 0 || static_cast<std::uint64_t>(t) >= C)
+            throw std::invalid_argument(
+                "cross_entropy_backward: target " + std::to_string(t) + " at position " +
+                std::to_string(b) + " is out of bounds: expected a class in [0, " +
+                std::to_string(C) + ") or ignore_index=" + std::to_string(ignore_index));
+        ++count;
+    }
+    // nll_loss_backward (mean): -grad / total_weight at each kept target, zeros elsewhere.
+    Tensor d_log_probs = xt::zeros<float>(sl);
+    const float value = -(g / static_cast<float>(count));
+    for (std::size_t b = 0; b < N; ++b)
+        if (targets(b) != ignore_index) d_log_probs(b, static_cast<std::size_t>(targets(b))) = value;
+    return log_softmax_backward(d_log_probs, attn::log_softmax(logits, -1));
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target) {
+    const Shape s = shape_of(input);
+    check_same_shape("mse_loss (target)", s, shape_of(target));
+    // mse_kernel: (a - b) * (a - b) per element; then mean: sum / numel.
+    Tensor sq = Tensor::from_shape(s);
+    for (std::size_t i = 0; i < sq.size(); ++i) {
+        const float d = input.data()[i] - target.data()[i];
+        sq.data()[i] = d * d;
+    }
+    return attn::mean(sq);
+}
+
+Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& input, const Tensor& target) {
+    const float g = scalar_grad("mse_loss_backward", grad_output);
+    const Shape s = shape_of(input);
+    check_same_shape("mse_loss_backward (target)", s, shape_of(target));
+    const float norm = static_cast<float>(2.0 / static_cast<double>(numel(s)));
+    Tensor dx = Tensor::from_shape(s);
+    for (std::size_t i = 0; i < dx.size(); ++i)
+        dx.data()[i] = norm * (input.data()[i] - target.data()[i]) * g;
+    return dx;
 }
 
 }  // namespace attn

@@ -40,6 +40,19 @@ struct NamedParameter {
     std::optional<Tensor>* grad;  ///< `param.grad`: empty until the first backward
 };
 
+/// `optimizer.zero_grad(set_to_none)` / `module.zero_grad(set_to_none)` over `parameters`, as
+/// PyTorch 1.13 defines it (`torch/nn/modules/module.py`): with `set_to_none` (PyTorch 1.13's
+/// default is false) every `.grad` becomes empty; otherwise every existing `.grad` is filled
+/// with zeros in place and an empty one stays empty.
+void zero_grad(const std::vector<NamedParameter>& parameters, bool set_to_none = false);
+
+/// Adds `g` into the gradient `grad` as PyTorch's `AccumulateGrad` does: an empty `grad`
+/// becomes `g` itself, an existing one becomes `grad + g` (one float32 addition per element).
+/// `what` names the parameter in the message.
+/// @throws std::invalid_argument when an existing `grad` does not have `g`'s shape (a
+/// parameter replaced by one of another shape since its last backward).
+void accumulate_grad(std::optional<Tensor>& grad, Tensor g, const std::string& what);
+
 /// `torch.nn.Linear(in_features, out_features, bias)`: `y = x W^T + b`.
 ///
 /// Initialisation (`reset_parameters`): the weight `[out_features, in_features]` is filled
@@ -87,8 +100,38 @@ public:
     /// @throws std::invalid_argument naming the parameter and both shapes otherwise.
     void check_parameters() const;
 
+    /// The backward pass of `forward` (PyTorch's `AddmmBackward0`, or `MmBackward0` without a
+    /// bias; llm.c's `matmul_backward`). For the forward's input `x [..., in_features]` and
+    /// `grad_output = dL/dy [..., out_features]`, with the rows of both folded to `[N, *]`:
+    /// - `weight.grad += grad_output^T @ x` (`[out_features, in_features]`, each element
+    ///   summed over the N rows in order);
+    /// - `bias.grad += grad_output.sum(0)` (`[out_features]`, in PyTorch's order of
+    ///   `sum_to`: four partial sums over the rows, see `attn::detail::column_sums`);
+    /// - returns `grad_input = grad_output @ weight` (`[..., in_features]`, summed over the
+    ///   outputs in order).
+    /// Every product sums as the reference BLAS does, so with Debian's python3-torch on that
+    /// BLAS the gradients are PyTorch's bits. The first backward sets `.grad`, later ones add
+    /// to it (`accumulate_grad`).
+    /// @throws std::invalid_argument when `x` or `grad_output` do not fit the layer or each
+    /// other, or a parameter or gradient was replaced by one that does not fit.
+    Tensor backward(const Tensor& x, const Tensor& grad_output);
+
+    /// `backward` on contiguous row-major float32 buffers, for the modules' backward passes:
+    /// `x [rows, in_features]`, `grad_output [rows, out_features]`; accumulates `.grad` and,
+    /// when `grad_input` is not null, writes `grad_input [rows, in_features]`.
+    /// @throws std::invalid_argument as `backward`.
+    void backward_into(const float* x, std::size_t rows, const float* grad_output, float* grad_input);
+
+    /// `named_parameters(prefix)`: `weight`, then `bias` if any, named `<prefix>weight`.
+    std::vector<NamedParameter> named_parameters(const std::string& prefix = "");
+
+    /// `zero_grad(set_to_none)` of both parameters (see `nn::zero_grad`).
+    void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
+
     Tensor weight;              ///< `[out_features, in_features]`
     std::optional<Tensor> bias;  ///< `[out_features]`, or none when built with `bias=false`
+    std::optional<Tensor> weight_grad;  ///< `weight.grad`: `[out_features, in_features]`, empty until a backward
+    std::optional<Tensor> bias_grad;    ///< `bias.grad`: `[out_features]`, empty until a backward
 };
 
 /// `repr(nn.Linear(...))` as PyTorch prints the module:
@@ -133,6 +176,20 @@ public:
     /// allocated.
     Tensor keep_mask(const Shape& shape, Generator& gen = default_generator()) const;
 
+    /// `forward(x)` that also returns the multipliers it applied, for the backward pass:
+    /// `noise = keep * (1 / float(1 - p))` of `x`'s shape (the same draws and result as
+    /// `operator()`); an empty (0-d) tensor when nothing was drawn (evaluation mode, `p == 0`,
+    /// an empty `x`), and zeros for `p == 1`.
+    /// @throws std::invalid_argument as `operator()`.
+    Tensor forward(const Tensor& x, Tensor& noise, Generator& gen = default_generator()) const;
+
+    /// The backward pass of `forward` (PyTorch's `MulBackward0` of `input * noise`): the
+    /// forward's mask reused, scaled by `1 / (1 - p)`: `grad_input = grad_output * noise`
+    /// (`grad_output` itself when `noise` is empty). Shapes: `[...] -> [...]`.
+    /// @throws std::invalid_argument when a non-empty `noise` does not have `grad_output`'s
+    /// shape.
+    static Tensor backward(const Tensor& grad_output, const Tensor& noise);
+
     double p;                  ///< drop probability
     BernoulliBackend backend;  ///< how the mask is drawn
     bool training = true;      ///< `module.train()` / `module.eval()`
@@ -154,7 +211,23 @@ public:
     /// allocated.
     Tensor operator()(const LongTensor& ids) const;
 
+    /// The backward pass of `forward` (`embedding_dense_backward` of PyTorch's CPU backend):
+    /// `grad_output [..., embedding_dim]` for the ids `[...]` of the forward; row `ids[i]` of
+    /// `weight.grad` receives `grad_output[i]`, the rows of a repeated id added in the order
+    /// they occur, starting from zeros; then accumulated into `.grad` (`accumulate_grad`).
+    /// The ids themselves have no gradient.
+    /// @throws std::invalid_argument when `grad_output` is not `[..., embedding_dim]` for
+    /// these ids or an id is out of range.
+    void backward(const LongTensor& ids, const Tensor& grad_output);
+
+    /// `named_parameters(prefix)`: `weight`, named `<prefix>weight`.
+    std::vector<NamedParameter> named_parameters(const std::string& prefix = "");
+
+    /// `zero_grad(set_to_none)` (see `nn::zero_grad`).
+    void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
+
     Tensor weight;  ///< `[num_embeddings, embedding_dim]`
+    std::optional<Tensor> weight_grad;  ///< `weight.grad`, empty until a backward
 };
 
 /// `repr(nn.Dropout(p))` as PyTorch prints the module: `Dropout(p=0.2, inplace=False)`

@@ -3,7 +3,6 @@
 
 #include "attn/nn/optim.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <stdexcept>
@@ -17,9 +16,9 @@ namespace attn::optim {
 namespace {
 
 // Python's `not 0.0 <= x` is also true for NaN; so is this.
-bool not_at_least_zero(double x) { return !(0.0 <= x); }
+bool optim_not_at_least_zero(double x) { return !(0.0 <= x); }
 
-[[noreturn]] void invalid(const std::string& what, double value) {
+[[noreturn]] void optim_invalid(const std::string& what, double value) {
     throw std::invalid_argument(what + repr_float(value));
 }
 
@@ -33,14 +32,7 @@ Optimizer::Optimizer(std::vector<nn::NamedParameter> parameters)
                                         "' has a null value or grad pointer");
 }
 
-void Optimizer::zero_grad(bool set_to_none) {
-    for (auto& p : parameters_) {
-        if (set_to_none)
-            p.grad->reset();
-        else if (p.grad->has_value())
-            std::fill((*p.grad)->begin(), (*p.grad)->end(), 0.0f);
-    }
-}
+void Optimizer::zero_grad(bool set_to_none) { nn::zero_grad(parameters_, set_to_none); }
 
 void Optimizer::check_grads(const char* where) const {
     for (const auto& p : parameters_)
@@ -50,10 +42,10 @@ void Optimizer::check_grads(const char* where) const {
 }
 
 void SGDOptions::validate() const {
-    if (not_at_least_zero(lr)) invalid("SGD: Invalid learning rate: ", lr);
-    if (not_at_least_zero(momentum)) invalid("SGD: Invalid momentum value: ", momentum);
-    if (not_at_least_zero(weight_decay)) invalid("SGD: Invalid weight_decay value: ", weight_decay);
-    if (std::isnan(dampening)) invalid("SGD: Invalid dampening value: ", dampening);
+    if (optim_not_at_least_zero(lr)) optim_invalid("SGD: Invalid learning rate: ", lr);
+    if (optim_not_at_least_zero(momentum)) optim_invalid("SGD: Invalid momentum value: ", momentum);
+    if (optim_not_at_least_zero(weight_decay)) optim_invalid("SGD: Invalid weight_decay value: ", weight_decay);
+    if (std::isnan(dampening)) optim_invalid("SGD: Invalid dampening value: ", dampening);
     if (nesterov && (momentum <= 0 || dampening != 0))
         throw std::invalid_argument("SGD: Nesterov momentum requires a momentum and zero dampening");
 }
@@ -97,11 +89,11 @@ void SGD::step() {
 }
 
 void AdamWOptions::validate() const {
-    if (not_at_least_zero(lr)) invalid("AdamW: Invalid learning rate: ", lr);
-    if (not_at_least_zero(eps)) invalid("AdamW: Invalid epsilon value: ", eps);
-    if (!(0.0 <= beta1 && beta1 < 1.0)) invalid("AdamW: Invalid beta parameter at index 0: ", beta1);
-    if (!(0.0 <= beta2 && beta2 < 1.0)) invalid("AdamW: Invalid beta parameter at index 1: ", beta2);
-    if (not_at_least_zero(weight_decay)) invalid("AdamW: Invalid weight_decay value: ", weight_decay);
+    if (optim_not_at_least_zero(lr)) optim_invalid("AdamW: Invalid learning rate: ", lr);
+    if (optim_not_at_least_zero(eps)) optim_invalid("AdamW: Invalid epsilon value: ", eps);
+    if (!(0.0 <= beta1 && beta1 < 1.0)) optim_invalid("AdamW: Invalid beta parameter at index 0: ", beta1);
+    if (!(0.0 <= beta2 && beta2 < 1.0)) optim_invalid("AdamW: Invalid beta parameter at index 1: ", beta2);
+    if (optim_not_at_least_zero(weight_decay)) optim_invalid("AdamW: Invalid weight_decay value: ", weight_decay);
 }
 
 AdamW::AdamW(std::vector<nn::NamedParameter> parameters, AdamWOptions options_)

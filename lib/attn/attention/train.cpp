@@ -1,0 +1,116 @@
+// The training forward and backward of the attention modules (train.hpp).
+//
+// Shapes: x [b, T, d_in]; projections, context, their gradients [b, T, H * hd] (merged heads,
+// seen as [b, H, T, hd] without a copy).
+//   forward:  q, k, v = W(x)  ->  context = attend(q, k, v)  ->  y = out_proj(context)
+//   backward: 1. d_context = out_proj.backward(context, dy)       (+ out_proj's .grad)
+//             2. dq, dk, dv = attend_backward(d_context, q, k, v, context, L, N)
+//             3. dx = (W_value.backward(x, dv) + W_key.backward(x, dk)) + W_query.backward(x, dq)
+#include "attn/attention/train.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "attn/attention/scratch.hpp"
+
+namespace attn::detail {
+
+namespace {
+
+// `t` with `shape`, its storage reused when the size is unchanged.
+float* sized(Tensor& t, const Shape& shape) {
+    check_allocation("AttentionSaved", shape);
+    if (shape_of(t) != shape) t.resize(shape);
+    return t.data();
+}
+
+}  // namespace
+
+SDPAOptions saved_options(const AttentionSaved& saved) {
+    SDPAOptions o{.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(saved.head_dim))),
+                  .dropout_p = saved.dropout_p};
+    saved.mask.apply(o);
+    return o;
+}
+
+Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const nn::Linear& W_value,
+                     const nn::Linear* out_proj, const Tensor& x, std::size_t num_heads,
+                     std::size_t head_dim, double dropout_p, const SDPAOptions& options,
+                     AttentionSaved& saved) {
+    const Shape s = shape_of(x);
+    const std::size_t rows = checked_mul(s[0], s[1], "attention (b * T)");
+    const std::size_t width = checked_mul(num_heads, head_dim, "attention (num_heads * head_dim)");
+    const Shape merged{s[0], s[1], width};
+    std::copy_n(x.data(), x.size(), sized(saved.x, s));
+    W_query.forward_into(x.data(), rows, sized(saved.queries, merged));
+    W_key.forward_into(x.data(), rows, sized(saved.keys, merged));
+    W_value.forward_into(x.data(), rows, sized(saved.values, merged));
+    saved.num_heads = num_heads;
+    saved.head_dim = head_dim;
+    saved.dropout_p = dropout_p;
+    const HeadsView q = HeadsView::split(saved.queries, num_heads, head_dim);
+    const HeadsView k = HeadsView::split(saved.keys, num_heads, head_dim);
+    const HeadsView v = HeadsView::split(saved.values, num_heads, head_dim);
+    attend(q, k, v, sized(saved.context, merged), options, saved.attention);
+    if (!out_proj) return saved.context;
+    check_allocation("attention (output)", Shape{s[0], s[1], out_proj->out_features()});
+    Tensor y = Tensor::from_shape({s[0], s[1], out_proj->out_features()});
+    out_proj->forward_into(saved.context.data(), rows, y.data());
+    return y;
+}
+
+Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
+                      nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
+                      const std::string& where) {
+    const Shape sx = shape_of(saved.x);
+    if (sx.size() != 3) throw_shape_error(where + " (saved.x)", "[b, T, d_in] (a forward's)", sx);
+    const std::size_t width = checked_mul(saved.num_heads, saved.head_dim, where + " (num_heads * head_dim)");
+    const Shape merged{sx[0], sx[1], width};
+    for (const Tensor* t : {&saved.queries, &saved.keys, &saved.values, &saved.context})
+        check_same_shape(where + " (saved projections)", merged, shape_of(*t));
+    for (nn::Linear* layer : {&W_query, &W_key, &W_value}) {
+        layer->check_parameters();
+        if (layer->in_features() != sx[2] || layer->out_features() != width)
+            throw_shape_error(where + " (a projection's weight)",
+                              "[" + std::to_string(width) + ", " + std::to_string(sx[2]) + "], as in the forward",
+                              shape_of(layer->weight));
+    }
+    const std::size_t rows = sx[0] * sx[1];
+    const std::size_t n = checked_mul(rows, width, where + " (b * T * d_out)");
+    // 1. out_proj: its .grad, and dL/d(merged heads)
+    const float* d_context = grad_output.data();
+    if (out_proj) {
+        out_proj->check_parameters();
+        if (out_proj->in_features() != width)
+            throw_shape_error(where + " (out_proj.weight)", "[d_out, " + std::to_string(width) + "]",
+                              shape_of(out_proj->weight));
+        check_same_shape(where + " (grad_output)", Shape{sx[0], sx[1], out_proj->out_features()},
+                         shape_of(grad_output));
+        float* dc = scratch(3, n);
+        out_proj->backward_into(saved.context.data(), rows, grad_output.data(), dc);
+        d_context = dc;
+    } else {
+        check_same_shape(where + " (grad_output)", merged, shape_of(grad_output));
+    }
+    // 2. the core: dQ, dK, dV in the projections' merged layout
+    const std::size_t H = saved.num_heads, hd = saved.head_dim;
+    float* dq = scratch(4, n);
+    float* dk = scratch(5, n);
+    float* dv = scratch(6, n);
+    attend_backward(HeadsView::split(d_context, sx[0], sx[1], width, H, hd),
+                    HeadsView::split(saved.queries, H, hd), HeadsView::split(saved.keys, H, hd),
+                    HeadsView::split(saved.values, H, hd), HeadsView::split(saved.context, H, hd),
+                    saved.attention, dq, dk, dv, saved_options(saved));
+    // 3. the projections: .grad, and dx = (dx_value + dx_key) + dx_query, autograd's order
+    Tensor dx = Tensor::from_shape(sx);
+    const std::size_t m = checked_mul(rows, sx[2], where + " (b * T * d_in)");
+    float* part = scratch(0, m);
+    W_value.backward_into(saved.x.data(), rows, dv, dx.data());
+    W_key.backward_into(saved.x.data(), rows, dk, part);
+    for (std::size_t i = 0; i < m; ++i) dx.data()[i] = dx.data()[i] + part[i];
+    W_query.backward_into(saved.x.data(), rows, dq, part);
+    for (std::size_t i = 0; i < m; ++i) dx.data()[i] = dx.data()[i] + part[i];
+    return dx;
+}
+
+}  // namespace attn::detail

@@ -1,0 +1,35 @@
+// Internal to lib/attn/attention: the training forward and the backward pass that
+// CausalAttention and MultiHeadAttention share (project, attend, merge, out_proj), written
+// once around the core's attend / attend_backward.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "attn/attention/causal.hpp"
+#include "attn/attention/sdpa.hpp"
+#include "attn/nn/nn.hpp"
+
+namespace attn::detail {
+
+/// The core's options of a saved forward: the mask it read, `/ sqrt(head_dim)`, its dropout
+/// probability (nothing is drawn again: the saved multipliers stand for the dropout).
+SDPAOptions saved_options(const AttentionSaved& saved);
+
+/// The training forward: `W_query(x)`, `W_key(x)`, `W_value(x)` into `saved`, the core into
+/// `saved.context` (keeping L and the dropout multipliers), then `out_proj` (or the context
+/// itself when `out_proj` is null). `x` is `[b, T, d_in]`, already checked by the module;
+/// `options` are the module's, `saved.mask` must already hold the mask they point into.
+Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const nn::Linear& W_value,
+                     const nn::Linear* out_proj, const Tensor& x, std::size_t num_heads,
+                     std::size_t head_dim, double dropout_p, const SDPAOptions& options,
+                     AttentionSaved& saved);
+
+/// The backward pass of `train_forward`: accumulates every layer's `.grad`, returns `dL/dx`.
+/// @throws std::invalid_argument naming `where` when `grad_output` or `saved` do not fit the
+/// layers.
+Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
+                      nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
+                      const std::string& where);
+
+}  // namespace attn::detail

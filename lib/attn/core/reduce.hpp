@@ -1,0 +1,45 @@
+/// @file reduce.hpp
+/// @brief Sums in the order of PyTorch 1.13's CPU `sum` (`cascade_sum` in
+/// aten/src/ATen/native/cpu/SumKernel.cpp, AVX2 build, one thread), for the backward passes and
+/// losses that must give PyTorch's bits: a bias gradient is `grad.sum(0)`, a mean is
+/// `sum / numel`.
+///
+/// PyTorch's order, which these functions reproduce step for step (checked against Debian's
+/// python3-torch 1.13.1 on random sizes up to 10^5 elements):
+/// - `multi_row_sum`: rows added one by one into level 0; every `2^p` rows (`p = max(4,
+///   ceil(log2 n) / 4)`) level 0 is folded into level 1, and so on up 4 levels (a cascade
+///   that bounds the rounding error); at the end the levels are added into level 0;
+/// - `row_sum`: 4 partial sums (rows `4i + k` into partial `k`, each a `multi_row_sum`), the
+///   leftover rows added to partial 0, then `((p0 + p1) + p2) + p3`;
+/// - a contiguous sum of `n >= 8` floats is a `row_sum` of `n / 8` vectors of 8 lanes; the
+///   `n % 8` leftover floats are summed first, then the 8 lanes added to them in order;
+/// - a column sum `x.sum(0)` of `[rows, cols]` runs `multi_row_sum` on groups of 32 columns
+///   (or 4 when `cols < 8`), `row_sum` on the rest.
+/// With several threads PyTorch splits large sums (over 32768 elements) differently; these are
+/// its one-thread bits.
+#pragma once
+
+#include <cstddef>
+
+namespace attn::detail {
+
+/// `x.sum()` of `n` contiguous float32 values in PyTorch's CPU order (see the file comment);
+/// 0 for `n == 0`.
+float torch_sum(const float* x, std::size_t n);
+
+/// `x.sum(0)` of a row-major `[rows, cols]` float32 matrix into `out [cols]`, in PyTorch's
+/// CPU order (see the file comment); zeros for `rows == 0`.
+void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out);
+
+/// `sum_j dp[j] * p[j]` of one row of `n` floats in the order of PyTorch 1.13's softmax
+/// backward (`vec::map2_reduce_all` of the AVX2 build, checked against Debian's python3-torch):
+/// for `n < 8` the products rounded, then added in order; for `n >= 8` lane `l` of 8 holds
+/// key `l`'s product, then adds key `j`'s (`j % 8 == l`) by a fused multiply-add; the lanes
+/// then added as a tree, `((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))`.
+float softmax_backward_sum(const float* dp, const float* p, std::size_t n);
+
+/// The 8-lane tree of `softmax_backward_sum` (AVX2's `vec_reduce_all`):
+/// `((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))`.
+float lane_tree_sum(const float* lanes);
+
+}  // namespace attn::detail

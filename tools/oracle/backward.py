@@ -1,0 +1,221 @@
+#!/usr/bin/python3
+"""Records PyTorch autograd's gradients of the attention modules (chapters 19 and 20).
+
+Run with Debian's interpreter, which has python3-torch 1.13 (CPU, no MKL: the portable
+Bernoulli path for dropout), on Debian's reference BLAS (netlib `libblas3`), as
+tools/oracle/multihead.py explains:
+
+    LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 tools/oracle/backward.py \
+        [--out data/oracle/backward.json]
+
+Each case seeds the default generator, builds a module (Raschka's `CausalAttention` and
+`MultiHeadAttention`, ch. 3.5.3 and 3.6.2, exactly as tools/oracle/multihead.py writes them),
+runs an input that requires grad through it, takes a loss (`out.pow(2).mean()`, the issue's
+loss, or `mse_loss(out, target)`), calls `loss.backward()` and records the loss, every
+parameter's `.grad` in `named_parameters()` order and the input's `.grad`: float32 values as
+exact decimal doubles, and for small tensors `repr` (what `print` shows). The first two cases
+are chapter 19's: the book's batch (Raschka ch. 3.3, stacked twice), `MultiHeadAttention(d_in=3,
+d_out=2, context_length=6, dropout=0.0 / 0.5, num_heads=2)` after `torch.manual_seed(123)`.
+
+Before writing, the script checks that the forward of the first case reproduces the book's
+printed context vectors (Raschka ch. 3.6.2, data/book/), so the gradients are of the book's
+module.
+
+Neither building nor testing the project needs this script or PyTorch: the JSON it wrote is
+committed, and tests/test_backward.cpp and chapter 19 read only that (and data/book/).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import sys
+
+import torch
+from oracle_common import blas_library, cpu_capability, debian_version, draws_since
+
+SCRIPT = "tools/oracle/backward.py"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class CausalAttention(torch.nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
+        super().__init__()
+        self.d_out = d_out
+        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x)
+        keys = self.W_key(x)
+        values = self.W_value(x)
+        attn_scores = queries @ keys.transpose(1, 2)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        return attn_weights @ values
+
+
+class MultiHeadAttention(torch.nn.Module):
+    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, out_bias=True):
+        super().__init__()
+        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
+        self.d_out = d_out
+        self.num_heads = num_heads
+        self.head_dim = d_out // num_heads
+        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
+        self.out_proj = torch.nn.Linear(d_out, d_out, bias=out_bias)
+        self.dropout = torch.nn.Dropout(dropout)
+        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
+
+    def forward(self, x):
+        b, num_tokens, d_in = x.shape
+        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
+        attn_scores = queries @ keys.transpose(2, 3)
+        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
+        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
+        attn_weights = self.dropout(attn_weights)
+        context_vec = (attn_weights @ values).transpose(1, 2)
+        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)
+        return self.out_proj(context_vec)
+
+
+INPUTS = torch.tensor([[0.43, 0.15, 0.89],
+                       [0.55, 0.87, 0.66],
+                       [0.57, 0.85, 0.64],
+                       [0.22, 0.58, 0.33],
+                       [0.77, 0.25, 0.10],
+                       [0.05, 0.80, 0.55]])
+
+
+def record(t):
+    """Values always; `repr` (print(t)) only for small tensors, to keep the file small."""
+    t = t.detach().contiguous()
+    out = {"shape": list(t.shape), "values": [float(v) for v in t.reshape(-1).tolist()]}
+    if t.numel() <= 100:
+        out["repr"] = repr(t)
+    return out
+
+
+def run(seed, make, x_of, loss_kind):
+    """Seed, build, draw the input (and target), forward, loss, backward; record it all."""
+    torch.manual_seed(seed)
+    module = make()
+    x = x_of()
+    target = None
+    x.requires_grad_(True)
+    out = module(x)
+    if loss_kind == "pow2_mean":
+        loss = out.pow(2).mean()
+    else:
+        target = torch.rand(out.shape)
+        loss = torch.nn.functional.mse_loss(out, target)
+    draws = draws_since(seed, torch.get_rng_state())
+    loss.backward()
+    outputs = {"context_vecs": record(out), "loss": record(loss)}
+    outputs["loss"]["print"] = repr(loss)
+    if target is not None:
+        outputs["target"] = record(target)
+    outputs["x"] = record(x)
+    grads = [{"name": name, "grad": record(p.grad)} for name, p in module.named_parameters()]
+    for g, (name, p) in zip(grads, module.named_parameters()):
+        g["print"] = f"{name} {p.grad}" if p.grad.numel() <= 100 else None
+    outputs["x_grad"] = record(x.grad)
+    return {"outputs": outputs, "parameters": grads, "draws_after_forward": draws}
+
+
+def book_batch():
+    return torch.stack((INPUTS, INPUTS), dim=0)
+
+
+CASES = [
+    ("book_mha_s123",
+     "torch.manual_seed(123); mha = MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.0, "
+     "num_heads=2); batch.requires_grad_(True); context_vecs = mha(batch); "
+     "loss = context_vecs.pow(2).mean(); loss.backward()",
+     lambda: run(123, lambda: MultiHeadAttention(3, 2, 6, 0.0, 2), book_batch, "pow2_mean")),
+    ("book_mha_dropout_s123",
+     "torch.manual_seed(123); mha = MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.5, "
+     "num_heads=2); batch.requires_grad_(True); context_vecs = mha(batch)  # training mode; "
+     "loss = context_vecs.pow(2).mean(); loss.backward()",
+     lambda: run(123, lambda: MultiHeadAttention(3, 2, 6, 0.5, 2), book_batch, "pow2_mean")),
+    ("causal_s5",
+     "torch.manual_seed(5); ca = CausalAttention(4, 3, 7, 0.3, qkv_bias=True); x = torch.rand(3, 5, 4, "
+     "requires_grad=True); loss = ca(x).pow(2).mean(); loss.backward()",
+     lambda: run(5, lambda: CausalAttention(4, 3, 7, 0.3, qkv_bias=True),
+                 lambda: torch.rand(3, 5, 4), "pow2_mean")),
+    ("mha_mse_s7",
+     "torch.manual_seed(7); mha = MultiHeadAttention(4, 6, 8, 0.3, 3, qkv_bias=True); x = torch.rand(3, 5, 4, "
+     "requires_grad=True); out = mha(x); target = torch.rand(out.shape); "
+     "loss = F.mse_loss(out, target); loss.backward()",
+     lambda: run(7, lambda: MultiHeadAttention(4, 6, 8, 0.3, 3, qkv_bias=True),
+                 lambda: torch.rand(3, 5, 4), "mse")),
+    ("mha_long_s11",
+     "torch.manual_seed(11); mha = MultiHeadAttention(8, 16, 40, 0.0, 4, qkv_bias=True); "
+     "x = torch.rand(2, 37, 8, requires_grad=True); out = mha(x); target = torch.rand(out.shape); "
+     "loss = F.mse_loss(out, target); loss.backward()",
+     lambda: run(11, lambda: MultiHeadAttention(8, 16, 40, 0.0, 4, qkv_bias=True),
+                 lambda: torch.rand(2, 37, 8), "mse")),
+]
+
+
+def check_against_book(cases):
+    """The first case's forward must print the book's context vectors (Raschka ch. 3.6.2)."""
+    path = os.path.join(ROOT, "data", "book", "rch03", "rch03-In36.txt")
+    if not os.path.exists(path):
+        return ["book block not found; forward not checked against the book"]
+    c = cases["book_mha_s123"]["outputs"]["context_vecs"]
+    with open(path, encoding="utf-8") as f:
+        book = f.read()
+    if not book.startswith(c["repr"][:-1]):  # repr without grad_fn; the book prints it
+        raise SystemExit("the book's MultiHeadAttention context vectors are not reproduced")
+    return ["reproduces the book's MultiHeadAttention context vectors (Raschka ch. 3.6.2, In [36])"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", "backward.json"))
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    cases, listed = {}, []
+    for name, python, fn in CASES:
+        result = fn()
+        cases[name] = result
+        listed.append({"name": name, "python": python, **result})
+    facts = check_against_book(cases)
+    doc = {
+        "produced_by": SCRIPT,
+        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + SCRIPT,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "torch_version": torch.__version__,
+        "debian_package": "python3-torch " + debian_version(),
+        "blas_loaded": blas_library(),
+        "python_version": platform.python_version(),
+        "cpu_capability": cpu_capability(),
+        "threads": 1,
+        "format": "Each case: `python` is the code that produced it (module classes as in this script). "
+                  "`outputs`: context_vecs, loss (with `print`, print(loss)), x (the input), x_grad "
+                  "(x.grad), target (mse cases); `parameters`: named_parameters() order, each "
+                  "{name, grad, print (print(name, p.grad))}. A tensor is {shape, values (float32 "
+                  "as exact decimal doubles, row-major), repr (print(t), tensors of at most 100 "
+                  "elements)}. `draws_after_forward`: 32-bit draws since the seed.",
+        "facts_checked": facts,
+        "cases": listed,
+    }
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print(f"wrote {args.out}: {len(listed)} cases; " + "; ".join(facts))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
