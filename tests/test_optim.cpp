@@ -5,8 +5,9 @@
 // parameters, one of which has no gradient for its first 10 steps; every value as float32
 // bits). Bound: 0 ulp, every parameter after every step. The control shows the bound has
 // teeth: SGD written without PyTorch's fused `add_(alpha=-lr)` parts from it.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,16 +30,6 @@ using attn::Tensor;
 
 namespace {
 
-Tensor tensor_from_bits(const json& bits, const attn::Shape& shape) {
-    Tensor t = attn::zeros(shape);
-    REQUIRE(bits.size() == t.size());
-    for (std::size_t i = 0; i < t.size(); ++i) {
-        const auto b = bits[i].get<std::uint32_t>();
-        std::memcpy(t.data() + i, &b, sizeof(float));
-    }
-    return t;
-}
-
 // The oracle's four parameters and their gradients, laid out as a module would hold them.
 struct Params {
     std::vector<std::string> names;
@@ -52,7 +43,7 @@ struct Params {
             shapes.push_back(p["shape"].get<attn::Shape>());
         }
         for (std::size_t i = 0; i < names.size(); ++i)
-            values.push_back(tensor_from_bits(c["initial"][names[i]], shapes[i]));
+            values.push_back(test::oracle_bits_tensor(shapes[i], c["initial"][names[i]]));
         grads.resize(names.size());
     }
     std::vector<attn::nn::NamedParameter> named() {
@@ -67,7 +58,7 @@ struct Params {
             if (g.is_null())
                 grads[i].reset();
             else
-                grads[i] = tensor_from_bits(g, shapes[i]);
+                grads[i] = test::oracle_bits_tensor(shapes[i], g);
         }
     }
     // The largest ulp distance of any parameter from the oracle's after this step.
@@ -75,7 +66,7 @@ struct Params {
         std::int64_t worst = 0;
         for (std::size_t i = 0; i < names.size(); ++i)
             worst = std::max(worst, attn::max_ulp_distance(values[i],
-                                                           tensor_from_bits(step["params"][names[i]], shapes[i])));
+                                                           test::oracle_bits_tensor(shapes[i], step["params"][names[i]])));
         return worst;
     }
 };

@@ -43,7 +43,10 @@ class Entry:
 
     @property
     def source(self):
-        """How headers name the source: `002`, or `Raschka 3` / `Raschka 3 ex.`."""
+        """How headers name the source: `002`, `Raschka 3` / `Raschka 3 ex.`, or `oracle 21`
+        (an oracle run recorded for chapter 21, `oracle_21_<name>.txt`)."""
+        if self.notebook.startswith("oracle_"):
+            return "oracle " + self.notebook.split("_")[1]
         return {"raschka_ch03.txt": "Raschka 3",
                 "raschka_ch03_exercises.txt": "Raschka 3 ex."}.get(self.notebook, self.notebook[:3])
 

@@ -1,6 +1,7 @@
 #include "textbook/display.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -218,6 +219,21 @@ std::string labelled_lines(const std::vector<std::pair<std::string, std::string>
     for (const auto& [label, text] : rows) {
         if (!out.empty()) out += '\n';
         out += label + std::string(width - label.size() + 2, ' ') + text;
+    }
+    return out;
+}
+
+std::string loss_lines(const std::vector<float>& losses) {
+    std::string out;
+    for (std::size_t step = 0; step < losses.size(); ++step) {
+        char buf[64];
+        const double loss = losses[step];
+        if (std::isnan(loss))
+            std::snprintf(buf, sizeof buf, "step %2zu: loss nan", step);
+        else
+            std::snprintf(buf, sizeof buf, "step %2zu: loss %.4f", step, loss);
+        if (!out.empty()) out += '\n';
+        out += buf;
     }
     return out;
 }

@@ -112,4 +112,12 @@ std::string gb_text(std::size_t bytes);
 /// longest); no newline at the end.
 std::string labelled_lines(const std::vector<std::pair<std::string, std::string>>& rows);
 
+// ---------------------------------------------------------------- chapter 21 (training)
+
+/// A training loop's log, one line per step from step 0, as
+/// `print(f"step {step:2d}: loss {loss.item():.4f}")` writes it (tools/oracle/attention_learns.py):
+/// `step  0: loss 0.1109`; the loss is the float32 value widened to double, as `.item()`,
+/// rounded to 4 decimals (NaN prints `nan`, as Python); no newline at the end.
+std::string loss_lines(const std::vector<float>& losses);
+
 }  // namespace textbook

@@ -62,6 +62,42 @@ batch = torch.stack((inputs, inputs), dim=0)""",
 mha, adamw_losses = fit(torch.optim.AdamW, lr=0.01, weight_decay=0.1)""",
     """print(mha.W_query.weight)""",
     """adamw_params = {name: p.detach().clone() for name, p in mha.named_parameters()}""",
+    """class AttentionOnlyTransformer(torch.nn.Module):
+    def __init__(self, vocab_size, context_length, emb_dim, num_heads, num_layers=2):
+        super().__init__()
+        self.tok_emb = torch.nn.Embedding(vocab_size, emb_dim)
+        self.pos_emb = torch.nn.Embedding(context_length, emb_dim)
+        self.blocks = torch.nn.ModuleList(
+            [MultiHeadAttention(emb_dim, emb_dim, context_length, 0.0, num_heads) for _ in range(num_layers)])
+        self.out_head = torch.nn.Linear(emb_dim, vocab_size, bias=False)
+    def forward(self, ids):
+        x = self.tok_emb(ids) + self.pos_emb(torch.arange(ids.shape[1]))
+        for block in self.blocks:
+            x = x + block(x)
+        return self.out_head(x)
+def repeated_tokens(b, half, vocab_size):
+    first = torch.randint(0, vocab_size, (b, half))
+    return torch.cat([first, first], 1)""",
+    """V, HALF, B = 32, 12, 32
+def half_losses(logits, targets):
+    first = torch.nn.functional.cross_entropy(logits[:, :HALF - 1].reshape(-1, V), targets[:, :HALF - 1].reshape(-1))
+    second = torch.nn.functional.cross_entropy(logits[:, HALF:].reshape(-1, V), targets[:, HALF:].reshape(-1))
+    return first, second
+torch.manual_seed(123)
+model = AttentionOnlyTransformer(vocab_size=V, context_length=2 * HALF - 1, emb_dim=32, num_heads=2)
+optimizer = torch.optim.AdamW(model.parameters(), lr=0.003)
+curve = []
+for step in range(300):
+    seq = repeated_tokens(B, HALF, V)
+    logits = model(seq[:, :-1])
+    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, V), seq[:, 1:].reshape(-1))
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    first, second = half_losses(logits.detach(), seq[:, 1:])
+    curve.append((loss.detach().clone(), first, second))
+    if step % 20 == 0 or step == 299:
+        print(f"step {step:3d}: loss {loss.item():.4f}, first half {first.item():.4f}, second half {second.item():.4f}")""",
 ]
 
 
@@ -114,6 +150,10 @@ def main():
                 f"{SCRIPT} with Debian's {prov['debian_package']} (torch {prov['torch_version']}) on the "
                 f"reference BLAS, {prov['date']}: code cells and their printed outputs, in order.", CELLS)
     runs = []
+    induction = {"name": "induction", "python": "cells 8-9: AttentionOnlyTransformer(32, 23, 32, 2), AdamW(lr=0.003), 300 steps",
+                 "loss_bits": [bits(c[0])[0] for c in ns["curve"]],
+                 "first_half_bits": [bits(c[1])[0] for c in ns["curve"]],
+                 "second_half_bits": [bits(c[2])[0] for c in ns["curve"]]}
     for name, python, losses, params in (
             ("sgd", "fit(torch.optim.SGD, lr=0.5)", ns["sgd_losses"], ns["sgd_params"]),
             ("adamw", "fit(torch.optim.AdamW, lr=0.01, weight_decay=0.1)", ns["adamw_losses"], ns["adamw_params"])):
@@ -123,8 +163,9 @@ def main():
            "format": "Each run: `python` is the call of the script's fit() (cell 2 of the export); "
                      "`loss_bits` the float32 bits of each step's loss (before that step's update); "
                      "`params_after` every parameter in named_parameters() order after the 20 steps, "
-                     "as float32 bits (uint32, row-major).",
-           "runs": runs}
+                     "as float32 bits (uint32, row-major). `induction`: cell 9's training of the attention-only "
+                     "transformer, every step's loss and first/second-half losses as float32 bits.",
+           "runs": runs, "induction": induction}
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

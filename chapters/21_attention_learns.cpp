@@ -1,0 +1,63 @@
+// Chapter 21: attention learns — the training loop, SGD and AdamW as PyTorch 1.13 runs them.
+// Prose: docs/chapters/.
+#include <vector>
+
+#include "attn/attention/multihead.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/print/print.hpp"
+#include "textbook/book.hpp"
+#include "textbook/chapter.hpp"
+#include "textbook/display.hpp"
+
+int main(int argc, char** argv) {
+    return textbook::run(argc, argv, {.name = "21_attention_learns", .seeded = true}, [](textbook::Chapter& ch) {
+        ch.step("loop");
+        //! [loop]
+        const attn::Tensor inputs = textbook::inputs();
+        const attn::Tensor batch = attn::stack({inputs, inputs}, 0);
+        const auto fit = [&](attn::MultiHeadAttention& mha, attn::optim::Optimizer& optimizer,
+                             const attn::Tensor& target) {
+            std::vector<float> losses;
+            for (int step = 0; step < 20; ++step) {
+                optimizer.zero_grad();
+                attn::AttentionSaved saved;
+                const attn::Tensor context_vecs = mha.forward(batch, saved);
+                const attn::Tensor loss = attn::mse_loss(context_vecs, target);
+                // loss.backward(): dL/dL = 1, back through mse_loss, then through the module
+                const attn::Tensor grad = attn::mse_loss_backward(attn::scalar_tensor(1.0f), context_vecs, target);
+                mha.backward(saved, grad);
+                optimizer.step();
+                losses.push_back(loss());
+            }
+            return losses;
+        };
+        //! [loop]
+
+        ch.step("sgd");
+        //! [sgd]
+        attn::manual_seed(ch.seed(123));
+        attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
+        const attn::Tensor target = attn::rand({2, 6, 2});
+        attn::optim::SGD sgd(mha.named_parameters(), {.lr = 0.5});
+        const std::vector<float> sgd_losses = fit(mha, sgd, target);
+        //! [sgd]
+        ch.book("o21-In03", "fit(torch.optim.SGD, lr=0.5)", textbook::loss_lines(sgd_losses));
+        ch.book("o21-In04", "print(mha.W_query.weight)", attn::parameter_repr(mha.W_query.weight));
+
+        ch.step("adamw");
+        //! [adamw]
+        attn::manual_seed(ch.seed(123));
+        attn::MultiHeadAttention mha2({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
+        const attn::Tensor target2 = attn::rand({2, 6, 2});
+        attn::optim::AdamW adamw(mha2.named_parameters(), {.lr = 0.01, .weight_decay = 0.1});
+        const std::vector<float> adamw_losses = fit(mha2, adamw, target2);
+        //! [adamw]
+        ch.book("o21-In05", "fit(torch.optim.AdamW, lr=0.01, weight_decay=0.1)", textbook::loss_lines(adamw_losses));
+        ch.book("o21-In06", "print(mha.W_query.weight)", attn::parameter_repr(mha2.W_query.weight));
+        ch.show("AdamW's state after 20 steps: step, exp_avg and exp_avg_sq of W_query.weight",
+                std::to_string(adamw.state()[0].step) + "\n" + attn::repr(adamw.state()[0].exp_avg) + "\n" +
+                    attn::repr(adamw.state()[0].exp_avg_sq));
+    });
+}
