@@ -14,8 +14,6 @@
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
-#include <xtensor/xmanipulation.hpp>
-#include <xtensor/xview.hpp>
 
 #include "oracle.hpp"
 #include "support.hpp"
@@ -107,56 +105,48 @@ TEST_CASE("first fit: control, 19 AdamW steps and a repeated last loss differ" *
 
 namespace {
 
-constexpr std::size_t V = 32, HALF = 12, B = 32;
+constexpr std::size_t V = 32, HALF = 12, B = 32, STEPS = 1000;
 
 struct Curve {
     std::vector<float> loss, first, second;
 };
 
-// The oracle's cells 8-9: seed 123, AttentionOnlyTransformer(32, 23, 32, 2), AdamW(lr=0.003),
-// each step a fresh batch of repeated tokens from the default generator.
-Curve train(attn::AttentionOnlyTransformer& model, int steps) {
-    attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.003});
+// The oracle's cells 8-9: seed 123, AttentionOnlyTransformer(32, 23, 32, 2), AdamW(lr=0.01),
+// each step a fresh batch of 6 to 12 random tokens repeated, from the default generator.
+Curve train(attn::AttentionOnlyTransformer& model, std::size_t steps) {
+    attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.01});
     Curve c;
-    for (int step = 0; step < steps; ++step) {
-        const attn::LongTensor seq = attn::repeated_tokens(B, HALF, V);
-        const attn::LongTensor input = attn::LongTensor(xt::view(seq, xt::all(), xt::range(0, 2 * HALF - 1)));
-        const attn::LongTensor targets = attn::LongTensor(xt::view(seq, xt::all(), xt::range(1, 2 * HALF)));
+    for (std::size_t step = 0; step < steps; ++step) {
+        const auto half = static_cast<std::size_t>(attn::randint(6, 13, {1})(0));
+        const auto pair = attn::next_token_pairs(attn::repeated_tokens(B, half, V));
         attn::AttentionOnlyTransformer::Saved saved;
-        const Tensor logits = model.forward(input, saved);
-        const Tensor flat = attn::view(logits, {-1, static_cast<long>(V)});
-        const attn::LongTensor flat_targets = attn::LongTensor(xt::flatten(targets));
-        const Tensor loss = attn::cross_entropy(flat, flat_targets);
+        const Tensor logits = model.forward(pair.first, saved);
+        const Tensor loss = attn::sequence_cross_entropy(logits, pair.second);
         optimizer.zero_grad();
-        const Tensor grad = attn::cross_entropy_backward(attn::scalar_tensor(1.0f), flat, flat_targets);
-        model.backward(saved, attn::view(grad, {static_cast<long>(B), static_cast<long>(2 * HALF - 1), static_cast<long>(V)}));
+        model.backward(saved, attn::sequence_cross_entropy_backward(logits, pair.second));
         optimizer.step();
-        const auto half_loss = [&](std::size_t from, std::size_t to) {
-            const Tensor l = attn::slice(logits, 1, static_cast<long>(from), static_cast<long>(to));
-            const attn::LongTensor t = attn::LongTensor(xt::view(targets, xt::all(), xt::range(from, to)));
-            return attn::cross_entropy(attn::view(l, {-1, static_cast<long>(V)}), attn::LongTensor(xt::flatten(t)))();
-        };
         c.loss.push_back(loss());
-        c.first.push_back(half_loss(0, HALF - 1));
-        c.second.push_back(half_loss(HALF, 2 * HALF - 1));
+        c.first.push_back(attn::sequence_cross_entropy(logits, pair.second, 0, half - 1)());
+        c.second.push_back(attn::sequence_cross_entropy(logits, pair.second, half, 2 * half - 1)());
     }
     return c;
 }
 
 attn::AttentionOnlyTransformer make_model() {
     attn::manual_seed(123);
-    return attn::AttentionOnlyTransformer({.vocab_size = V, .context_length = 2 * HALF - 1, .emb_dim = 32, .num_heads = 2});
+    return attn::AttentionOnlyTransformer({.vocab_size = V, .context_length = 23, .emb_dim = 32, .num_heads = 2});
 }
 
 }  // namespace
 
-TEST_CASE("induction head: 300 AdamW steps give PyTorch's losses, step by step") {
+TEST_CASE("induction head: the first 40 AdamW steps give PyTorch's losses within 4 ulp") {
     attn::AttentionOnlyTransformer model = make_model();
-    const Curve c = train(model, 300);
+    const Curve c = train(model, STEPS);
     const json& o = test::oracle_file("attention_learns.json")["induction"];
     int identical = 0;
     std::int64_t worst = 0;
-    for (std::size_t i = 0; i < 300; ++i) {
+    REQUIRE(o["loss_bits"].size() == STEPS);
+    for (std::size_t i = 0; i < STEPS; ++i) {
         const std::int64_t d = std::max({attn::ulp_distance(c.loss[i], std::bit_cast<float>(o["loss_bits"][i].get<std::uint32_t>())),
                                           attn::ulp_distance(c.first[i], std::bit_cast<float>(o["first_half_bits"][i].get<std::uint32_t>())),
                                           attn::ulp_distance(c.second[i], std::bit_cast<float>(o["second_half_bits"][i].get<std::uint32_t>()))});
@@ -164,7 +154,35 @@ TEST_CASE("induction head: 300 AdamW steps give PyTorch's losses, step by step")
         worst = std::max(worst, d);
     }
     MESSAGE("identical steps from the start: " << identical << ", worst ulp " << worst);
-    CHECK(identical == 300);
+    // The three losses of a step agree to 1-2 ulp from step 1 on (the runs part in the last
+    // bits, see the chapter); the early steps must stay that close.
+    std::int64_t early = 0;
+    for (std::size_t i = 0; i < 40; ++i)
+        early = std::max({early, attn::ulp_distance(c.loss[i], std::bit_cast<float>(o["loss_bits"][i].get<std::uint32_t>())),
+                          attn::ulp_distance(c.first[i], std::bit_cast<float>(o["first_half_bits"][i].get<std::uint32_t>())),
+                          attn::ulp_distance(c.second[i], std::bit_cast<float>(o["second_half_bits"][i].get<std::uint32_t>()))});
+    CHECK(early <= 4);
+    CHECK(attn::ulp_distance(c.loss[0], std::bit_cast<float>(o["loss_bits"][0].get<std::uint32_t>())) == 0);
+}
+
+TEST_CASE("induction head: the trained model predicts >= 90% of second-half tokens on held-out sequences") {
+    attn::AttentionOnlyTransformer model = make_model();
+    train(model, STEPS);
+    attn::Generator held_out(2024);
+    const auto pair = attn::next_token_pairs(attn::repeated_tokens(256, HALF, V, held_out));
+    const Tensor logits = model(pair.first);
+    const attn::LongTensor predicted = attn::argmax(logits, -1);
+    std::size_t right = 0, total = 0;
+    for (std::size_t i = 0; i < 256; ++i)
+        for (std::size_t t = HALF; t < 2 * HALF - 1; ++t, ++total) right += predicted(i, t) == pair.second(i, t) ? 1 : 0;
+    const double accuracy = static_cast<double>(right) / static_cast<double>(total);
+    MESSAGE("second-half accuracy on 256 held-out sequences: " << accuracy);
+    CHECK(accuracy >= 0.9);
+    // the first half is unpredictable: about 1 in 32
+    std::size_t first_right = 0;
+    for (std::size_t i = 0; i < 256; ++i)
+        for (std::size_t t = 0; t + 1 < HALF; ++t) first_right += predicted(i, t) == pair.second(i, t) ? 1 : 0;
+    CHECK(static_cast<double>(first_right) / (256.0 * (HALF - 1)) < 0.15);
 }
 
 }  // namespace test_attention_learns

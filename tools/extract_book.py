@@ -68,7 +68,7 @@ NO_OUTPUT = {
     "004": [1, 2, 17, 52, 54, 58],
     "rch03": [2, 15, 16],
     "rch03x": [2, 3, 4, 5],
-    "o21": [1, 2, 7],
+    "o21": [1, 2, 7, 8],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):

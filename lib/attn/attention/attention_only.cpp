@@ -3,6 +3,7 @@
 
 #include "attn/attention/attention_only.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -100,6 +101,21 @@ void AttentionOnlyTransformer::backward(const Saved& saved, const Tensor& grad_l
     tok_emb.backward(saved.ids, g);
 }
 
+std::vector<Tensor> AttentionOnlyTransformer::attn_weights(const LongTensor& ids) const {
+    Saved saved;
+    forward(ids, saved);  // checks ids; each block's input is then rebuilt step by step
+    Tensor x = tok_emb(ids);
+    const Tensor pos = pos_emb(arange(static_cast<std::int64_t>(ids.shape()[1])));
+    for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = x.data()[i] + pos.data()[i % pos.size()];
+    std::vector<Tensor> weights;
+    for (const MultiHeadAttention& block : blocks) {
+        MultiHeadAttention::Steps steps = block.forward_steps(x);
+        for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = x.data()[i] + steps.context_vec.data()[i];
+        weights.push_back(std::move(steps.attn_weights));
+    }
+    return weights;
+}
+
 std::vector<nn::NamedParameter> AttentionOnlyTransformer::named_parameters() {
     std::vector<nn::NamedParameter> out = tok_emb.named_parameters("tok_emb.");
     for (auto& p : pos_emb.named_parameters("pos_emb.")) out.push_back(p);
@@ -110,6 +126,56 @@ std::vector<nn::NamedParameter> AttentionOnlyTransformer::named_parameters() {
         }
     for (auto& p : out_head.named_parameters("out_head.")) out.push_back(p);
     return out;
+}
+
+std::pair<LongTensor, LongTensor> next_token_pairs(const LongTensor& seq) {
+    const Shape s = shape_of(seq);
+    if (s.size() != 2 || s[1] < 2) throw_shape_error("next_token_pairs (seq)", "[b, n] with n >= 2", s);
+    LongTensor input = LongTensor::from_shape({s[0], s[1] - 1});
+    LongTensor targets = LongTensor::from_shape({s[0], s[1] - 1});
+    for (std::size_t i = 0; i < s[0]; ++i)
+        for (std::size_t j = 0; j + 1 < s[1]; ++j) {
+            input(i, j) = seq(i, j);
+            targets(i, j) = seq(i, j + 1);
+        }
+    return {std::move(input), std::move(targets)};
+}
+
+namespace {
+
+// logits[:, from:to].reshape(-1, V) and targets[:, from:to].reshape(-1), checked.
+std::pair<Tensor, LongTensor> positions(const Tensor& logits, const LongTensor& targets,
+                                        std::size_t from, std::size_t to, const char* where) {
+    const Shape s = shape_of(logits);
+    if (s.size() != 3) throw_shape_error(where, "logits [b, T, V]", s);
+    check_same_shape(std::string(where) + " (targets)", Shape{s[0], s[1]}, shape_of(targets));
+    if (to == 0) to = s[1];
+    if (from >= to || to > s[1])
+        throw std::invalid_argument(std::string(where) + ": positions [" + std::to_string(from) + ", " +
+                                    std::to_string(to) + ") are empty or past T = " + std::to_string(s[1]));
+    const std::size_t n = to - from, V = s[2];
+    Tensor rows = Tensor::from_shape({s[0] * n, V});
+    LongTensor t = LongTensor::from_shape({s[0] * n});
+    for (std::size_t i = 0; i < s[0]; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+            std::copy_n(logits.data() + (i * s[1] + from + j) * V, V, rows.data() + (i * n + j) * V);
+            t(i * n + j) = targets(i, from + j);
+        }
+    return {std::move(rows), std::move(t)};
+}
+
+}  // namespace
+
+Tensor sequence_cross_entropy(const Tensor& logits, const LongTensor& targets, std::size_t from, std::size_t to) {
+    const auto rows = positions(logits, targets, from, to, "sequence_cross_entropy");
+    return cross_entropy(rows.first, rows.second);
+}
+
+Tensor sequence_cross_entropy_backward(const Tensor& logits, const LongTensor& targets) {
+    const auto rows = positions(logits, targets, 0, 0, "sequence_cross_entropy_backward");
+    Tensor grad = cross_entropy_backward(scalar_tensor(1.0f), rows.first, rows.second);
+    grad.reshape(logits.shape());
+    return grad;
 }
 
 LongTensor repeated_tokens(std::size_t b, std::size_t half, std::size_t vocab_size, Generator& gen) {

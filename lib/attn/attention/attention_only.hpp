@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/attention/causal.hpp"
@@ -70,6 +71,11 @@ public:
     /// @throws std::invalid_argument when `grad_logits` does not fit `saved`.
     void backward(const Saved& saved, const Tensor& grad_logits);
 
+    /// Each block's attention weights for `ids` (the teaching path, `forward_steps` of every
+    /// block on its residual stream): one `[b, num_heads, T, T]` tensor per block.
+    /// @throws as `operator()`.
+    std::vector<Tensor> attn_weights(const LongTensor& ids) const;
+
     /// `named_parameters()` in PyTorch's order: `tok_emb.weight`, `pos_emb.weight`,
     /// `blocks.<i>.W_query.weight`, `...W_key.weight`, `...W_value.weight`,
     /// `...out_proj.weight`, `...out_proj.bias` for each block, `out_head.weight`.
@@ -87,5 +93,23 @@ public:
 /// @throws std::invalid_argument when a size is 0.
 LongTensor repeated_tokens(std::size_t b, std::size_t half, std::size_t vocab_size,
                            Generator& gen = default_generator());
+
+/// A language model's inputs and targets from token sequences `[b, n]`:
+/// `(seq[:, :-1], seq[:, 1:])`, each `[b, n - 1]` (position t's target is token t + 1).
+/// @throws std::invalid_argument when `seq` is not 2-D or has fewer than 2 tokens.
+std::pair<LongTensor, LongTensor> next_token_pairs(const LongTensor& seq);
+
+/// `F.cross_entropy(logits[:, from:to].reshape(-1, V), targets[:, from:to].reshape(-1))`:
+/// the mean next-token loss over positions `[from, to)` of every sequence (the whole
+/// sequence when `to` is 0). logits `[b, T, V]`, targets `[b, T]` -> a 0-d tensor.
+/// @throws std::invalid_argument when the shapes do not fit, the range is empty or past `T`,
+/// or a target lies outside `[0, V)`.
+Tensor sequence_cross_entropy(const Tensor& logits, const LongTensor& targets, std::size_t from = 0,
+                              std::size_t to = 0);
+
+/// The backward pass of `sequence_cross_entropy(logits, targets)` over the whole sequence:
+/// `dL/dlogits` `[b, T, V]` (`cross_entropy_backward` of the flattened rows, for `dL/dL = 1`).
+/// @throws std::invalid_argument as `sequence_cross_entropy`.
+Tensor sequence_cross_entropy_backward(const Tensor& logits, const LongTensor& targets);
 
 }  // namespace attn
