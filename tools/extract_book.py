@@ -48,17 +48,18 @@ NOTEBOOKS = {
     "004": "004_d8a07657e05181d5.txt",
     "rch03": "raschka_ch03.txt",
     "rch03x": "raschka_ch03_exercises.txt",
-    # Oracle runs of PyTorch's autograd (tools/oracle/backward.py), exported as the notebooks
-    # are: what chapters 19 and 20 compare with.
+    # Oracle runs of PyTorch (tools/oracle/), exported as the notebooks are: what the chapters
+    # above 14 compare with (`oracle<chapter>` or `o<chapter>`).
     "oracle19": "oracle_19_gradients.txt",
     "oracle20": "oracle_20_flash_backward.txt",
+    "o21": "oracle_21_attention_learns.txt",
 }
 # Folder of each source under data/sources/.
-FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("oracle") else "seeds")
+FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("o") else "seeds")
           for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle19": "oracle 19",
-               "oracle20": "oracle 20"}
+               "oracle20": "oracle 20", "o21": "oracle 21"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
 
@@ -73,6 +74,7 @@ NO_OUTPUT = {
     "rch03x": [2, 3, 4, 5],
     "oracle19": [1],
     "oracle20": [1, 2],
+    "o21": [1, 2, 7, 8],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
@@ -305,26 +307,30 @@ def write_readme(rows: list[dict]) -> str:
         "## manifest.tsv\n\n"
         "UTF-8, one entry per line, fields separated by a single TAB, no empty fields (`-`\n"
         "when nothing applies), no tabs inside fields. Lines starting with `#` are comments\n"
-        "(the first names the columns). Columns, in order:\n\n"
+        "(the first names the columns). Like the block files, it is plain text in LF lines: no CR\n"
+        "(a CRLF file is refused, naming its first line), no control character but the tab, and a\n"
+        "line ending after the last line (a file without one looks cut short and is refused). An `id`\n"
+        "appears once. Columns, in order:\n\n"
         "| column | meaning |\n|---|---|\n"
         "| `id` | `<notebook number>-In<2-digit cell>`, e.g. `002-In08`; a cell that printed "
         "several separate outputs (separate `print` calls) gets `-1`, `-2`, ... in order "
         "(`004-In64-2`). A displayed tuple, or one `print` of several values, is one output. "
         "Raschka's are `rch03-In..` (chapter 3) and `rch03x-In..` (exercise solutions); an "
         "output shown in a markdown fence instead of a cell is named after its section "
-        "(`rch03x-Ex32`: exercise 3.2). The oracle runs' are `oracle19-In..` and `oracle20-In..`. |\n"
+        "(`rch03x-Ex32`: exercise 3.2). The oracle runs' are `oracle<chapter>-In..` (`oracle19-In03`) or `o<chapter>-In..` (`o21-In03`). |\n"
         "| `notebook` | the source's file name in `data/sources/seeds/`, "
         "`data/sources/raschka/` or `data/sources/oracle/` |\n"
         "| `cell` | the cell, e.g. `In [8]`, or `Exercise 3.2 (markdown)` |\n"
-        "| `chapter` | the chapter that reprints it (integer, 1-20; `A` for appendix A; `X` for "
+        "| `chapter` | the chapter that reprints it (integer, 1-21; `A` for appendix A; `X` for "
         "the exercises program) |\n"
         "| `style` | `torch` (a PyTorch tensor repr, alone, in a tuple, or in a labelled print), "
         "`numpy` (NumPy array printing: notebook 004's `.detach().numpy()`), `text` (anything "
         "else: `torch.Size(...)` alone, `True`, dicts, module reprs, errors, strings) |\n"
-        "| `precision` | printed fraction digits: torch `4` (notebook 001: `2`, from "
-        "`set_printoptions(precision=2)`), numpy `8`, text `-` |\n"
+        "| `precision` | printed fraction digits, a whole number (0-99): torch `4` (notebook 001: `2`, from "
+        "`set_printoptions(precision=2)`), numpy `8`; text `-` |\n"
         "| `check` | how a chapter's output is compared with the block, see below |\n"
-        "| `file` | the block's path relative to `data/book/`: `<nnn>/<id>.txt` |\n"
+        "| `file` | the block's path relative to `data/book/`: `<nnn>/<id>.txt` (a relative path "
+        "that stays inside `data/book/`, to a regular file) |\n"
         "| `what` | what the block shows, in a few words; `(truncated in the export)` marks a "
         "block the export cut short |\n\n"
         "Checks:\n\n"
@@ -377,7 +383,8 @@ def write_readme(rows: list[dict]) -> str:
     out.append("| **all** | " + " | ".join(str(c) for c in tot) + f" | {sum(tot)} |\n\n")
     per_ch = collections.Counter(r["chapter"] for r in rows)
     out.append("| chapter | entries |\n|---|---|\n")
-    for ch in [*range(1, 11), "A", "X"]:
+    later = sorted(c for c in per_ch if isinstance(c, int) and c > 10)
+    for ch in [*range(1, 11), *later, "A", "X"]:
         out.append(f"| {ch} | {per_ch.get(ch, 0)} |\n")
     trunc = [r["id"] for r in rows if r["what"].endswith(TRUNCATED)]
     out.append("\nTruncated in the export: " + ", ".join(f"`{t}`" for t in trunc) + ".\n")

@@ -170,8 +170,9 @@ const Entry& Book::at(const std::string& id) const {
 std::string source_name(const Entry& entry) {
     if (entry.notebook == "raschka_ch03.txt") return "Raschka 3";
     if (entry.notebook == "raschka_ch03_exercises.txt") return "Raschka 3 ex.";
-    // An oracle run of a bonus module: `oracle_15_latent_attention.txt` is `oracle 15`.
-    if (entry.notebook.rfind("oracle_", 0) == 0) return "oracle " + entry.notebook.substr(7, 2);
+    // An oracle run recorded for a chapter: `oracle_21_attention_learns.txt` -> `oracle 21`.
+    if (entry.notebook.rfind("oracle_", 0) == 0)
+        return "oracle " + entry.notebook.substr(7, entry.notebook.find('_', 7) - 7);
     return entry.notebook.substr(0, 3);
 }
 

@@ -60,7 +60,7 @@ struct Check {
 /// One printed output of a notebook.
 struct Entry {
     std::string id;         ///< e.g. `002-In08`, `004-In64-2` (the second output of In [64])
-    std::string notebook;   ///< the source's file name in `data/sources/seeds/` or `raschka/`
+    std::string notebook;   ///< the source's file name in `data/sources/seeds/`, `raschka/` or `oracle/`
     std::string cell;       ///< e.g. `In [8]`
     std::string chapter;    ///< the chapter that prints it: `1`..`16`, or `A` (the appendix)
     std::string style;      ///< `torch`, `numpy` or `text`
@@ -107,8 +107,8 @@ private:
 };
 
 /// How a chapter header names an entry's source: the notebook's number (`002`), or
-/// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions,
-/// `oracle 15` for an oracle run (`data/sources/oracle/oracle_15_....txt`).
+/// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions, or
+/// `oracle 19` for a PyTorch run recorded for a chapter (`data/sources/oracle/oracle_19_....txt`).
 std::string source_name(const Entry& entry);
 
 /// The book's input: the six 3-d embeddings of "Your journey starts with one step",

@@ -1,6 +1,7 @@
 #include "textbook/display.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -146,6 +147,77 @@ std::string mask_agreement(const std::string& printed, const attn::Tensor& keep,
         agree += printed_kept == (keep.flat(i) != 0.0f) ? 1 : 0;
     }
     return std::to_string(agree) + " of " + std::to_string(counted) + " entries agree";
+}
+
+std::string loss_lines(const std::vector<float>& losses) {
+    std::string out;
+    for (std::size_t step = 0; step < losses.size(); ++step) {
+        char buf[64];
+        const double loss = losses[step];
+        if (std::isnan(loss))
+            std::snprintf(buf, sizeof buf, "step %2zu: loss nan", step);
+        else
+            std::snprintf(buf, sizeof buf, "step %2zu: loss %.4f", step, loss);
+        if (!out.empty()) out += '\n';
+        out += buf;
+    }
+    return out;
+}
+
+std::string curve_lines(const std::vector<float>& loss, const std::vector<float>& first_half,
+                        const std::vector<float>& second_half, std::size_t every) {
+    if (loss.size() != first_half.size() || loss.size() != second_half.size() || every == 0)
+        throw std::invalid_argument("curve_lines: three series of one length and every >= 1 expected");
+    std::string out;
+    for (std::size_t step = 0; step < loss.size(); ++step) {
+        if (step % every != 0 && step + 1 != loss.size()) continue;
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "step %3zu: loss %.4f, first half %.4f, second half %.4f", step,
+                      static_cast<double>(loss[step]), static_cast<double>(first_half[step]),
+                      static_cast<double>(second_half[step]));
+        if (!out.empty()) out += '\n';
+        out += buf;
+    }
+    return out;
+}
+
+namespace {
+
+// Mean weight of each head on key (i - back) over the queries i in [half, T).
+std::vector<double> mean_weight_back(const attn::Tensor& w, std::size_t half, std::size_t back) {
+    const attn::Shape s = attn::shape_of(w);
+    if (s.size() != 4 || s[2] != s[3] || s[2] <= half || s[2] >= 2 * half)
+        attn::throw_shape_error("head scores (attn_weights)", "[b, H, T, T] with half < T < 2 * half", s);
+    const std::size_t b = s[0], H = s[1], T = s[2];
+    std::vector<double> score(H, 0.0);
+    for (std::size_t n = 0; n < b; ++n)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = half; i < T; ++i) score[h] += w(n, h, i, i - back);
+    for (double& x : score) x /= static_cast<double>(b * (T - half));
+    return score;
+}
+
+}  // namespace
+
+std::string head_score_lines(const std::vector<attn::Tensor>& weights, std::size_t half) {
+    std::string out;
+    for (std::size_t l = 0; l < weights.size(); ++l) {
+        const std::vector<double> previous = mean_weight_back(weights[l], half, 1);
+        const std::vector<double> induction = mean_weight_back(weights[l], half, half - 1);
+        for (std::size_t h = 0; h < previous.size(); ++h) {
+            char buf[96];
+            std::snprintf(buf, sizeof buf, "block %zu head %zu: previous token %.2f, induction %.2f", l, h,
+                          previous[h], induction[h]);
+            if (!out.empty()) out += '\n';
+            out += buf;
+        }
+    }
+    return out;
+}
+
+std::size_t strongest_induction_head(const attn::Tensor& weights, std::size_t half) {
+    const std::vector<double> induction = mean_weight_back(weights, half, half - 1);
+    return static_cast<std::size_t>(std::max_element(induction.begin(), induction.end()) - induction.begin());
 }
 
 }  // namespace textbook

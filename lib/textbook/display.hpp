@@ -139,4 +139,32 @@ std::string not_reproduced(const std::string& why);
 std::string mask_agreement(const std::string& printed, const attn::Tensor& keep,
                            const attn::Tensor& where);
 
+// ---------------------------------------------------------------- chapter 21 (training)
+
+/// A training loop's log, one line per step from step 0, as
+/// `print(f"step {step:2d}: loss {loss.item():.4f}")` writes it (tools/oracle/attention_learns.py):
+/// `step  0: loss 0.1109`; the loss is the float32 value widened to double, as `.item()`,
+/// rounded to 4 decimals (NaN prints `nan`, as Python); no newline at the end.
+std::string loss_lines(const std::vector<float>& losses);
+
+/// The induction head's training log, every `every` steps and the last, as
+/// tools/oracle/attention_learns.py prints it:
+/// `step 100: loss 2.8452, first half 3.8291, second half 2.0201`.
+/// @throws std::invalid_argument when the three series differ in length or `every` is 0.
+std::string curve_lines(const std::vector<float>& loss, const std::vector<float>& first_half,
+                        const std::vector<float>& second_half, std::size_t every);
+
+/// What each head of each block attends to in the second half of repeated sequences
+/// (`weights`: one `[b, H, T, T]` per block; the sequences repeat after `half` tokens): for
+/// the queries `i` in `[half, T)`, the mean weight on the previous token (`i - 1`) and on the
+/// token after the query's earlier occurrence (`i - half + 1`, an induction head's target).
+/// One line per head: `block 1 head 0: previous token 0.02, induction 0.97`.
+/// @throws std::invalid_argument when a tensor is not `[b, H, T, T]` with `half < T < 2 * half`.
+std::string head_score_lines(const std::vector<attn::Tensor>& weights, std::size_t half);
+
+/// The head of `weights` (`[b, H, T, T]`, one block) with the largest induction score (see
+/// `head_score_lines`).
+/// @throws as `head_score_lines`.
+std::size_t strongest_induction_head(const attn::Tensor& weights, std::size_t half);
+
 }  // namespace textbook

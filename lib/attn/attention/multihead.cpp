@@ -162,6 +162,12 @@ Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& g
                                   "MultiHeadAttention::backward");
 }
 
+Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& grad_output,
+                                    const Tensor& grad_x_before) {
+    return detail::train_backward(W_query, W_key, W_value, &out_proj, saved, grad_output,
+                                  "MultiHeadAttention::backward", &grad_x_before);
+}
+
 std::vector<nn::NamedParameter> MultiHeadAttention::named_parameters() {
     std::vector<nn::NamedParameter> out;
     for (auto [name, layer] : {std::pair{"W_query.", &W_query}, {"W_key.", &W_key},

@@ -120,6 +120,14 @@ public:
     /// replaced by one that does not fit since the forward.
     Tensor backward(const AttentionSaved& saved, const Tensor& grad_output);
 
+    /// `backward` inside a larger graph: `grad_x_before` (`[b, T, d_in]`) is the gradient
+    /// `x` already received from its other uses, e.g. the identity of a residual connection
+    /// `x + mha(x)`, which autograd delivers first; the result is `((grad_x_before +
+    /// dx_value) + dx_key) + dx_query`, the bits autograd's buffer holds.
+    /// @throws std::invalid_argument as `backward`, or when `grad_x_before` is not `x`'s shape
+    /// (nothing accumulated then).
+    Tensor backward(const AttentionSaved& saved, const Tensor& grad_output, const Tensor& grad_x_before);
+
     /// `named_parameters()` in PyTorch's registration order: `W_query.weight`, `W_key.weight`,
     /// `W_value.weight` (each followed by its bias with `qkv_bias`), `out_proj.weight`,
     /// `out_proj.bias` (with `out_bias`).

@@ -61,9 +61,10 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
 
 Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
                       nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
-                      const std::string& where) {
+                      const std::string& where, const Tensor* grad_x_before) {
     const Shape sx = shape_of(saved.x);
     if (sx.size() != 3) throw_shape_error(where + " (saved.x)", "[b, T, d_in] (a forward's)", sx);
+    if (grad_x_before) check_same_shape(where + " (the gradient x received before)", sx, shape_of(*grad_x_before));
     const std::size_t width = checked_mul(saved.num_heads, saved.head_dim, where + " (num_heads * head_dim)");
     const Shape merged{sx[0], sx[1], width};
     for (const Tensor* t : {&saved.queries, &saved.keys, &saved.values, &saved.context})
@@ -102,10 +103,16 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
                     HeadsView::split(saved.values, H, hd), HeadsView::split(saved.context, H, hd),
                     saved.attention, dq, dk, dv, saved_options(saved));
     // 3. the projections: .grad, and dx = (dx_value + dx_key) + dx_query, autograd's order
-    Tensor dx = Tensor::from_shape(sx);
+    // (after what x received before, when given)
     const std::size_t m = checked_mul(rows, sx[2], where + " (b * T * d_in)");
     float* part = scratch(0, m);
-    W_value.backward_into(saved.x.data(), rows, dv, dx.data());
+    Tensor dx = grad_x_before ? Tensor(*grad_x_before) : Tensor::from_shape(sx);
+    if (grad_x_before) {
+        W_value.backward_into(saved.x.data(), rows, dv, part);
+        for (std::size_t i = 0; i < m; ++i) dx.data()[i] = dx.data()[i] + part[i];
+    } else {
+        W_value.backward_into(saved.x.data(), rows, dv, dx.data());
+    }
     W_key.backward_into(saved.x.data(), rows, dk, part);
     for (std::size_t i = 0; i < m; ++i) dx.data()[i] = dx.data()[i] + part[i];
     W_query.backward_into(saved.x.data(), rows, dq, part);

@@ -26,10 +26,13 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
                      AttentionSaved& saved);
 
 /// The backward pass of `train_forward`: accumulates every layer's `.grad`, returns `dL/dx`.
-/// @throws std::invalid_argument naming `where` when `grad_output` or `saved` do not fit the
-/// layers.
+/// `grad_x_before`, when given, is what `x` received from its other uses before the module's
+/// three shares arrive (`[b, T, d_in]`): dL/dx is then `((grad_x_before + dx_value) + dx_key)
+/// + dx_query`, autograd's order of arrival (a residual connection's identity comes first).
+/// @throws std::invalid_argument naming `where` when `grad_output`, `saved` or `grad_x_before`
+/// do not fit the layers (before any `.grad` changes).
 Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
                       nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
-                      const std::string& where);
+                      const std::string& where, const Tensor* grad_x_before = nullptr);
 
 }  // namespace attn::detail

@@ -245,7 +245,9 @@ Tensor masked_softmax(const Tensor& x);
 
 /// `torch.log_softmax(x, dim=-1)` over the last dimension, in the order of PyTorch's CPU
 /// kernel (`_vec_log_softmax_lastdim`): `(x - max) - log(sum(exp(x - max)))`, never
-/// `log(softmax(x))`, so large logits do not overflow. `-inf` entries give `-inf`; a row of
+/// `log(softmax(x))`, so large logits do not overflow; the sum added in the kernel's 8 vector
+/// lanes and their tree, `exp` and `log` SLEEF's u10 functions (AVX2 build: PyTorch's bits).
+/// `-inf` entries give `-inf`; a row of
 /// all `-inf` gives NaN. Shape: `[..., n] -> [..., n]`. Implemented in lib/attn/nn/loss.cpp.
 /// @throws std::invalid_argument when `x` is 0-d or `dim` is not the last dimension.
 Tensor log_softmax(const Tensor& x, long dim = -1);

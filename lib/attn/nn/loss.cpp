@@ -12,8 +12,33 @@
 
 // sleef.h declares the FMA variant only when compiled with FMA enabled; the library exports it.
 extern "C" float Sleef_expf1_u10purecfma(float);
+extern "C" float Sleef_logf1_u10purecfma(float);
 
 namespace attn {
+namespace {
+
+// sum_j exp(row[j] - mx) in the order of PyTorch 1.13's `_vec_log_softmax_lastdim` (AVX2 build):
+// `vec::map_reduce_all` keeps 8 lanes (lane l adds keys j = l mod 8 in order; a last partial
+// vector adds into its first lanes only), then the lanes' tree (`lane_tree_sum`); fewer than 8
+// keys are added into lane 0 one by one. exp and log are SLEEF's u10 functions, as
+// Vectorized<float>::exp / log call them.
+float log_softmax_exp_sum(const float* row, std::size_t n, float mx) {
+    const auto e = [mx](float x) { return Sleef_expf1_u10purecfma(x - mx); };
+    if (n < 8) {
+        float acc = e(row[0]);
+        for (std::size_t j = 1; j < n; ++j) acc = acc + e(row[j]);
+        return acc;
+    }
+    float lanes[8];
+    for (std::size_t l = 0; l < 8; ++l) lanes[l] = e(row[l]);
+    std::size_t d = 8;
+    for (; d < n - n % 8; d += 8)
+        for (std::size_t l = 0; l < 8; ++l) lanes[l] = lanes[l] + e(row[d + l]);
+    for (std::size_t l = 0; d + l < n; ++l) lanes[l] = lanes[l] + e(row[d + l]);
+    return detail::lane_tree_sum(lanes);
+}
+
+}  // namespace
 
 Tensor log_softmax(const Tensor& x, long dim) {
     const Shape s = shape_of(x);
@@ -29,9 +54,7 @@ Tensor log_softmax(const Tensor& x, long dim) {
         float* row = y.data() + r * n;
         float mx = -std::numeric_limits<float>::infinity();
         for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
-        float total = 0.0f;
-        for (std::size_t j = 0; j < n; ++j) total += std::exp(row[j] - mx);
-        const float log_total = std::log(total);
+        const float log_total = n ? Sleef_logf1_u10purecfma(log_softmax_exp_sum(row, n, mx)) : 0.0f;
         // PyTorch keeps this order, (x - max) - log(sum), on purpose: adding max + log(sum)
         // first loses the small differences between large logits (pytorch issue 11752).
         for (std::size_t j = 0; j < n; ++j) row[j] = (row[j] - mx) - log_total;

@@ -276,6 +276,12 @@ std::string repr(const Tensor& t, const PrintOptions& opts) {
     });
 }
 
+std::string parameter_repr(const Tensor& t, const PrintOptions& opts) {
+    std::string text = repr(t, opts);
+    text.pop_back();  // the closing parenthesis: the suffix goes before it
+    return "Parameter containing:\n" + add_suffixes(text, {"requires_grad=True"}, 7, opts);
+}
+
 std::string repr(const BoolTensor& t, const PrintOptions& opts) {
     const Shape shape = shape_of(t);
     const auto flat = flatten<bool>(t);

@@ -61,6 +61,14 @@ std::string repr(const LongTensor& t, const PrintOptions& opts = printoptions())
 std::string module_repr(const std::string& name,
                         const std::vector<std::pair<std::string, std::string>>& children);
 
+/// `repr(param)` / `print(param)` of an `nn.Parameter` (a float32 tensor that requires
+/// grad), as torch/nn/parameter.py and torch/_tensor_str.py write it:
+/// `Parameter containing:\ntensor([...], requires_grad=True)`. The suffix goes on the last
+/// line after `, ` unless that line would then exceed `opts.linewidth` (`_add_suffixes`), in
+/// which case it starts a new line indented by 7 (`len("tensor(")`).
+/// @throws std::invalid_argument as `repr(const Tensor&)`.
+std::string parameter_repr(const Tensor& t, const PrintOptions& opts = printoptions());
+
 /// `repr(torch.Size(shape))`: `torch.Size([2, 6, 3])`.
 std::string repr(const Shape& shape);
 
