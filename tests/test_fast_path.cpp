@@ -184,6 +184,15 @@ TEST_CASE("fast::gemm_packed on prefixes of a packed operand equals fast::gemm")
     });
 }
 
+TEST_CASE("fast::gemm_packed refuses a PackedB whose public fields were changed") {
+    std::vector<float> b(8 * 40, 1.0f), a(3 * 8, 1.0f), c(3 * 40);
+    attn::fast::PackedB packed;
+    attn::fast::pack_b(8, 40, b.data(), 40, false, packed);
+    packed.k = 1u << 20;  // larger than what data holds
+    CHECK_THROWS_CONTAINING(attn::fast::gemm_packed(3, 40, 8, a.data(), 8, false, packed, c.data(), 40),
+                            "fields were changed");
+}
+
 TEST_CASE("fast::gemm names wrong leading dimensions") {
     std::vector<float> x(100);
     CHECK_THROWS_CONTAINING(attn::fast::gemm(4, 5, 6, x.data(), 5, false, x.data(), 5, false, x.data(), 5),
