@@ -47,11 +47,17 @@ NOTEBOOKS = {
     "004": "004_d8a07657e05181d5.txt",
     "rch03": "raschka_ch03.txt",
     "rch03x": "raschka_ch03_exercises.txt",
+    # Oracle runs of Raschka's bonus modules (tools/oracle/mla_sharing.py), exported as the
+    # notebooks are: what the chapters beyond the notebooks compare with.
+    "oracle15": "oracle_15_latent_attention.txt",
+    "oracle16": "oracle_16_kv_sharing.txt",
 }
 # Folder of each source under data/sources/.
-FOLDER = {nb: ("raschka" if nb.startswith("rch") else "seeds") for nb in NOTEBOOKS}
+FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("oracle") else "seeds")
+          for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
-SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex."}
+SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle15": "oracle 15",
+               "oracle16": "oracle 16"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
 
@@ -64,6 +70,8 @@ NO_OUTPUT = {
     "004": [1, 2, 17, 52, 54, 58],
     "rch03": [2, 15, 16],
     "rch03x": [2, 3, 4, 5],
+    "oracle15": [1],
+    "oracle16": [1],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what)
@@ -529,6 +537,52 @@ TABLE = [
     E("rch03x", "Exercise 3.3", 0, "X", "text", "exact", False,
       "2360064  # (2.36 M)", "2360064  # (2.36 M)",
       "exercise 3.3: parameters of a GPT-2-sized MultiHeadAttention (768, 12 heads, 1024)"),
+    # ---------------------------------------------------------------- oracle runs (chapters 15-16)
+    E("oracle15", 2, 0, 15, "text", "exact", False,
+      "MultiHeadLatentAttention(", ")",
+      "repr of MultiHeadLatentAttention(3, 4, 0.0, 2, latent_dim=2) (seed 123)"),
+    E("oracle15", 3, 0, 15, "torch", "exact", False,
+      "tensor([[[ 0.4039,  0.0445, -0.0764,  0.0309],",
+      "         [ 0.4191,  0.1478,  0.0155, -0.0535]]], grad_fn=<ViewBackward0>)",
+      "MLA context vectors of the batch (seed 123, latent_dim 2)"),
+    E("oracle15", 4, 0, 15, "torch", "exact", False,
+      "tensor([[[-0.4519,  0.2216],",
+      "         [-0.4213, -0.1501]]], grad_fn=<UnsafeViewBackward0>)",
+      "the latent cache cache_c_kv after the batch, [b, T, latent_dim]"),
+    E("oracle15", 5, 0, 15, "text", "exact", False,
+      "MultiHeadLatentAttention(", ")",
+      "repr of MultiHeadLatentAttention(3, 4, 0.0, 2) with the default latent_dim 16"),
+    E("oracle15", 6, 0, 15, "torch", "exact", False,
+      "tensor([[[-0.4895,  0.0977, -0.0882,  0.0184],",
+      "         [-0.4971,  0.0141,  0.0180,  0.0203]]], grad_fn=<ViewBackward0>)",
+      "MLA context vectors with the default latent_dim (seed 123)"),
+    E("oracle15", 7, 0, 15, "text", "exact", False,
+      "==== Config ====", "Savings (MLA vs MHA): 75.19%",
+      "memory_estimator_mla.py with his README's arguments (MHA, GQA, MLA totals)"),
+    E("oracle16", 2, 0, 16, "text", "exact", False,
+      "MultiHeadAttentionWithKVSharing(", ")",
+      "repr of the consumer MultiHeadAttentionWithKVSharing(3, 4, 0.0, 2)"),
+    E("oracle16", 3, 0, 16, "torch", "exact", False,
+      "tensor([[[ 0.1184,  0.3120, -0.0847, -0.5774],",
+      "         [-0.0132,  0.2990, -0.0689, -0.3490]]], grad_fn=<ViewBackward0>)",
+      "the producer's output (seed 123)"),
+    E("oracle16", 4, 0, 16, "torch", "exact", False,
+      "tensor([[[[-0.4519,  0.2216],",
+      "          [ 0.3660,  0.4382]]]], grad_fn=<TransposeBackward0>)",
+      "the producer's keys handed on, [b, num_heads, T, head_dim]"),
+    E("oracle16", 5, 0, 16, "torch", "exact", False,
+      "tensor([[[ 0.0373, -0.0512,  0.3153, -0.1244],",
+      "         [ 0.2163,  0.1470,  0.1651, -0.0859]]], grad_fn=<ViewBackward0>)",
+      "the consumer's output on the producer's keys and values"),
+    E("oracle16", 6, 0, 16, "text", "exact", False,
+      "None", "None",
+      "a consumer hands on no keys and values"),
+    E("oracle16", 7, 0, 16, "text", "exact", False,
+      "==== Config ====", "Savings vs MHA            : 94.64%",
+      "memory_estimator_kv_sharing.py, Gemma 3n E2B's arguments"),
+    E("oracle16", 8, 0, 16, "text", "exact", False,
+      "==== Config ====", "Savings vs MHA            : 85.71%",
+      "memory_estimator_kv_sharing.py, E4B's arguments"),
 ]
 
 COLUMNS = ["id", "notebook", "cell", "chapter", "style", "precision", "check", "file", "what"]
@@ -701,7 +755,9 @@ def write_readme(rows: list[dict]) -> str:
         "Every output printed by the five source notebooks (`data/sources/seeds/`, text exports\n"
         "of Jupyter notebooks) and by Raschka's chapter 3 and its exercise solutions\n"
         "(`data/sources/raschka/`, rasbt/LLMs-from-scratch, Apache License 2.0, run with torch\n"
-        "2.4.0), stored verbatim with its provenance (`data/sources/README.md`). The chapters\n"
+        "2.4.0), and by the oracle runs of Raschka's bonus modules that chapters 15-16 reprint\n"
+        "(`data/sources/oracle/`, Debian's PyTorch 1.13.1), stored verbatim with its\n"
+        "provenance (`data/sources/README.md`). The chapters\n"
         "reprint these blocks and the golden tests compare the chapters' output with them.\n\n"
         "**Generated file tree: do not edit by hand.** Everything here is written by\n"
         "`tools/extract_book.py` (Python 3, standard library only) from `data/sources/`\n"
@@ -731,11 +787,11 @@ def write_readme(rows: list[dict]) -> str:
         "(`004-In64-2`). A displayed tuple, or one `print` of several values, is one output. "
         "Raschka's are `rch03-In..` (chapter 3) and `rch03x-In..` (exercise solutions); an "
         "output shown in a markdown fence instead of a cell is named after its section "
-        "(`rch03x-Ex32`: exercise 3.2). |\n"
-        "| `notebook` | the source's file name in `data/sources/seeds/` or "
-        "`data/sources/raschka/` |\n"
+        "(`rch03x-Ex32`: exercise 3.2). The oracle runs' are `oracle15-In..` and `oracle16-In..`. |\n"
+        "| `notebook` | the source's file name in `data/sources/seeds/`, "
+        "`data/sources/raschka/` or `data/sources/oracle/` |\n"
         "| `cell` | the cell, e.g. `In [8]`, or `Exercise 3.2 (markdown)` |\n"
-        "| `chapter` | the chapter that reprints it (integer, 1-10; `A` for appendix A; `X` for "
+        "| `chapter` | the chapter that reprints it (integer, 1-16; `A` for appendix A; `X` for "
         "the exercises program) |\n"
         "| `style` | `torch` (a PyTorch tensor repr, alone, in a tuple, or in a labelled print), "
         "`numpy` (NumPy array printing: notebook 004's `.detach().numpy()`), `text` (anything "

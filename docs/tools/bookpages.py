@@ -44,6 +44,8 @@ class Entry:
     @property
     def source(self):
         """How headers name the source: `002`, or `Raschka 3` / `Raschka 3 ex.`."""
+        if self.notebook.startswith("oracle_"):  # oracle_15_latent_attention.txt: `oracle 15`
+            return "oracle " + self.notebook[7:9]
         return {"raschka_ch03.txt": "Raschka 3",
                 "raschka_ch03_exercises.txt": "Raschka 3 ex."}.get(self.notebook, self.notebook[:3])
 

@@ -148,6 +148,8 @@ const Entry& Book::at(const std::string& id) const {
 std::string source_name(const Entry& entry) {
     if (entry.notebook == "raschka_ch03.txt") return "Raschka 3";
     if (entry.notebook == "raschka_ch03_exercises.txt") return "Raschka 3 ex.";
+    // An oracle run of a bonus module: `oracle_15_latent_attention.txt` is `oracle 15`.
+    if (entry.notebook.rfind("oracle_", 0) == 0) return "oracle " + entry.notebook.substr(7, 2);
     return entry.notebook.substr(0, 3);
 }
 

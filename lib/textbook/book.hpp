@@ -61,7 +61,7 @@ struct Entry {
     std::string id;         ///< e.g. `002-In08`, `004-In64-2` (the second output of In [64])
     std::string notebook;   ///< the source's file name in `data/sources/seeds/` or `raschka/`
     std::string cell;       ///< e.g. `In [8]`
-    std::string chapter;    ///< the chapter that prints it: `1`..`10`, or `A` (the appendix)
+    std::string chapter;    ///< the chapter that prints it: `1`..`16`, or `A` (the appendix)
     std::string style;      ///< `torch`, `numpy` or `text`
     int precision = 0;      ///< printed fraction digits (torch: 4 or 2; numpy: 8 at most)
     Check check;            ///< how it is compared
@@ -99,7 +99,8 @@ private:
 };
 
 /// How a chapter header names an entry's source: the notebook's number (`002`), or
-/// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions.
+/// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions,
+/// `oracle 15` for an oracle run (`data/sources/oracle/oracle_15_....txt`).
 std::string source_name(const Entry& entry);
 
 /// The book's input: the six 3-d embeddings of "Your journey starts with one step",
