@@ -4,6 +4,8 @@
 #
 #   tools/ci_extra.sh [GCC_BUILD_DIR]      # default: build (must be built already)
 #
+# 0. benchmarks: the Google Benchmark programs, which the first build skips, built in the gcc
+#               build (`meson compile benchmarks`) so that they cannot rot.
 # 1. clang:     a clang 14 build in build-clang; its test suite; every executable chapter
 #               must print byte for byte what the gcc build prints (default and --no-compare).
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
@@ -68,6 +70,14 @@ setup() {  # setup DIR [meson options...]: configures DIR with clang 14 once
   shift
   [ -f "$dir/build.ninja" ] || CC=clang-14 CXX=clang++-14 meson setup "$dir" "$@" > "$logs/$dir.setup.log" 2>&1 \
     || { tail -n 30 "$logs/$dir.setup.log"; return 1; }
+}
+
+part_benchmarks() {
+  if meson compile -C "$gcc_build" benchmarks > "$logs/benchmarks.log" 2>&1; then
+    pass
+  else
+    tail -n 40 "$logs/benchmarks.log"; fail "building the benchmark programs"
+  fi
 }
 
 part_clang() {
@@ -167,6 +177,7 @@ part_fuzzers() {
 }
 
 total_start=$SECONDS
+timed "benchmark programs (gcc)" part_benchmarks
 timed "install clang 14" install_tools || fail "installing clang 14"
 timed "clang 14 build, tests, chapters byte-identical to gcc" part_clang
 timed "ASan + UBSan build, tests, chapters" part_sanitizers

@@ -1,6 +1,6 @@
 /// @file bigint.hpp
 /// @brief The unsigned big integers of NumPy's Dragon4 digit generator
-/// (numpy/core/src/multiarray/dragon4.c), internal to lib/attn/print/numpy.cpp.
+/// (numpy/core/src/multiarray/dragon4.c), internal to lib/attn/print/dragon4.cpp.
 #pragma once
 
 #include <algorithm>
