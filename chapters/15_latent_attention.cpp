@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
         //! [default]
         attn::manual_seed(ch.seed(123));
         const attn::MultiHeadLatentAttention mla_default({.d_in = 3, .d_out = 4, .context_length = 6,
-                                                          .dropout = 0.0, .num_heads = 2});
+                                                          .dropout = 0.0, .num_heads = 2, .latent_dim = {}});
         //! [default]
         ch.book("oracle15-In05", "print(mla_default): latent_dim = max(16, d_out // 8)", attn::repr(mla_default));
         ch.book("oracle15-In06", "mla_default(batch)", attn::repr(mla_default(batch)));
