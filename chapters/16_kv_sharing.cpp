@@ -1,6 +1,5 @@
 // Chapter 16: keys and values shared across layers (Raschka's ch04/10_kv-sharing). Prose: docs/chapters/.
 #include <algorithm>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,8 +38,7 @@ int main(int argc, char** argv) {
 
         ch.step("consumer");
         //! [consumer]
-        const attn::Tensor out_c = consumer.forward_shared(batch, shared_kv);  // its own queries only
-        const std::optional<attn::KVCache> new_shared_kv;  // forward_shared hands on no keys or values
+        const auto [out_c, new_shared_kv] = consumer.forward_with_kv(batch, &shared_kv);  // its queries only
         //! [consumer]
         ch.book("oracle16-In05", "out_c, the consumer on the producer's keys and values", attn::repr(out_c));
         ch.book("oracle16-In06", "new_shared_kv of a consumer", new_shared_kv ? "(keys, values)" : "None");

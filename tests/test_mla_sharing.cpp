@@ -277,6 +277,16 @@ TEST_CASE("a producer and a consumer built after it with seed 123 equal PyTorch'
     CHECK(test::max_ulp(out_c, test::oracle_tensor(o["consumer"])) <= kUlps);
     CHECK(test::max_ulp(shared_kv.key, test::oracle_tensor(o["shared_keys"])) <= kUlps);
     CHECK(test::max_ulp(shared_kv.value, test::oracle_tensor(o["shared_values"])) <= kUlps);
+    // His forward's second result: the producer's keys and values, the consumer's None.
+    const attn::KVSharingOutput produced = producer.forward_with_kv(test::book_batch());
+    const attn::KVSharingOutput consumed = consumer.forward_with_kv(test::book_batch(), &shared_kv);
+    REQUIRE(produced.new_shared_kv.has_value());
+    CHECK(test::max_abs_diff(produced.context_vec, out_p) == 0.0);
+    CHECK(test::max_abs_diff(produced.new_shared_kv->key, shared_kv.key) == 0.0);
+    CHECK(test::max_abs_diff(produced.new_shared_kv->value, shared_kv.value) == 0.0);
+    CHECK(produced.new_shared_kv->pos == 6);
+    CHECK_FALSE(consumed.new_shared_kv.has_value());
+    CHECK(test::max_abs_diff(consumed.context_vec, out_c) == 0.0);
 }
 
 TEST_CASE("KV sharing in training mode draws PyTorch's dropout masks (producer, then consumer)") {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 #include "attn/attention/config.hpp"
 #include "attn/attention/scratch.hpp"
@@ -114,6 +115,14 @@ Tensor MultiHeadAttentionWithKVSharing::forward_shared(const Tensor& x, const KV
     const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);
     return detail::attend_project(q, HeadsView::of(shared_kv.key), HeadsView::of(shared_kv.value), &out_proj,
                                   options(S - T, gen));
+}
+
+KVSharingOutput MultiHeadAttentionWithKVSharing::forward_with_kv(const Tensor& x, const KVCache* shared_kv,
+                                                                 Generator& gen) const {
+    if (shared_kv != nullptr) return {forward_shared(x, *shared_kv, gen), std::nullopt};
+    KVCache produced;  // his new_shared_kv = (keys, values) of this call alone
+    Tensor context_vec = forward(x, produced, gen);
+    return {std::move(context_vec), std::move(produced)};
 }
 
 std::string repr(const MultiHeadAttentionWithKVSharing& m) {

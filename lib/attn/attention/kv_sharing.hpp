@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,14 @@ struct MultiHeadAttentionWithKVSharingConfig {
     /// @throws std::invalid_argument naming the field and its value when a size is 0, `d_out`
     /// is not divisible by `num_heads`, or `dropout` is NaN or outside [0, 1].
     void validate() const;
+};
+
+/// What Raschka's `forward(x, shared_kv=...)` returns, `(context_vec, new_shared_kv)`: a
+/// producer hands its keys and values on to the consumers after it, a consumer hands on none
+/// (his `None`).
+struct KVSharingOutput {
+    Tensor context_vec;                    ///< `[b, T, d_out]`
+    std::optional<KVCache> new_shared_kv;  ///< a producer's keys and values `[b, H, T, hd]`; none from a consumer
 };
 
 /// Raschka's `MultiHeadAttentionWithKVSharing` (ch04/10_kv-sharing): multi-head attention whose
@@ -83,6 +92,14 @@ public:
     /// longer fits.
     Tensor forward_shared(const Tensor& x, const KVCache& shared_kv,
                           Generator& gen = default_generator()) const;
+
+    /// His `forward(x, shared_kv=shared_kv)` (`use_cache=False`) with both results: without
+    /// `shared_kv` (`nullptr`, his `None`) the layer produces, `forward` on a fresh cache, and
+    /// returns that cache as `new_shared_kv`; with it the layer consumes (`forward_shared`) and
+    /// returns no keys or values. `x [b, T, d_in]` -> `context_vec [b, T, d_out]`.
+    /// @throws std::invalid_argument as `forward` (producer) or `forward_shared` (consumer).
+    KVSharingOutput forward_with_kv(const Tensor& x, const KVCache* shared_kv = nullptr,
+                                    Generator& gen = default_generator()) const;
 
     /// `module.train(mode)`: dropout is active in training mode (the default).
     void train(bool mode = true) { dropout.training = mode; }
