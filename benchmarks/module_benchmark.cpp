@@ -29,6 +29,8 @@
 #include "attn/attention/causal.hpp"
 #include "attn/attention/gpt2.hpp"
 #include "attn/attention/gqa.hpp"
+#include "attn/attention/kv_sharing.hpp"
+#include "attn/attention/mla.hpp"
 #include "attn/attention/multihead.hpp"
 #include "attn/attention/swa.hpp"
 #include "attn/core/generator.hpp"
@@ -88,6 +90,18 @@ const std::vector<Module>& modules() {
                  attn::MultiHeadAttentionWithSWAConfig{
                      .d_in = D, .d_out = D, .context_length = T, .dropout = 0.0, .num_heads = H,
                      .sliding_window_size = 256});
+         }},
+        {"mla",
+         [](std::size_t T) {
+             return module_of<attn::MultiHeadLatentAttention>(attn::MultiHeadLatentAttentionConfig{
+                 .d_in = D, .d_out = D, .context_length = T, .dropout = 0.0, .num_heads = H,
+                 .latent_dim = std::nullopt});
+         }},
+        {"kv_sharing",
+         [](std::size_t T) {
+             return module_of<attn::MultiHeadAttentionWithKVSharing>(
+                 attn::MultiHeadAttentionWithKVSharingConfig{
+                     .d_in = D, .d_out = D, .context_length = T, .dropout = 0.0, .num_heads = H});
          }},
     };
     return table;

@@ -50,6 +50,8 @@ NOTEBOOKS = {
     "rch03x": "raschka_ch03_exercises.txt",
     # Oracle runs of PyTorch (tools/oracle/), exported as the notebooks are: what the chapters
     # above 14 compare with (`oracle<chapter>` or `o<chapter>`).
+    "oracle15": "oracle_15_latent_attention.txt",
+    "oracle16": "oracle_16_kv_sharing.txt",
     "oracle19": "oracle_19_gradients.txt",
     "oracle20": "oracle_20_flash_backward.txt",
     "o21": "oracle_21_attention_learns.txt",
@@ -58,7 +60,8 @@ NOTEBOOKS = {
 FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("o") else "seeds")
           for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
-SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle19": "oracle 19",
+SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle15": "oracle 15",
+               "oracle16": "oracle 16", "oracle19": "oracle 19",
                "oracle20": "oracle 20", "o21": "oracle 21"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
@@ -72,6 +75,8 @@ NO_OUTPUT = {
     "004": [1, 2, 17, 52, 54, 58],
     "rch03": [2, 15, 16],
     "rch03x": [2, 3, 4, 5],
+    "oracle15": [1],
+    "oracle16": [1],
     "oracle19": [1],
     "oracle20": [1, 2],
     "o21": [1, 2, 7, 8],
@@ -282,7 +287,7 @@ def write_readme(rows: list[dict]) -> str:
         "Every output printed by the five source notebooks (`data/sources/seeds/`, text exports\n"
         "of Jupyter notebooks) and by Raschka's chapter 3 and its exercise solutions\n"
         "(`data/sources/raschka/`, rasbt/LLMs-from-scratch, Apache License 2.0, run with torch\n"
-        "2.4.0), and by the oracle runs of PyTorch's autograd that chapters 19-20 reprint\n"
+        "2.4.0), and by the oracle runs of PyTorch that chapters 15-21 reprint\n"
         "(`data/sources/oracle/`, Debian's PyTorch 1.13.1), stored verbatim with its\n"
         "provenance (`data/sources/README.md`). The chapters\n"
         "reprint these blocks and the golden tests compare the chapters' output with them.\n\n"

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "attn/attention/kv_memory.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/print/print.hpp"
@@ -219,5 +220,107 @@ std::size_t strongest_induction_head(const attn::Tensor& weights, std::size_t ha
     const std::vector<double> induction = mean_weight_back(weights, half, half - 1);
     return static_cast<std::size_t>(std::max_element(induction.begin(), induction.end()) - induction.begin());
 }
+
+// ---------------------------------------------------------------- chapters 15-16 (MLA, sharing)
+
+namespace {
+
+// Python's `f"{x:,.2f}"`: two decimals, thousands separated by commas.
+std::string grouped_two_decimals(double x) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.2f", x);
+    std::string digits(buf), sign;
+    if (digits[0] == '-') sign = "-", digits.erase(0, 1);
+    const std::size_t dot = digits.find('.');
+    const std::string whole = digits.substr(0, dot);
+    std::string grouped;
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+        if (i && (whole.size() - i) % 3 == 0) grouped += ',';
+        grouped += whole[i];
+    }
+    return sign + grouped + digits.substr(dot);
+}
+
+// `f"{key:width}: {value}"`: the key left-aligned in `width` columns.
+std::string config_line(const std::string& key, std::size_t width, const std::string& value) {
+    return key + std::string(key.size() < width ? width - key.size() : 0, ' ') + ": " + value + "\n";
+}
+
+// His scripts' common checks and derived sizes: head_dim = ceil(emb_dim / n_heads), GQA's
+// key/value heads, the dtype's bytes.
+struct EstimatorSizes {
+    std::size_t head_dim, kv_heads_gqa, bytes_per_elem;
+};
+
+EstimatorSizes estimator_sizes(const std::string& where, const EstimatorArgs& a) {
+    if (a.n_heads == 0 || a.n_kv_groups == 0 || a.n_layers == 0)
+        throw std::invalid_argument(where + ": n_heads, n_kv_groups and n_layers must be > 0");
+    if (a.n_heads % a.n_kv_groups != 0)
+        throw std::invalid_argument(where + ": n_kv_groups must divide n_heads exactly.");
+    return {(a.emb_dim + a.n_heads - 1) / a.n_heads, a.n_heads / a.n_kv_groups, attn::dtype_bytes(a.dtype)};
+}
+
+std::string config_block(const std::vector<std::pair<std::string, std::size_t>>& cfg, std::size_t width,
+                         const EstimatorArgs& a, const EstimatorSizes& s) {
+    std::string out = "==== Config ====\n";
+    for (const auto& [key, value] : cfg) out += config_line(key, width, std::to_string(value));
+    out += config_line("batch_size", width, std::to_string(a.batch_size));
+    out += config_line("dtype", width, a.dtype + " (" + std::to_string(s.bytes_per_elem) + " Bytes/elem)");
+    out += config_line("head_dim", width, std::to_string(s.head_dim));
+    out += config_line("GQA n_kv_heads", width, std::to_string(s.kv_heads_gqa));
+    return out + "\n==== KV-cache totals across all layers ====\n";
+}
+
+}  // namespace
+
+std::string mla_estimator_report(const EstimatorArgs& a) {
+    const EstimatorSizes s = estimator_sizes("memory_estimator_mla", a);
+    const auto total = [&](std::size_t kv_heads) {
+        return attn::kv_bytes_total(a.batch_size, a.context_length, a.emb_dim, a.n_heads, kv_heads, a.n_layers,
+                                    s.bytes_per_elem);
+    };
+    const double mha = static_cast<double>(total(a.n_heads)), gqa = static_cast<double>(total(s.kv_heads_gqa));
+    const std::size_t mla_bytes = attn::mla_bytes_total(a.batch_size, a.context_length, a.n_layers, a.latent_dim,
+                                                        s.bytes_per_elem);
+    const double mla = static_cast<double>(mla_bytes);
+    std::string out = config_block({{"context_length", a.context_length}, {"emb_dim", a.emb_dim},
+                                    {"n_heads", a.n_heads}, {"n_layers", a.n_layers},
+                                    {"n_kv_groups", a.n_kv_groups}, {"latent_dim", a.latent_dim}},
+                                   17, a, s);
+    out += "MHA total KV cache  : " + gb_text(total(a.n_heads)) + "\n";
+    out += "GQA total KV cache  : " + gb_text(total(s.kv_heads_gqa)) + "\n";
+    out += "MLA total KV cache  : " + gb_text(mla_bytes) + "\n";
+    out += "Ratio (MHA / GQA)   : " + grouped_two_decimals(mha / gqa) + "x\n";
+    out += "Savings (GQA vs MHA): " + grouped_two_decimals((1 - gqa / mha) * 100) + "%\n";
+    out += "Ratio (MHA / MLA)   : " + grouped_two_decimals(mha / mla) + "x\n";
+    return out + "Savings (MLA vs MHA): " + grouped_two_decimals((1 - mla / mha) * 100) + "%";
+}
+
+std::string kv_sharing_estimator_report(const EstimatorArgs& a) {
+    const EstimatorSizes s = estimator_sizes("memory_estimator_kv_sharing", a);
+    if (a.n_kv_producing_layers < 1 || a.n_kv_producing_layers > a.n_layers)
+        throw std::invalid_argument("memory_estimator_kv_sharing: n_kv_producing_layers must be between 1 and n_layers.");
+    const auto total = [&](std::size_t kv_heads, std::size_t layers) {
+        return attn::kv_bytes_total(a.batch_size, a.context_length, a.emb_dim, a.n_heads, kv_heads, layers,
+                                    s.bytes_per_elem);
+    };
+    const std::size_t mha = total(a.n_heads, a.n_layers), gqa = total(s.kv_heads_gqa, a.n_layers);
+    const std::size_t mha_sharing = total(a.n_heads, a.n_kv_producing_layers);
+    const std::size_t gqa_sharing = total(s.kv_heads_gqa, a.n_kv_producing_layers);
+    std::string out = config_block({{"context_length", a.context_length}, {"emb_dim", a.emb_dim},
+                                    {"n_heads", a.n_heads}, {"n_layers", a.n_layers},
+                                    {"n_kv_groups", a.n_kv_groups},
+                                    {"n_kv_producing_layers", a.n_kv_producing_layers}},
+                                   23, a, s);
+    out += "MHA total KV cache        : " + gb_text(mha) + "\n";
+    out += "GQA total KV cache        : " + gb_text(gqa) + "\n";
+    out += "MHA + KV sharing          : " + gb_text(mha_sharing) + "\n";
+    out += "GQA + KV sharing          : " + gb_text(gqa_sharing) + "\n";
+    const double ratio = static_cast<double>(mha) / static_cast<double>(gqa_sharing);
+    out += "Ratio (MHA / GQA+sharing) : " + grouped_two_decimals(ratio) + "x\n";
+    return out + "Savings vs MHA            : " +
+           grouped_two_decimals((1 - static_cast<double>(gqa_sharing) / static_cast<double>(mha)) * 100) + "%";
+}
+
 
 }  // namespace textbook

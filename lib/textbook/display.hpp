@@ -167,4 +167,35 @@ std::string head_score_lines(const std::vector<attn::Tensor>& weights, std::size
 /// @throws as `head_score_lines`.
 std::size_t strongest_induction_head(const attn::Tensor& weights, std::size_t half);
 
+// ---------------------------------------------------------------- chapters 15-16 (MLA, sharing)
+
+/// The command line of Raschka's estimators `memory_estimator_mla.py` and
+/// `memory_estimator_kv_sharing.py` (ch04/05_mla, ch04/10_kv-sharing): `latent_dim` is read
+/// by the first, `n_kv_producing_layers` by the second.
+struct EstimatorArgs {
+    std::size_t context_length = 1024;     ///< tokens per sequence
+    std::size_t emb_dim = 0;               ///< model width
+    std::size_t n_heads = 0;               ///< query heads
+    std::size_t n_layers = 0;              ///< transformer blocks
+    std::size_t n_kv_groups = 1;           ///< query heads per key/value head (GQA)
+    std::size_t latent_dim = 0;            ///< MLA's latent per token and layer
+    std::size_t n_kv_producing_layers = 0; ///< layers that compute and cache keys and values
+    std::size_t batch_size = 1;            ///< sequences
+    std::string dtype = "fp16";            ///< `fp32`, `bf16`, `fp16`, `fp8`, `int8`
+};
+
+/// What `memory_estimator_mla.py` prints for `args` (its `==== Config ====` and
+/// `==== KV-cache totals across all layers ====` blocks, byte for byte), the totals from
+/// attn::kv_bytes_total and attn::mla_bytes_total.
+/// @throws std::invalid_argument as his script raises: `n_kv_groups` not dividing `n_heads`,
+/// an unknown dtype, a size of 0; std::length_error when a total overflows.
+std::string mla_estimator_report(const EstimatorArgs& args);
+
+/// What `memory_estimator_kv_sharing.py` prints for `args` (MHA, GQA, each with and without
+/// sharing, the ratio and savings of GQA + sharing against MHA), byte for byte.
+/// @throws std::invalid_argument as `mla_estimator_report`, and when
+/// `n_kv_producing_layers` is not in `1 .. n_layers`.
+std::string kv_sharing_estimator_report(const EstimatorArgs& args);
+
+
 }  // namespace textbook

@@ -69,6 +69,17 @@ ENTRIES = [
           flops="swa", ort=("exported", "gqa"), sizes=(1024,), threads=(1, 2),
           notes="window 256: each query sees itself and the 255 keys before it",
           extra={"window": 256}),
+    Entry("mla", "MultiHeadLatentAttention", "Raschka ch04/05_mla",
+          "mla_sharing:MultiHeadLatentAttention",
+          dict(d_in=D, d_out=D, dropout=0.0, num_heads=H),
+          flops="mla", sizes=(1024,), threads=(1, 2),
+          notes="latent_dim None: max(16, 768 // 8) = 96; keys and values rebuilt from the latent",
+          extra={"latent_dim": 96}),
+    Entry("kv_sharing", "MultiHeadAttentionWithKVSharing", "Raschka ch04/10_kv-sharing",
+          "mla_sharing:MultiHeadAttentionWithKVSharing",
+          dict(d_in=D, d_out=D, dropout=0.0, num_heads=H),
+          flops="mha", sizes=(1024,), threads=(1, 2),
+          notes="one producer layer (shared_kv=None): multi-head attention that hands on its keys and values"),
 ]
 
 BY_KEY = {e.key: e for e in ENTRIES}
@@ -99,6 +110,9 @@ def flops(entry, T):
     if entry.flops == "swa":
         w = entry.extra["window"]
         return 4 * 2 * T * D * D + 2 * H * 2 * hd * visible_pairs(T, w)
+    if entry.flops == "mla":        # q, out [D, D]; down to L; W_UK, W_UV from L to D
+        L = entry.extra["latent_dim"]
+        return 2 * 2 * T * D * D + 2 * T * D * L + 2 * 2 * T * L * D + 2 * H * 2 * hd * visible_pairs(T)
     if entry.flops == "causal":     # q, k, v; one head of D
         return 3 * 2 * T * D * D + 2 * 2 * D * visible_pairs(T)
     if entry.flops == "wrapper":    # 12 heads x (q, k, v to 64) = 3 products to D

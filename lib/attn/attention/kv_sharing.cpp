@@ -1,0 +1,155 @@
+// MultiHeadAttentionWithKVSharing (kv_sharing.hpp): Raschka's ch04/10_kv-sharing module on the
+// attention core; producers and consumers share the one KVCache.
+#include "attn/attention/kv_sharing.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "attn/attention/config.hpp"
+#include "attn/attention/scratch.hpp"
+#include "attn/print/torch.hpp"
+
+namespace attn {
+
+namespace {
+
+std::string heads_shape(std::size_t b, std::size_t H, const std::string& S, std::size_t hd) {
+    // Built by appending (GCC 12 warns falsely on a literal + std::string&&).
+    std::string text = "[";
+    text.append(std::to_string(b)).append(", ").append(std::to_string(H)).append(", ");
+    return text.append(S).append(", ").append(std::to_string(hd)).append("]");
+}
+
+}  // namespace
+
+void MultiHeadAttentionWithKVSharingConfig::validate() const {
+    const std::string where = "MultiHeadAttentionWithKVSharing";
+    require_positive(where, "d_in", d_in);
+    require_positive(where, "d_out", d_out);
+    require_positive(where, "num_heads", num_heads);
+    require_positive(where, "context_length", context_length);
+    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
+    require_probability(where, "dropout", dropout);
+}
+
+MultiHeadAttentionWithKVSharing::MultiHeadAttentionWithKVSharing(
+    const MultiHeadAttentionWithKVSharingConfig& c, Generator& gen)
+    : num_heads((c.validate(), c.num_heads)),
+      head_dim(c.d_out / c.num_heads),
+      context_length(c.context_length),
+      W_query(c.d_in, c.d_out, c.qkv_bias, gen),
+      W_key(c.d_in, c.d_out, c.qkv_bias, gen),
+      W_value(c.d_in, c.d_out, c.qkv_bias, gen),
+      out_proj(c.d_out, c.d_out, true, gen),
+      dropout(c.dropout, c.backend) {}
+
+Shape MultiHeadAttentionWithKVSharing::check(const Tensor& x, bool producer) const {
+    const std::string where = "MultiHeadAttentionWithKVSharing";
+    const Shape s = check_tokens(where, x, d_in());
+    const std::size_t d = d_out();
+    check_heads(where, num_heads, head_dim, d);
+    if (producer) {
+        check_linear(where, "W_key", W_key, d_in(), d);
+        check_linear(where, "W_value", W_value, d_in(), d);
+    }
+    check_linear(where, "out_proj", out_proj, d, d);
+    check_dropout(where, dropout);
+    return s;
+}
+
+SDPAOptions MultiHeadAttentionWithKVSharing::options(std::size_t query_start, Generator& gen) const {
+    // His mask from positions: key j (cached from position 0) hidden when past the query.
+    return {.is_causal = true,
+            .query_start = query_start,
+            .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
+            .dropout_p = dropout.training ? dropout.p : 0.0,
+            .dropout_backend = dropout.backend,
+            .generator = &gen};
+}
+
+Tensor MultiHeadAttentionWithKVSharing::operator()(const Tensor& x, Generator& gen) const {
+    const Shape s = check(x, true);
+    check_positions("MultiHeadAttentionWithKVSharing", 0, s[1], context_length);
+    const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);  // [b, H, T, hd]
+    const HeadsView k = detail::project_heads(1, W_key, x, num_heads, head_dim);
+    const HeadsView v = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    return detail::attend_project(q, k, v, &out_proj, options(0, gen));  // [b, T, d_out]
+}
+
+Tensor MultiHeadAttentionWithKVSharing::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
+    const std::string where = "MultiHeadAttentionWithKVSharing";
+    const Shape s = check(x, true);
+    const std::size_t b = s[0], T = s[1], start = cache.pos;
+    if (cache.window != 0)
+        throw std::invalid_argument(where + ": expected a full KVCache, got a sliding-window one (window = " +
+                                    std::to_string(cache.window) + ")");
+    cache.validate(where + " (cache)");
+    if (cache.pos > 0 && shape_of(cache.key) != Shape{b, num_heads, cache.pos, head_dim})
+        throw_shape_error(where + " (cache.key)", heads_shape(b, num_heads, std::to_string(cache.pos), head_dim),
+                          shape_of(cache.key));
+    check_positions(where, start, T, context_length);
+    const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);
+    cache.append(detail::project_heads(1, W_key, x, num_heads, head_dim).contiguous(),
+                 detail::project_heads(2, W_value, x, num_heads, head_dim).contiguous());
+    return detail::attend_project(q, HeadsView::of(cache.key), HeadsView::of(cache.value), &out_proj,
+                                  options(start, gen));
+}
+
+Tensor MultiHeadAttentionWithKVSharing::forward_shared(const Tensor& x, const KVCache& shared_kv,
+                                                       Generator& gen) const {
+    const std::string where = "MultiHeadAttentionWithKVSharing (consumer)";
+    const Shape s = check(x, false);
+    const std::size_t b = s[0], T = s[1], S = shared_kv.pos;
+    if (shared_kv.window != 0)
+        throw std::invalid_argument(where + ": expected a producer's full KVCache, got a sliding-window one");
+    shared_kv.validate(where + " (shared_kv)");
+    if (S < T || S == 0)
+        throw std::invalid_argument(where + ": the " + std::to_string(T) + " tokens of x must be the last of " +
+                                    "those shared_kv holds, but it holds " + std::to_string(S));
+    for (const auto& [name, t] : {std::pair{"shared_kv.key", &shared_kv.key}, {"shared_kv.value", &shared_kv.value}})
+        if (shape_of(*t) != Shape{b, num_heads, S, head_dim})
+            throw_shape_error(where + " (" + name + ")", heads_shape(b, num_heads, std::to_string(S), head_dim),
+                              shape_of(*t));
+    check_positions(where, S - T, T, context_length);
+    const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);
+    return detail::attend_project(q, HeadsView::of(shared_kv.key), HeadsView::of(shared_kv.value), &out_proj,
+                                  options(S - T, gen));
+}
+
+KVSharingOutput MultiHeadAttentionWithKVSharing::forward_with_kv(const Tensor& x, const KVCache* shared_kv,
+                                                                 Generator& gen) const {
+    if (shared_kv != nullptr) return {forward_shared(x, *shared_kv, gen), std::nullopt};
+    KVCache produced;  // his new_shared_kv = (keys, values) of this call alone
+    Tensor context_vec = forward(x, produced, gen);
+    return {std::move(context_vec), std::move(produced)};
+}
+
+std::string repr(const MultiHeadAttentionWithKVSharing& m) {
+    return module_repr("MultiHeadAttentionWithKVSharing", {{"W_query", nn::repr(m.W_query)},
+                                                           {"W_key", nn::repr(m.W_key)},
+                                                           {"W_value", nn::repr(m.W_value)},
+                                                           {"out_proj", nn::repr(m.out_proj)},
+                                                           {"dropout", nn::repr(m.dropout)}});
+}
+
+Tensor forward_kv_sharing(const std::vector<MultiHeadAttentionWithKVSharing>& layers,
+                          std::size_t n_kv_producing_layers, const Tensor& x,
+                          std::vector<KVCache>& caches, Generator& gen) {
+    if (n_kv_producing_layers == 0 || n_kv_producing_layers > layers.size())
+        throw std::invalid_argument("forward_kv_sharing: n_kv_producing_layers must be between 1 and n_layers = " +
+                                    std::to_string(layers.size()) + ", got " +
+                                    std::to_string(n_kv_producing_layers));
+    if (caches.empty()) caches.resize(n_kv_producing_layers);
+    if (caches.size() != n_kv_producing_layers)
+        throw std::invalid_argument("forward_kv_sharing: expected one cache per producer, " +
+                                    std::to_string(n_kv_producing_layers) + ", got " +
+                                    std::to_string(caches.size()));
+    Tensor h = x;
+    for (std::size_t i = 0; i < layers.size(); ++i)
+        h = i < n_kv_producing_layers ? layers[i].forward(h, caches[i], gen)
+                                      : layers[i].forward_shared(h, caches.back(), gen);
+    return h;
+}
+
+}  // namespace attn
