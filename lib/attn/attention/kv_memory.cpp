@@ -47,6 +47,26 @@ std::size_t kv_cache_bytes_per_token(std::size_t num_layers, std::size_t num_kv_
                            {num_layers, kv_bytes_per_layer(1, 1, head_dim, num_kv_heads, bytes_per_elem)});
 }
 
+std::size_t kv_bytes_total(std::size_t batch, std::size_t context_length, std::size_t emb_dim,
+                           std::size_t num_heads, std::size_t num_kv_heads,
+                           std::size_t num_cached_layers, std::size_t bytes_per_elem) {
+    if (num_heads == 0) throw std::invalid_argument("kv_bytes_total: expected num_heads > 0, got 0");
+    const std::size_t head_dim = emb_dim / num_heads + (emb_dim % num_heads != 0);  // math.ceil
+    return checked_product("kv_bytes_total",
+                           {kv_bytes_per_layer(batch, context_length, head_dim, num_kv_heads, bytes_per_elem),
+                            num_cached_layers});
+}
+
+std::size_t latent_bytes_per_layer(std::size_t batch, std::size_t tokens, std::size_t latent_dim,
+                                   std::size_t bytes_per_elem) {
+    return checked_product("latent_bytes_per_layer", {batch, tokens, latent_dim, bytes_per_elem});
+}
+
+std::size_t mla_bytes_total(std::size_t batch, std::size_t context_length, std::size_t num_layers,
+                            std::size_t latent_dim, std::size_t bytes_per_elem) {
+    return checked_product("mla_bytes_total", {batch, context_length, num_layers, latent_dim, bytes_per_elem});
+}
+
 std::pair<std::size_t, std::size_t> distribute_layers(std::size_t num_layers, std::size_t a,
                                                       std::size_t b) {
     std::size_t block = 0;
@@ -70,21 +90,35 @@ void KVMemoryConfig::validate() const {
     if (swa_a + swa_b == 0 || swa_a + swa_b < swa_a)
         throw std::invalid_argument(where + ": expected 0 < swa_a + swa_b < 2^64, got " +
                                     std::to_string(swa_a) + ":" + std::to_string(swa_b));
+    if (num_kv_producing_layers > num_layers)
+        throw std::invalid_argument(where + ": expected num_kv_producing_layers <= num_layers = " +
+                                    std::to_string(num_layers) + ", got " +
+                                    std::to_string(num_kv_producing_layers));
 }
 
 std::size_t kv_cache_total_bytes(const KVMemoryConfig& c) {
     c.validate();
     const std::size_t head_dim = c.emb_dim / c.num_heads + (c.emb_dim % c.num_heads != 0);  // ceil
+    // Consumers of shared keys and values hold nothing: only the producers are cached.
+    const std::size_t cached = c.num_kv_producing_layers == 0 ? c.num_layers : c.num_kv_producing_layers;
     const auto [swa, full] = c.sliding_window_size == 0
-                                 ? std::pair<std::size_t, std::size_t>{0, c.num_layers}
-                                 : distribute_layers(c.num_layers, c.swa_a, c.swa_b);
+                                 ? std::pair<std::size_t, std::size_t>{0, cached}
+                                 : distribute_layers(cached, c.swa_a, c.swa_b);
     const std::size_t eff_W = std::min(c.context_length, c.sliding_window_size);
+    const auto layer_bytes = [&](std::size_t tokens) {
+        return c.latent_dim != 0
+                   ? latent_bytes_per_layer(c.batch, tokens, c.latent_dim, c.bytes_per_elem)
+                   : kv_bytes_per_layer(c.batch, tokens, head_dim, c.num_kv_heads, c.bytes_per_elem);
+    };
     const char* what = "kv_cache_total_bytes";
-    return checked_sum(
-        what,
-        checked_product(what, {swa, kv_bytes_per_layer(c.batch, eff_W, head_dim, c.num_kv_heads, c.bytes_per_elem)}),
-        checked_product(what, {full, kv_bytes_per_layer(c.batch, c.context_length, head_dim,
-                                                        c.num_kv_heads, c.bytes_per_elem)}));
+    return checked_sum(what, checked_product(what, {swa, layer_bytes(eff_W)}),
+                       checked_product(what, {full, layer_bytes(c.context_length)}));
+}
+
+double kv_cache_bytes_per_token(const KVMemoryConfig& c) {
+    const std::size_t total = kv_cache_total_bytes(c);  // validates: batch, context_length > 0
+    return static_cast<double>(total) /
+           (static_cast<double>(c.batch) * static_cast<double>(c.context_length));
 }
 
 }  // namespace attn
