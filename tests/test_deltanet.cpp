@@ -22,6 +22,7 @@
 #include "attn/attention/deltanet.hpp"
 #include "attn/attention/gated_attention.hpp"
 #include "attn/attention/kv_cache.hpp"
+#include "attn/attention/kv_memory.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
@@ -205,6 +206,24 @@ TEST_CASE("RMSNorm and the gates' elementwise functions") {
     CHECK(attn::sigmoid(attn::tensor({0.0f}))(0) == 0.5f);
     CHECK(attn::softplus(attn::tensor({30.0f}))(0) == 30.0f);  // beyond the threshold: x itself
     CHECK(std::isinf(attn::log(attn::tensor({0.0f}))(0)));
+}
+
+TEST_CASE("the estimator's DeltaNet state is the state a GatedDeltaNet holds, at any context") {
+    attn::Generator gen(5);
+    const attn::GatedDeltaNet gdn({.d_in = 8, .d_out = 24, .num_heads = 3}, gen);
+    attn::DeltaNetState state;
+    gdn.forward(attn::rand({2, 40, 8}, gen), state);
+    CHECK(state.bytes() == attn::deltanet_state_bytes_per_layer(2, 3, 8, sizeof(float)));
+    attn::KVMemoryConfig cfg{.batch = 2, .context_length = 40, .emb_dim = 24, .num_heads = 3, .num_kv_heads = 3,
+                             .num_layers = 5, .bytes_per_elem = 4, .deltanet_state = true};
+    CHECK(attn::kv_cache_total_bytes(cfg) == 5 * state.bytes());
+    cfg.context_length = 4000;  // the state does not grow; its share per token shrinks
+    CHECK(attn::kv_cache_total_bytes(cfg) == 5 * state.bytes());
+    CHECK(attn::kv_cache_bytes_per_token(cfg) == doctest::Approx(5.0 * double(state.bytes()) / (2 * 4000)));
+    cfg.latent_dim = 16;
+    test::require_invalid([&] { attn::kv_cache_total_bytes(cfg); }, {"deltanet_state", "latent_dim"});
+    CHECK_THROWS_AS(attn::deltanet_state_bytes_per_layer(std::size_t{1} << 40, 1, std::size_t{1} << 20, 4),
+                    std::length_error);
 }
 
 // ============================================================================ gated attention
