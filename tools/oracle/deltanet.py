@@ -29,14 +29,21 @@ Each case seeds the default generator, builds a module and runs it; it records o
 (float32 values as exact decimal doubles, plus print(tensor) for small ones), module reprs and
 the 32-bit draws the construction consumed. `tests/test_deltanet.cpp` reads only the JSON this
 writes.
+
+It also writes data/sources/oracle/oracle_18_gated_deltanet.txt: a text export of the cells
+chapter 18 reprints (`In [n]:`, the code as executed, what it printed), read by
+tools/extract_book.py like the notebooks.
 """
 
 import argparse
+import contextlib
 import datetime
+import io
 import json
 import os
 import platform
 import sys
+import types
 
 import torch
 import torch.nn as nn
@@ -251,9 +258,47 @@ CASES = [
 ]
 
 
+# The cells of chapter 18's printed blocks, run as written against his classes.
+CELLS = [
+    "import torch\n"
+    "from deltanet_readme import GatedDeltaNet, GatedMultiHeadAttention  # the README's classes\n"
+    "inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64], "
+    "[0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])\n"
+    "batch = torch.stack((inputs, inputs))",
+    "torch.manual_seed(123)\n"
+    "gdn = GatedDeltaNet(d_in=3, d_out=4, dropout=0.0, num_heads=2)\n"
+    "print(gdn)",
+    "context_vecs = gdn(batch)\nprint(context_vecs)",
+    "print(gdn.last_state)",
+    "torch.manual_seed(123)\n"
+    "gmha = GatedMultiHeadAttention(d_in=3, d_out=4, context_length=6, dropout=0.0, num_heads=2)\n"
+    "print(gmha)",
+    "print(gmha(batch))",
+]
+
+
+def export(path, header, cells):
+    """Runs the cells in one namespace and writes them as a notebook's text export."""
+    module = types.ModuleType("deltanet_readme")
+    module.GatedDeltaNet, module.GatedMultiHeadAttention = GatedDeltaNet, GatedMultiHeadAttention
+    sys.modules["deltanet_readme"] = module
+    namespace, parts = {}, [header, ""]
+    for n, code in enumerate(cells, start=1):
+        assert "\n\n" not in code, "a cell's code has no blank line (extract_book.py's rule)"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"In [{n}]", "exec"), namespace)
+        parts += [f"In [{n}]:", code, ""]
+        if out.getvalue().strip():
+            parts += [out.getvalue().rstrip("\n"), ""]
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(parts))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", "deltanet.json"))
+    ap.add_argument("--sources", default=os.path.join(ROOT, "data", "sources", "oracle"))
     args = ap.parse_args()
     torch.set_num_threads(1)
     listed = [{"name": name, "python": python, **fn(**kw)} for name, python, fn, kw in CASES]
@@ -277,7 +322,13 @@ def main():
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
-    print(f"wrote {args.out}: {len(listed)} cases")
+    os.makedirs(args.sources, exist_ok=True)
+    export(os.path.join(args.sources, "oracle_18_gated_deltanet.txt"),
+           f"Text export of an oracle run of {UPSTREAM} (Apache License 2.0, (c) Sebastian Raschka): "
+           f"GatedDeltaNet and GatedMultiHeadAttention, executed by {SCRIPT} with Debian's "
+           f"{doc['debian_package']} (torch {doc['torch_version']}) on the reference BLAS, {doc['date']}: "
+           "code cells and their printed outputs, in order.", CELLS)
+    print(f"wrote {args.out}: {len(listed)} cases; and {args.sources}/oracle_18_gated_deltanet.txt")
 
 
 if __name__ == "__main__":

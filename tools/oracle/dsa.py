@@ -24,14 +24,21 @@ Each case seeds the default generator, builds a module and runs it; it records o
 (float32 values as exact decimal doubles, plus print(tensor) for small ones), module reprs,
 index scores and selections, and the 32-bit draws the construction consumed.
 `tests/test_dsa.cpp` reads only the JSON this writes.
+
+It also writes data/sources/oracle/oracle_17_sparse_attention.txt: a text export of the cells
+chapter 17 reprints (`In [n]:`, the code as executed, what it printed), read by
+tools/extract_book.py like the notebooks.
 """
 
 import argparse
+import contextlib
 import datetime
+import io
 import json
 import os
 import platform
 import sys
+import types
 
 import torch
 import torch.nn as nn
@@ -272,9 +279,48 @@ CASES = [
 ]
 
 
+# The cells of chapter 17's printed blocks, run as written against his module.
+CELLS = [
+    "import torch\n"
+    "from gpt_with_kv_dsa import MultiHeadAttentionWithDSA\n"
+    "inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64], "
+    "[0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])\n"
+    "batch = torch.stack((inputs, inputs))",
+    "torch.manual_seed(123)\n"
+    "dsa = MultiHeadAttentionWithDSA(d_in=3, d_out=4, dropout=0.0, num_heads=2, index_n_heads=2, "
+    "index_head_dim=4, topk=2)\n"
+    "print(dsa)",
+    "context_vecs = dsa(batch)\nprint(context_vecs)",
+    "index_scores = dsa.indexer.scores(batch, batch)\nprint(index_scores[0])",
+    "torch.manual_seed(123)\n"
+    "dense = MultiHeadAttentionWithDSA(d_in=3, d_out=4, dropout=0.0, num_heads=2, index_n_heads=2, "
+    "index_head_dim=4, topk=6)\n"
+    "print(dense(batch))",
+]
+
+
+def export(path, header, cells):
+    """Runs the cells in one namespace and writes them as a notebook's text export."""
+    module = types.ModuleType("gpt_with_kv_dsa")
+    module.MultiHeadAttentionWithDSA = MultiHeadAttentionWithDSA
+    sys.modules["gpt_with_kv_dsa"] = module
+    namespace, parts = {}, [header, ""]
+    for n, code in enumerate(cells, start=1):
+        assert "\n\n" not in code, "a cell's code has no blank line (extract_book.py's rule)"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"In [{n}]", "exec"), namespace)
+        parts += [f"In [{n}]:", code, ""]
+        if out.getvalue().strip():
+            parts += [out.getvalue().rstrip("\n"), ""]
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(parts))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", "dsa.json"))
+    ap.add_argument("--sources", default=os.path.join(ROOT, "data", "sources", "oracle"))
     args = ap.parse_args()
     torch.set_num_threads(1)
     listed = [{"name": name, "python": python, **fn(**kw)} for name, python, fn, kw in CASES]
@@ -301,7 +347,13 @@ def main():
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")
-    print(f"wrote {args.out}: {len(listed)} cases")
+    os.makedirs(args.sources, exist_ok=True)
+    export(os.path.join(args.sources, "oracle_17_sparse_attention.txt"),
+           f"Text export of an oracle run of {UPSTREAM} (Apache License 2.0, (c) Sebastian Raschka and "
+           f"the contributor): MultiHeadAttentionWithDSA, executed by {SCRIPT} with Debian's "
+           f"{doc['debian_package']} (torch {doc['torch_version']}) on the reference BLAS, {doc['date']}: "
+           "code cells and their printed outputs, in order.", CELLS)
+    print(f"wrote {args.out}: {len(listed)} cases; and {args.sources}/oracle_17_sparse_attention.txt")
 
 
 if __name__ == "__main__":
