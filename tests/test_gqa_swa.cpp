@@ -80,7 +80,7 @@ TEST_CASE("GroupedQueryAttention in training mode draws PyTorch's dropout mask")
     const attn::GroupedQueryAttention gqa({.d_in = 4, .d_out = 8, .context_length = 5, .dropout = 0.3,
                                            .num_heads = 4, .num_kv_groups = 2, .qkv_bias = true});
     const attn::Tensor x = attn::rand({2, 5, 4});
-    CHECK(attn::max_abs_diff(x, test::oracle_tensor(c["outputs"]["x"])) == 0.0f);
+    CHECK(test::max_abs_diff(x, test::oracle_tensor(c["outputs"]["x"])) == 0.0f);
     CHECK(test::max_ulp(gqa(x), test::oracle_tensor(c["outputs"]["context_vec"])) <= kUlps);
 }
 

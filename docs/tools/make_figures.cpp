@@ -16,17 +16,15 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "attn/attention/self_attention.hpp"
 #include "attn/attention/causal.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/gpt2.hpp"
+#include "textbook/benchmark_results.hpp"
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
@@ -76,83 +74,9 @@ struct Absent : std::runtime_error {
 
 // ---------------------------------------------------------------- KV-cache benchmark
 
-// One point of the plot: time per generated token at a context length.
-struct Point {
-    double context_length;
-    double microseconds;
-};
-
-double to_microseconds(double value, const std::string& unit) {
-    if (unit == "ns") return value / 1e3;
-    if (unit == "us") return value;
-    if (unit == "ms") return value * 1e3;
-    if (unit == "s") return value * 1e6;
-    throw std::runtime_error("unknown time_unit '" + unit + "'");
-}
-
-// Reads the Google Benchmark JSON files under data/benchmarks/ (tools/run_kv_benchmark.sh writes
-// kv_cache.json there). Each benchmark is a point: its series is its label (`with_cache`,
-// `without_cache`; else the name before the first `/`) and its `embed_dim` counter, x is its
-// `context` counter (else the first number in its name), y its real time per iteration in
-// microseconds; one iteration generates one token (a `tokens` counter divides otherwise). With
-// repetitions the median aggregate is used, as tools/summarise_kv_benchmark.py does.
-std::map<std::string, std::vector<Point>> read_benchmarks(const fs::path& dir, std::vector<std::string>& sources) {
-    std::map<std::string, std::map<double, double>> series;
-    std::vector<fs::path> files;
-    if (fs::is_directory(dir))
-        for (const auto& e : fs::directory_iterator(dir))
-            if (e.path().extension() == ".json") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    static const std::regex number_re(R"(/(?:[A-Za-z_]+:)?(\d+))");
-    for (const auto& file : files) {
-        std::ifstream in(file);
-        std::stringstream text;
-        text << in.rdbuf();
-        // Google Benchmark writes NaN for the coefficient of variation of a zero counter;
-        // JSON has no NaN, so those values become null (they are never plotted).
-        static const std::regex non_finite(R"(:\s*-?(NaN|nan|Infinity|inf)\b)");
-        nlohmann::json json;
-        try {
-            json = nlohmann::json::parse(std::regex_replace(text.str(), non_finite, ": null"));
-        } catch (const nlohmann::json::exception& e) {
-            throw std::runtime_error(file.string() + ": not JSON: " + e.what());
-        }
-        if (!json.contains("benchmarks") || !json["benchmarks"].is_array()) continue;
-        bool medians = false;
-        for (const auto& b : json["benchmarks"])
-            medians = medians || b.value("aggregate_name", "") == "median";
-        bool used = false;
-        for (const auto& b : json["benchmarks"]) {
-            const bool aggregate = b.value("run_type", "iteration") == "aggregate";
-            if (medians ? b.value("aggregate_name", "") != "median" : aggregate) continue;
-            const std::string run_name = b.value("run_name", b.value("name", ""));
-            std::string name = b.value("label", "");
-            if (name.empty()) name = run_name.substr(0, run_name.find('/'));
-            std::replace(name.begin(), name.end(), '_', ' ');
-            auto number = [&b](const char* key) { return b.contains(key) && b[key].is_number(); };
-            if (number("embed_dim"))
-                name += " (E = " + std::to_string(std::lround(b["embed_dim"].get<double>())) + ")";
-            double x = 0;
-            std::smatch m;
-            if (number("context")) x = b["context"].get<double>();
-            else if (std::regex_search(run_name, m, number_re)) x = std::stod(m[1].str());
-            else continue;
-            double us = to_microseconds(b.at("real_time").get<double>(), b.value("time_unit", "ns"));
-            if (number("tokens")) us /= b["tokens"].get<double>();
-            series[name][x] = us;
-            used = true;
-        }
-        if (used) sources.push_back(file.filename().string());
-    }
-    std::map<std::string, std::vector<Point>> out;
-    for (const auto& [name, points] : series)
-        for (const auto& [x, y] : points) out[name].push_back({x, y});
-    return out;
-}
-
 std::string kv_cache_plot(const fs::path& data_dir) {
     std::vector<std::string> sources;
-    const auto series = read_benchmarks(data_dir / "benchmarks", sources);
+    const auto series = textbook::read_benchmark_series(data_dir / "benchmarks", sources);
     if (series.empty())
         throw Absent("No benchmark results recorded: data/benchmarks/ holds no Google Benchmark "
                      "JSON with benchmarks named <series>/<context length>. Once the KV-cache "

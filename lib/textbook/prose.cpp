@@ -3,17 +3,19 @@
 #include "attn/core/text_file.hpp"
 
 #include <cstdlib>
-#include <fstream>
 #include <regex>
 #include <set>
 #include <utility>
 #include <vector>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 namespace textbook {
 
 namespace {
+
+constexpr std::size_t max_paragraph_bytes = 8192;
 
 std::string trim_right(std::string s) {
     while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -88,18 +90,31 @@ void wrap(std::ostringstream& out, const std::string& text, std::size_t width,
 }  // namespace
 
 Page Page::load(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    if (!in) throw std::runtime_error(file.string() + ": cannot read the chapter's page");
+    std::string text;
+    try {
+        text = attn::read_data_file(file);
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(std::string(e.what()) + ": cannot read the chapter's page");
+    }
+    const auto lines = attn::data_lines(file, text);  // text in LF lines, not cut short
     static const std::regex title_re(R"(^# (.*?)\s*(\{#[A-Za-z0-9_-]+\})?\s*$)");
     static const std::regex section_re(R"(^## (.*?)\s*\{#ch[0-9A-Z]+-([A-Za-z0-9_-]+)\}\s*$)");
     Page page;
     page.file = file;
     std::set<std::string> seen;
-    std::string line;
     int number = 0;
+    std::size_t paragraph = 0;  // bytes of the paragraph this line belongs to
     std::string* body = &page.intro;
-    while (std::getline(in, line)) {
+    for (const std::string_view view : lines) {
+        const std::string line(view);
         ++number;
+        // The terminal view matches inline markup with std::regex, which recurses once per
+        // character: a paragraph must stay far below what exhausts the stack.
+        paragraph = line.empty() ? 0 : paragraph + line.size() + 1;
+        if (paragraph > max_paragraph_bytes)
+            attn::throw_at(file, number, "the paragraph is longer than " +
+                                        std::to_string(max_paragraph_bytes) +
+                                        " bytes: break it with a blank line");
         std::smatch m;
         if (page.title.empty()) {
             if (line.empty()) continue;

@@ -30,8 +30,10 @@ struct Page {
     std::string intro;              ///< the Markdown before the first section
     std::vector<Section> sections;  ///< in page order
 
-    /// Reads and splits a page.
-    /// @throws std::runtime_error naming the file (and line) when it cannot be read, has no
+    /// Reads and splits a page, a data file like the book's (attn/core/text_file.hpp).
+    /// @throws std::runtime_error naming the file (and line) when it cannot be read, a line
+    /// is not text (a CR line ending, a control character, a byte that is not UTF-8), the
+    /// file is cut short (no final line ending), a paragraph exceeds 8192 bytes, it has no
     /// `# ` title, or a `## ` heading lacks a `{#label}` or repeats one.
     static Page load(const std::filesystem::path& file);
 

@@ -70,8 +70,12 @@ struct ChapterRecord {
     /// @throws std::runtime_error naming the file when it cannot be written.
     void save(const std::filesystem::path& file) const;
 
-    /// Reads a record written by `save`.
-    /// @throws std::runtime_error naming the file when it cannot be read or is malformed.
+    /// Reads a record written by `save`, strictly: every field of the JSON type `save`
+    /// writes, `kind` and `result` one of their values, no key twice in an object.
+    /// @throws std::runtime_error `"<file>: malformed chapter record: <why>"` naming the line
+    /// and column of a JSON syntax error (nlohmann's message), or the field by its path
+    /// (`blocks[3].comparisons[0].numbers: expected a non-negative integer, got -1`), or the
+    /// repeated key; `"<file>: cannot be read (...)"` when it cannot be read.
     static ChapterRecord load(const std::filesystem::path& file);
 };
 

@@ -190,8 +190,22 @@ std::string add_suffixes(const std::string& tensor_str, const std::vector<std::s
     return out + ")";
 }
 
+// A float32's exact decimal expansion ends within 149 fraction digits (2^-149); more only
+// appends zeros, and a precision of 10^9 would make every number a gigabyte.
+constexpr int max_precision = 1000;
+// The torch printer recurses once per dimension (a few hundred bytes of stack each, more
+// under AddressSanitizer); PyTorch's Python one stops with a RecursionError near 500.
+constexpr std::size_t max_print_rank = 1000;
+
+void check_precision(const char* where, int precision) {
+    if (precision < 0 || precision > max_precision)
+        throw std::invalid_argument(std::string(where) + ": precision must be >= 0 and <= " +
+                                    std::to_string(max_precision) + ", got " +
+                                    std::to_string(precision));
+}
+
 void check_options(const PrintOptions& opts) {
-    if (opts.precision < 0) throw std::invalid_argument("print options: precision must be >= 0, got " + std::to_string(opts.precision));
+    check_precision("print options", opts.precision);
     if (opts.linewidth < 1) throw std::invalid_argument("print options: linewidth must be >= 1, got " + std::to_string(opts.linewidth));
     if (opts.edgeitems < 0) throw std::invalid_argument("print options: edgeitems must be >= 0, got " + std::to_string(opts.edgeitems));
     if (opts.threshold < 0) throw std::invalid_argument("print options: threshold must be >= 0, got " + std::to_string(opts.threshold));
@@ -205,6 +219,7 @@ std::string torch_repr(const Shape& shape, const std::vector<T>& flat, const Pri
                        const std::function<std::pair<std::size_t, std::function<std::string(T)>>(
                            const std::vector<T>&)>& make_formatter) {
     check_options(opts);
+    check_print_rank("repr", shape, max_print_rank, "PyTorch's printer: RecursionError");
     const std::string prefix = "tensor(";
     const int indent = static_cast<int>(prefix.size());
     if (flat.empty()) {
@@ -235,8 +250,7 @@ PrintOptions& printoptions() {
 }
 
 void set_printoptions(int precision, int linewidth) {
-    if (precision < 0)
-        throw std::invalid_argument("set_printoptions: precision must be >= 0, got " + std::to_string(precision));
+    check_precision("set_printoptions", precision);
     if (linewidth < 1)
         throw std::invalid_argument("set_printoptions: linewidth must be >= 1, got " + std::to_string(linewidth));
     printoptions().precision = precision;
