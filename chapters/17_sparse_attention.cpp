@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
                                                    .topk = 2});
         const attn::Tensor context_vecs = dsa(batch);
         //! [module]
-        ch.show("print(dsa)", attn::repr(dsa));
-        ch.show("dsa(batch)", attn::repr(context_vecs));
+        ch.book("o17-In02", "print(dsa)", attn::repr(dsa));
+        ch.book("o17-In03", "dsa(batch)", attn::repr(context_vecs));
 
         ch.step("indexer");
         //! [indexer]
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
         const attn::Tensor index_scores = attn::select(selection.index_scores, 0);
         const attn::Tensor kept = attn::select(attn::to_float(selection.selected), 0);
         //! [indexer]
-        ch.show("index_scores[0] (query rows, key columns; the future is never chosen)", attn::repr(index_scores));
+        ch.book("o17-In04", "index_scores[0] (query rows, key columns)", attn::repr(index_scores));
         ch.show("keys each query keeps (topk = 2; 1 = kept)", attn::repr(kept));
 
         ch.step("dense");
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
         const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 6, .num_heads = 2});
         const attn::Tensor dense_out = dense(batch);
         //! [dense]
-        ch.show("dense(batch), topk = 6", attn::repr(dense_out));
+        ch.book("o17-In05", "dense(batch), topk = 6", attn::repr(dense_out));
         ch.show("max |dense(batch) - MultiHeadAttention(batch)|", textbook::max_abs_diff_text(dense_out, mha(batch)));
 
         ch.step("ties");

@@ -41,9 +41,9 @@ int main(int argc, char** argv) {
         attn::DeltaNetState state;
         const attn::Tensor context_vecs = gdn.forward(batch, state);
         //! [module]
-        ch.show("print(gdn)", attn::repr(gdn));
-        ch.show("gdn(batch)", attn::repr(context_vecs));
-        ch.show("the state S after 6 tokens: [b, H, head_dim, head_dim]", attn::repr(state.S));
+        ch.book("o18-In02", "print(gdn)", attn::repr(gdn));
+        ch.book("o18-In03", "gdn(batch)", attn::repr(context_vecs));
+        ch.book("o18-In04", "the state S after 6 tokens: [b, H, head_dim, head_dim]", attn::repr(state.S));
 
         ch.step("chunked");
         //! [chunked]
@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
         const attn::GatedMultiHeadAttention gmha({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.0,
                                                   .num_heads = 2});
         //! [gated]
-        ch.show("print(gmha)", attn::repr(gmha));
-        ch.show("gmha(batch)", attn::repr(gmha(batch)));
+        ch.book("o18-In05", "print(gmha)", attn::repr(gmha));
+        ch.book("o18-In06", "gmha(batch)", attn::repr(gmha(batch)));
 
         ch.step("memory");
         //! [memory]

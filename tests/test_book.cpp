@@ -156,7 +156,10 @@ TEST_CASE("every block of data/book occurs verbatim in its notebook") {
     const fs::path sources = textbook::data_dir() / "sources";
     std::size_t checked = 0;
     for (const auto& e : book.entries()) {
-        const fs::path file = sources / (e.notebook.rfind("raschka", 0) == 0 ? "raschka" : "seeds") / e.notebook;
+        const fs::path folder = e.notebook.rfind("raschka", 0) == 0  ? "raschka"
+                                : e.notebook.rfind("oracle_", 0) == 0 ? "oracle"
+                                                                       : "seeds";
+        const fs::path file = sources / folder / e.notebook;
         std::ifstream in(file);
         INFO(e.id << " (" << e.file << ") from " << file);
         REQUIRE(in);

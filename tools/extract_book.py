@@ -48,9 +48,12 @@ NOTEBOOKS = {
     "004": "004_d8a07657e05181d5.txt",
     "rch03": "raschka_ch03.txt",
     "rch03x": "raschka_ch03_exercises.txt",
+    "o17": "oracle_17_sparse_attention.txt",
+    "o18": "oracle_18_gated_deltanet.txt",
 }
-# Folder of each source under data/sources/.
-FOLDER = {nb: ("raschka" if nb.startswith("rch") else "seeds") for nb in NOTEBOOKS}
+# Folder of each source under data/sources/: oracle runs (tools/oracle/) sit in oracle/.
+FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if name.startswith("oracle_") else "seeds")
+          for nb, name in NOTEBOOKS.items()}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex."}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
@@ -65,6 +68,8 @@ NO_OUTPUT = {
     "004": [1, 2, 17, 52, 54, 58],
     "rch03": [2, 15, 16],
     "rch03x": [2, 3, 4, 5],
+    "o17": [1],
+    "o18": [1],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
@@ -367,7 +372,8 @@ def write_readme(rows: list[dict]) -> str:
     out.append("| **all** | " + " | ".join(str(c) for c in tot) + f" | {sum(tot)} |\n\n")
     per_ch = collections.Counter(r["chapter"] for r in rows)
     out.append("| chapter | entries |\n|---|---|\n")
-    for ch in [*range(1, 11), "A", "X"]:
+    numbered = sorted({*range(1, 11), *(c for c in per_ch if isinstance(c, int))})
+    for ch in [*numbered, "A", "X"]:
         out.append(f"| {ch} | {per_ch.get(ch, 0)} |\n")
     trunc = [r["id"] for r in rows if r["what"].endswith(TRUNCATED)]
     out.append("\nTruncated in the export: " + ", ".join(f"`{t}`" for t in trunc) + ".\n")

@@ -45,7 +45,9 @@ class Entry:
     def source(self):
         """How headers name the source: `002`, or `Raschka 3` / `Raschka 3 ex.`."""
         return {"raschka_ch03.txt": "Raschka 3",
-                "raschka_ch03_exercises.txt": "Raschka 3 ex."}.get(self.notebook, self.notebook[:3])
+                "raschka_ch03_exercises.txt": "Raschka 3 ex."}.get(
+                    self.notebook, "oracle " + self.notebook[7:9] if self.notebook.startswith("oracle_")
+                    else self.notebook[:3])
 
     @property
     def short_cell(self):

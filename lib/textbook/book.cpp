@@ -148,6 +148,8 @@ const Entry& Book::at(const std::string& id) const {
 std::string source_name(const Entry& entry) {
     if (entry.notebook == "raschka_ch03.txt") return "Raschka 3";
     if (entry.notebook == "raschka_ch03_exercises.txt") return "Raschka 3 ex.";
+    // an oracle run of a chapter beyond the notebooks: oracle_17_sparse_attention.txt -> oracle 17
+    if (entry.notebook.rfind("oracle_", 0) == 0) return "oracle " + entry.notebook.substr(7, 2);
     return entry.notebook.substr(0, 3);
 }
 

@@ -99,7 +99,8 @@ private:
 };
 
 /// How a chapter header names an entry's source: the notebook's number (`002`), or
-/// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions.
+/// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions, or
+/// `oracle 17` for an oracle run's export (`data/sources/oracle/oracle_17_*.txt`).
 std::string source_name(const Entry& entry);
 
 /// The book's input: the six 3-d embeddings of "Your journey starts with one step",
