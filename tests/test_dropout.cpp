@@ -324,7 +324,11 @@ TEST_CASE("[oracle] kept entries are scaled by 1 / float32(1 - p), as PyTorch do
     const auto& manifest = test::oracle_file("dropout/manifest.json");
     const auto& scales = manifest.at("scale_float32");
     REQUIRE(scales.size() >= 5);
-    for (const auto& [p_text, scale] : scales.items()) {
+    for (const auto& item : scales.items()) {
+        // Named locals, not a structured binding: doctest's INFO is a lambda, and clang 14
+        // cannot capture a binding.
+        const std::string p_text = item.key();
+        const auto& scale = item.value();
         const double p = std::stod(p_text);
         INFO("p = " << p_text);
         for (const auto backend : {BernoulliBackend::portable, BernoulliBackend::mkl}) {

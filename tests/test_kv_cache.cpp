@@ -295,7 +295,9 @@ TEST_CASE("kv_cache_bytes_per_token: 2 x layers x heads x head_dim x bytes") {
 TEST_CASE("relation:cached_equals_uncached") {
     // The book: In [39] (without the cache) and In [40] (with it) print the same numbers, as do
     // In [44] and In [45]; only the layout differs ([B, E] vs [B, 1, E]).
-    for (const auto& [a, b] : {std::pair{"000-In39", "000-In40"}, std::pair{"000-In44", "000-In45"}}) {
+    for (const auto& pair : {std::pair{"000-In39", "000-In40"}, std::pair{"000-In44", "000-In45"}}) {
+        const char* a = pair.first;  // named locals: INFO is a lambda, clang 14 cannot capture a binding
+        const char* b = pair.second;
         INFO(a << " vs " << b);
         const auto na = test::printed_numbers(a), nb = test::printed_numbers(b);
         REQUIRE(na.size() == 32);  // B = 2 rows of E = 16

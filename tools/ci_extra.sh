@@ -150,7 +150,7 @@ part_fuzzers() {
     cp "$f" "$tmp/seeds/fuzz_block/block$i.txt"; i=$((i + 1))
   done
   for f in data/tokenizer/*.tsv; do cp "$f" "$tmp/seeds/fuzz_tokenizer/"; done
-  for f in docs/chapters/0[1-3]*.md; do cp "$f" "$tmp/seeds/fuzz_page/"; done
+  for f in "$gcc_build"/chapters/0[1-3]*.prose.json; do cp "$f" "$tmp/seeds/fuzz_page/"; done
   # A record as a chapter writes it (the gcc build's chapter 3, if it is there).
   if [ -x "$gcc_build/chapters/chapter_03_simple_mask" ]; then
     "$gcc_build/chapters/chapter_03_simple_mask" --record="$tmp/seeds/fuzz_record/ch03.json" > /dev/null 2>&1 || true

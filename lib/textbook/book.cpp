@@ -136,7 +136,29 @@ Book Book::load(const std::filesystem::path& data_dir) {
     }
     if (book.entries_.empty())
         attn::throw_at(manifest, lines.size(), "no entries by the end of the file");
+    // The sources' titles (file, name, title, about), when the data directory has them.
+    const std::filesystem::path titles = data_dir / "sources" / "titles.tsv";
+    if (std::filesystem::exists(titles)) {
+        const std::string titles_text = attn::read_data_file(titles);
+        const auto title_lines = attn::data_lines(titles, titles_text);
+        for (std::size_t n = 0; n < title_lines.size(); ++n) {
+            const std::string line(title_lines[n]);
+            if (line.empty() || line[0] == '#') continue;
+            std::vector<std::string> f;
+            std::stringstream ss(line);
+            for (std::string field; std::getline(ss, field, '\t');) f.push_back(field);
+            if (f.size() != 4)
+                attn::throw_at(titles, n + 1, "expected 4 tab-separated fields (file, name, title, about)");
+            book.titles_.emplace_back(f[0], f[1] + " \u00b7 " + f[2]);
+        }
+    }
     return book;
+}
+
+std::string Book::source_title(const std::string& notebook) const {
+    for (const auto& [file, title] : titles_)
+        if (file == notebook) return title;
+    return notebook;
 }
 
 const Entry& Book::at(const std::string& id) const {

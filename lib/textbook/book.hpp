@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/core/tensor.hpp"
@@ -94,8 +95,15 @@ public:
     /// All entries, in manifest order.
     const std::vector<Entry>& entries() const { return entries_; }
 
+    /// A source named by its title, as the tally and the book name it:
+    /// `002 · Masked / Causal Attention Implementation` for `002_71906f06d162f7d6.txt`, from
+    /// `data/sources/titles.tsv` (read by `load` when it is there); the file name when the
+    /// source has no line there.
+    std::string source_title(const std::string& notebook) const;
+
 private:
     std::vector<Entry> entries_;
+    std::vector<std::pair<std::string, std::string>> titles_;  // notebook file -> `name · title`
 };
 
 /// How a chapter header names an entry's source: the notebook's number (`002`), or

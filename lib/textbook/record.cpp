@@ -65,7 +65,9 @@ void ChapterRecord::save(const std::filesystem::path& file) const {
                     {"chapter", chapter},
                     {"key", key},
                     {"title", title},
-                    {"options", {{"backend", backend}, {"compare", compare}}},
+                    {"options", {{"backend", backend}, {"compare", compare},
+                                 {"seed", seed_option ? json(*seed_option) : json(nullptr)}}},
+                    {"seeds", seeds},
                     {"blocks", blocks_json}};
     std::ofstream out(file);
     out << j.dump(2) << '\n';
@@ -171,6 +173,7 @@ ChapterRecord ChapterRecord::load(const std::filesystem::path& file) {
         const json& format = member(j, "format", "");
         if (!format.is_number_integer() || format.get<long long>() != 1)
             throw std::runtime_error("format: expected 1, got " + format.dump());
+        r.format = 1;
         r.chapter = string_at(j, "chapter", "");
         r.key = string_at(j, "key", "");
         r.title = string_at(j, "title", "");
@@ -180,6 +183,22 @@ ChapterRecord ChapterRecord::load(const std::filesystem::path& file) {
         if (!compare.is_boolean())
             throw std::runtime_error("options.compare: expected true or false, got " + compare.dump());
         r.compare = compare.get<bool>();
+        // The seed a reader chose (--seed), and the seeds the chapter drew from, when recorded.
+        if (const auto seed = options.find("seed"); seed != options.end() && !seed->is_null()) {
+            if (!seed->is_number_unsigned())
+                throw std::runtime_error("options.seed: expected a non-negative integer, got " + seed->dump());
+            r.seed_option = seed->get<std::uint64_t>();
+        }
+        if (const auto seeds = j.find("seeds"); seeds != j.end()) {
+            if (!seeds->is_array())
+                throw std::runtime_error(std::string("seeds: expected an array, got ") + seeds->type_name());
+            for (std::size_t i = 0; i < seeds->size(); ++i) {
+                if (!(*seeds)[i].is_number_unsigned())
+                    throw std::runtime_error("seeds[" + std::to_string(i) +
+                                             "]: expected a non-negative integer, got " + (*seeds)[i].dump());
+                r.seeds.push_back((*seeds)[i].get<std::uint64_t>());
+            }
+        }
         const json& blocks = array_at(j, "blocks", "");
         for (std::size_t i = 0; i < blocks.size(); ++i) {
             const json& jb = blocks[i];
@@ -234,10 +253,9 @@ std::string render_block(const BlockRecord& block, const Book& book, bool compar
     }
     out << " · " << block.label << '\n' << block.text << '\n';
     if (compare) {
-        if (block.kind == "new") out << ">>> new: the notebooks do not print this\n";
         for (const auto& c : block.comparisons) {
             const Entry& e = book.at(c.entry);
-            out << ">>> book " << e.id << " (" << e.style << ", " << e.check.str()
+            out << ">>> " << e.id << " (" << e.style << ", " << e.check.str()
                 << "): " << c.summary << '\n';
             for (const auto& d : c.differences) out << ">>>   " << d << '\n';
             if (!e.check.compares_text()) {

@@ -143,7 +143,12 @@ struct TorchLayout {
                                           data.begin() + static_cast<std::ptrdiff_t>(std::min(data.size(), i + per_line)));
             lines.push_back(join(line, ", "));
         }
-        return "[" + join(lines, ",\n" + std::string(static_cast<std::size_t>(indent + 1), ' ')) + "]";
+        // Appended, not `"[" + ...`: GCC 12 warns (-Wstringop-overflow) on the inlined insert.
+        std::string out = "[";
+        std::string sep = ",\n";
+        sep.append(static_cast<std::size_t>(indent + 1), ' ');
+        out.append(join(lines, sep)).append("]");
+        return out;
     }
 
     std::string tensor_str(std::size_t offset, std::size_t axis, int indent) const {
@@ -164,8 +169,12 @@ struct TorchLayout {
             for (std::size_t i = 0; i < n; ++i)
                 slices.push_back(tensor_str(offset + i * strides[axis], axis + 1, indent + 1));
         }
-        const std::string sep = "," + std::string(dim - 1, '\n') + std::string(static_cast<std::size_t>(indent + 1), ' ');
-        return "[" + join(slices, sep) + "]";
+        // Appended, not `"," + ...`: GCC 12 warns (-Wstringop-overflow) on the inlined inserts.
+        std::string sep = ",";
+        sep.append(dim - 1, '\n').append(static_cast<std::size_t>(indent + 1), ' ');
+        std::string out = "[";
+        out.append(join(slices, sep)).append("]");
+        return out;
     }
 };
 
@@ -180,10 +189,10 @@ std::string add_suffixes(const std::string& tensor_str, const std::vector<std::s
     for (const auto& suffix : suffixes) {
         const long suffix_len = static_cast<long>(suffix.size());
         if (last_line_len + suffix_len + 2 > opts.linewidth) {
-            out += ",\n" + std::string(static_cast<std::size_t>(indent), ' ') + suffix;
+            out.append(",\n").append(static_cast<std::size_t>(indent), ' ').append(suffix);
             last_line_len = indent + suffix_len;
         } else {
-            out += ", " + suffix;
+            out.append(", ").append(suffix);
             last_line_len += suffix_len + 2;
         }
     }
