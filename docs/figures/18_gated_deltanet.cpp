@@ -32,7 +32,8 @@ FIGURES{{
         std::vector<figures::svg::Series> series;
         for (std::size_t v = 0; v < variants.size(); ++v) {
             auto& [name, cfg] = variants[v];
-            figures::svg::Series s{.name = name, .colour = colours[v], .dashed = cfg.deltanet_state};
+            figures::svg::Series s;
+            s.name = name, s.colour = colours[v], s.dashed = cfg.deltanet_state;
             for (std::size_t tokens = 256; tokens <= 131072; tokens *= 2) {
                 cfg.context_length = tokens;
                 s.x.push_back(double(tokens));
