@@ -220,6 +220,16 @@ TEST_CASE("the estimator's DeltaNet state is the state a GatedDeltaNet holds, at
     cfg.context_length = 4000;  // the state does not grow; its share per token shrinks
     CHECK(attn::kv_cache_total_bytes(cfg) == 5 * state.bytes());
     CHECK(attn::kv_cache_bytes_per_token(cfg) == doctest::Approx(5.0 * double(state.bytes()) / (2 * 4000)));
+    // his plot_memory_estimates_gated_deltanet.py with its defaults (batch 1, emb_dim 2048,
+    // 16 heads, 48 layers, bf16): per layer 1 * 16 * 128 * 128 * 2 bytes, the same at 128 and
+    // at 131072 tokens; his MHA line at 131072 tokens: 131072 * 16 * 128 * 2 * 2 bytes per layer
+    attn::KVMemoryConfig his{.context_length = 128, .emb_dim = 2048, .num_heads = 16, .num_kv_heads = 16,
+                             .num_layers = 48, .bytes_per_elem = 2, .deltanet_state = true};
+    CHECK(attn::kv_cache_total_bytes(his) == 48ull * 16 * 128 * 128 * 2);
+    his.context_length = 131072;
+    CHECK(attn::kv_cache_total_bytes(his) == 48ull * 16 * 128 * 128 * 2);
+    his.deltanet_state = false;
+    CHECK(attn::kv_cache_total_bytes(his) == 48ull * 131072 * 16 * 128 * 2 * 2);
     cfg.latent_dim = 16;
     test::require_invalid([&] { attn::kv_cache_total_bytes(cfg); }, {"deltanet_state", "latent_dim"});
     CHECK_THROWS_AS(attn::deltanet_state_bytes_per_layer(std::size_t{1} << 40, 1, std::size_t{1} << 20, 4),
