@@ -11,7 +11,7 @@
 /// glibc's. The two agree to within an ulp and sometimes differ in the last bit, so each
 /// function here does the same: SLEEF for the leading multiple of 16, libm for the tail.
 /// `torch.log` and `torch.exp` go through PyTorch's `vml` kernels instead, which use SLEEF for
-/// every element (`attn::exp` in functional.hpp does the same).
+/// every element (`exp_torch` below; functional.hpp's `attn::exp` still calls std::exp).
 ///
 /// All take a float32 tensor of any shape, in row-major order, and return one of the same
 /// shape; NaN in gives NaN out.

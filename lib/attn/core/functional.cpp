@@ -1,5 +1,4 @@
 #include "attn/core/functional.hpp"
-#include "attn/core/elementwise.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -429,7 +428,7 @@ float max_abs_diff(const Tensor& a, const Tensor& b) {
 Tensor exp(const Tensor& x) {
     shape_of(x);  // refuses a shape that does not match the storage
     Tensor y = x;
-    for (auto& v : y) v = exp_torch(v);  // PyTorch's vml exp: SLEEF for every element
+    for (auto& v : y) v = std::exp(v);
     return y;
 }
 

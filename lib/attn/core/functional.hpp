@@ -113,8 +113,7 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol 
 /// @throws std::invalid_argument when the shapes differ.
 float max_abs_diff(const Tensor& a, const Tensor& b);
 
-/// `torch.exp(x)` elementwise, as PyTorch's CPU kernel (`vml::vexp`) computes it: SLEEF's
-/// `expf_u10` for every element (`exp_torch`, elementwise.hpp).
+/// `torch.exp(x)` elementwise.
 Tensor exp(const Tensor& x);
 
 // ---------------------------------------------------------------- repeat
