@@ -27,6 +27,9 @@
 #include <vector>
 
 #include "attn/attention/causal.hpp"
+#include "attn/attention/deltanet.hpp"
+#include "attn/attention/dsa.hpp"
+#include "attn/attention/gated_attention.hpp"
 #include "attn/attention/gpt2.hpp"
 #include "attn/attention/gqa.hpp"
 #include "attn/attention/kv_sharing.hpp"
@@ -102,6 +105,22 @@ const std::vector<Module>& modules() {
              return module_of<attn::MultiHeadAttentionWithKVSharing>(
                  attn::MultiHeadAttentionWithKVSharingConfig{
                      .d_in = D, .d_out = D, .context_length = T, .dropout = 0.0, .num_heads = H});
+         }},
+        {"dsa",
+         [](std::size_t T) {
+             return module_of<attn::MultiHeadAttentionWithDSA>(attn::MultiHeadAttentionWithDSAConfig{
+                 .d_in = D, .d_out = D, .context_length = T, .dropout = 0.0, .num_heads = H,
+                 .index_n_heads = 4, .index_head_dim = 64, .topk = 64});
+         }},
+        {"deltanet",
+         [](std::size_t) {
+             return module_of<attn::GatedDeltaNet>(
+                 attn::GatedDeltaNetConfig{.d_in = D, .d_out = D, .dropout = 0.0, .num_heads = H});
+         }},
+        {"gated",
+         [](std::size_t T) {
+             return module_of<attn::GatedMultiHeadAttention>(attn::GatedMultiHeadAttentionConfig{
+                 .d_in = D, .d_out = D, .context_length = T, .dropout = 0.0, .num_heads = H});
          }},
     };
     return table;

@@ -52,6 +52,8 @@ NOTEBOOKS = {
     # above 14 compare with (`oracle<chapter>` or `o<chapter>`).
     "oracle15": "oracle_15_latent_attention.txt",
     "oracle16": "oracle_16_kv_sharing.txt",
+    "o17": "oracle_17_sparse_attention.txt",
+    "o18": "oracle_18_gated_deltanet.txt",
     "oracle19": "oracle_19_gradients.txt",
     "oracle20": "oracle_20_flash_backward.txt",
     "o21": "oracle_21_attention_learns.txt",
@@ -61,7 +63,7 @@ FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith(
           for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle15": "oracle 15",
-               "oracle16": "oracle 16", "oracle19": "oracle 19",
+               "oracle16": "oracle 16", "o17": "oracle 17", "o18": "oracle 18", "oracle19": "oracle 19",
                "oracle20": "oracle 20", "o21": "oracle 21"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
@@ -77,6 +79,8 @@ NO_OUTPUT = {
     "rch03x": [2, 3, 4, 5],
     "oracle15": [1],
     "oracle16": [1],
+    "o17": [1],
+    "o18": [1],
     "oracle19": [1],
     "oracle20": [1, 2],
     "o21": [1, 2, 7, 8],

@@ -80,6 +80,22 @@ ENTRIES = [
           dict(d_in=D, d_out=D, dropout=0.0, num_heads=H),
           flops="mha", sizes=(1024,), threads=(1, 2),
           notes="one producer layer (shared_kv=None): multi-head attention that hands on its keys and values"),
+    Entry("dsa", "MultiHeadAttentionWithDSA", "Raschka ch04/09_dsa (pull request #1014)",
+          "dsa:MultiHeadAttentionWithDSA",
+          dict(d_in=D, d_out=D, dropout=0.0, num_heads=H, index_n_heads=4, index_head_dim=64, topk=64),
+          flops="dsa", sizes=(1024,), threads=(1, 2),
+          notes="a lightning indexer of 4 heads of 64 picks 64 keys per query; out_proj with bias",
+          extra={"index_n_heads": 4, "index_head_dim": 64, "topk": 64}),
+    Entry("deltanet", "GatedDeltaNet", "Raschka ch04/08_deltanet (with pull request #1033)",
+          "deltanet:GatedDeltaNet",
+          dict(d_in=D, d_out=D, dropout=0.0, num_heads=H),
+          flops="deltanet", sizes=(1024,), threads=(1, 2),
+          notes="the gated delta rule token by token, 12 heads of 64; RMSNorm, SiLU gate"),
+    Entry("gated", "GatedMultiHeadAttention", "Raschka ch04/08_deltanet",
+          "deltanet:GatedMultiHeadAttention",
+          dict(d_in=D, d_out=D, context_length="T", dropout=0.0, num_heads=H),
+          flops="gated", sizes=(1024,), threads=(1, 2),
+          notes="12 heads of 64, causal, a sigmoid gate before out_proj"),
 ]
 
 BY_KEY = {e.key: e for e in ENTRIES}
@@ -117,4 +133,12 @@ def flops(entry, T):
         return 3 * 2 * T * D * D + 2 * 2 * D * visible_pairs(T)
     if entry.flops == "wrapper":    # 12 heads x (q, k, v to 64) = 3 products to D
         return 3 * 2 * T * D * D + 2 * H * 2 * hd * visible_pairs(T)
+    if entry.flops == "gated":      # q, gate, k, v, out
+        return 5 * 2 * T * D * D + 2 * H * 2 * hd * visible_pairs(T)
+    if entry.flops == "dsa":        # mha's projections, the indexer's, its scores, top-k attention
+        hi, di, k = entry.extra["index_n_heads"], entry.extra["index_head_dim"], entry.extra["topk"]
+        index = 2 * T * D * (hi * di + di + hi) + 2 * hi * di * visible_pairs(T)
+        return 4 * 2 * T * D * D + index + 2 * H * 2 * hd * visible_pairs(T, k)
+    if entry.flops == "deltanet":   # q, k, v, gate, beta, out; alpha; 3 state products per token
+        return 6 * 2 * T * D * D + 2 * T * D * H + H * T * 3 * 2 * hd * hd
     raise ValueError(f"unknown flop count {entry.flops!r}")

@@ -67,6 +67,11 @@ std::size_t mla_bytes_total(std::size_t batch, std::size_t context_length, std::
     return checked_product("mla_bytes_total", {batch, context_length, num_layers, latent_dim, bytes_per_elem});
 }
 
+std::size_t deltanet_state_bytes_per_layer(std::size_t batch, std::size_t num_heads, std::size_t head_dim,
+                                           std::size_t bytes_per_elem) {
+    return checked_product("deltanet_state_bytes_per_layer", {batch, num_heads, head_dim, head_dim, bytes_per_elem});
+}
+
 std::pair<std::size_t, std::size_t> distribute_layers(std::size_t num_layers, std::size_t a,
                                                       std::size_t b) {
     std::size_t block = 0;
@@ -94,6 +99,10 @@ void KVMemoryConfig::validate() const {
         throw std::invalid_argument(where + ": expected num_kv_producing_layers <= num_layers = " +
                                     std::to_string(num_layers) + ", got " +
                                     std::to_string(num_kv_producing_layers));
+    if (deltanet_state && (latent_dim != 0 || sliding_window_size != 0))
+        throw std::invalid_argument(where + ": deltanet_state holds no tokens; expected latent_dim = 0 and "
+                                    "sliding_window_size = 0, got " + std::to_string(latent_dim) + " and " +
+                                    std::to_string(sliding_window_size));
 }
 
 std::size_t kv_cache_total_bytes(const KVMemoryConfig& c) {
@@ -101,6 +110,9 @@ std::size_t kv_cache_total_bytes(const KVMemoryConfig& c) {
     const std::size_t head_dim = c.emb_dim / c.num_heads + (c.emb_dim % c.num_heads != 0);  // ceil
     // Consumers of shared keys and values hold nothing: only the producers are cached.
     const std::size_t cached = c.num_kv_producing_layers == 0 ? c.num_layers : c.num_kv_producing_layers;
+    if (c.deltanet_state)  // a state per head, of no token count
+        return checked_product("kv_cache_total_bytes",
+                               {cached, deltanet_state_bytes_per_layer(c.batch, c.num_heads, head_dim, c.bytes_per_elem)});
     const auto [swa, full] = c.sliding_window_size == 0
                                  ? std::pair<std::size_t, std::size_t>{0, cached}
                                  : distribute_layers(cached, c.swa_a, c.swa_b);

@@ -62,6 +62,16 @@ std::size_t latent_bytes_per_layer(std::size_t batch, std::size_t tokens, std::s
 std::size_t mla_bytes_total(std::size_t batch, std::size_t context_length, std::size_t num_layers,
                             std::size_t latent_dim, std::size_t bytes_per_elem);
 
+/// What one Gated DeltaNet layer carries instead of a KV cache: a `[head_dim, head_dim]` state
+/// per head, `batch * num_heads * head_dim * head_dim * bytes_per_elem` bytes, whatever the
+/// number of tokens (deltanet.hpp's `DeltaNetState`): `kv_bytes_total_deltanet_no_conv` of
+/// Raschka's ch04/08_deltanet/plot_memory_estimates_gated_deltanet.py for one layer (his
+/// `d_head = emb_dim // n_heads`); with his defaults (2048, 16 heads, 48 layers, bf16) the 48
+/// layers hold 25165824 bytes at every context length.
+/// @throws std::length_error when the product overflows.
+std::size_t deltanet_state_bytes_per_layer(std::size_t batch, std::size_t num_heads, std::size_t head_dim,
+                                           std::size_t bytes_per_elem);
+
 /// `distribute_layers(n_layers, a, b)`: with an `a:b` SWA:full ratio, the numbers of
 /// sliding-window and full layers (`{swa, full}`); 32 layers at 5:1 give 27 and 5.
 /// @throws std::invalid_argument when `a + b == 0`.
@@ -76,7 +86,9 @@ std::pair<std::size_t, std::size_t> distribute_layers(std::size_t num_layers, st
 /// - MHA: `num_kv_heads = num_heads`; GQA: fewer; MQA: `num_kv_heads = 1`;
 /// - SWA: `sliding_window_size = W` with the ratio `swa_a:swa_b`;
 /// - MLA: `latent_dim > 0` (each cached layer holds the latent, not keys and values);
-/// - cross-layer sharing: `num_kv_producing_layers > 0` (only those layers hold a cache).
+/// - cross-layer sharing: `num_kv_producing_layers > 0` (only those layers hold a cache);
+/// - Gated DeltaNet: `deltanet_state` (each cached layer holds its recurrent state, of no
+///   token count; not combined with SWA or MLA).
 /// They combine: the cached layers (the producers, or every layer) are split `swa_a:swa_b`
 /// by `distribute_layers`, and each holds `latent_dim` or `2 * head_dim * num_kv_heads`
 /// numbers per token.
@@ -95,16 +107,21 @@ struct KVMemoryConfig {
     /// Layers that compute and cache keys and values, the others reusing the latest
     /// producer's (0: every layer produces; else at most `num_layers`).
     std::size_t num_kv_producing_layers = 0;
+    /// Gated DeltaNet layers: each holds `deltanet_state_bytes_per_layer(batch, num_heads,
+    /// head_dim, bytes_per_elem)`, not keys and values per token.
+    bool deltanet_state = false;
 
     /// @throws std::invalid_argument naming the field when a size is 0, `num_kv_heads` does
-    /// not divide `num_heads`, the ratio is 0:0, or `num_kv_producing_layers > num_layers`.
+    /// not divide `num_heads`, the ratio is 0:0, `num_kv_producing_layers > num_layers`, or
+    /// `deltanet_state` is combined with `latent_dim` or `sliding_window_size`.
     void validate() const;
 };
 
 /// Total KV-cache bytes over all layers: the cached layers (`num_kv_producing_layers`, or all)
 /// split into SWA layers holding `min(context_length, W)` tokens and full layers holding
 /// `context_length`, each token costing `latent_dim * bytes_per_elem` (MLA) or
-/// `2 * head_dim * num_kv_heads * bytes_per_elem` bytes.
+/// `2 * head_dim * num_kv_heads * bytes_per_elem` bytes; with `deltanet_state`, each cached
+/// layer holds its state instead (`deltanet_state_bytes_per_layer`).
 /// @throws std::invalid_argument as `KVMemoryConfig::validate`; std::length_error when the
 /// total overflows.
 std::size_t kv_cache_total_bytes(const KVMemoryConfig& config);

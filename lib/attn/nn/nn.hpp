@@ -234,6 +234,45 @@ public:
 /// (notebook 003 In [2]).
 std::string repr(const Dropout& layer);
 
+/// `torch.nn.RMSNorm(normalized_shape, eps)` over the last dimension (torch >= 2.4; Gated
+/// DeltaNet's output norm): `y = x * rsqrt(mean(x^2) + eps) * weight`, with the weight
+/// `[normalized_shape]` initialised to ones (nothing is drawn).
+///
+/// The arithmetic of torch's composite `rms_norm`: `x * x`, their sum in PyTorch's order
+/// (`sum_torch`, elementwise.hpp) divided by `normalized_shape` (`mean`), plus `eps` as a float,
+/// `1 / sqrt(.)` (`rsqrt`), times `x`, times the weight. `eps` unset is PyTorch's `eps=None`:
+/// float32's machine epsilon.
+class RMSNorm {
+public:
+    /// @throws std::invalid_argument when `eps` is negative or NaN; std::length_error when the
+    /// weight cannot be allocated.
+    explicit RMSNorm(std::size_t normalized_shape, std::optional<double> eps = std::nullopt);
+
+    /// `forward(x)`: `[..., normalized_shape] -> [..., normalized_shape]`, float32.
+    /// @throws std::invalid_argument when the last dimension of `x` is not the weight's size,
+    /// or the public fields no longer fit (`check_parameters`).
+    Tensor operator()(const Tensor& x) const;
+
+    /// `forward` of `rows` contiguous rows into given memory (`y` may be `x`).
+    /// @throws std::invalid_argument as `check_parameters`.
+    void forward_into(const float* x, std::size_t rows, float* y) const;
+
+    /// The normalised width: the weight's size.
+    /// @throws std::invalid_argument when `weight` is not 1-D.
+    std::size_t normalized_shape() const;
+
+    /// Checks the public fields: `weight` 1-D and non-empty, `eps` (if set) not negative or NaN.
+    /// @throws std::invalid_argument naming the field otherwise.
+    void check_parameters() const;
+
+    Tensor weight;               ///< `[normalized_shape]`, ones at construction
+    std::optional<double> eps;   ///< added to the mean square; unset: float32's epsilon
+};
+
+/// `repr(nn.RMSNorm(...))` as PyTorch prints the module:
+/// `RMSNorm((64,), eps=1e-06, elementwise_affine=True)`.
+std::string repr(const RMSNorm& layer);
+
 /// `torch.nn.Parameter(torch.rand(d_in, d_out))`: a `[d_in, d_out]` matrix of uniforms in
 /// [0, 1), used as `x @ W` (note: the transpose of `Linear`'s layout). Notebook 004 In [16]
 /// and the book's `SelfAttention_v1`.

@@ -322,7 +322,13 @@ std::string repr(const Shape& shape) {
 std::string module_repr(const std::string& name,
                         const std::vector<std::pair<std::string, std::string>>& children) {
     std::string out = name + "(\n";
-    for (const auto& [child, text] : children) out += "  (" + child + "): " + text + "\n";
+    for (const auto& [child, text] : children) {
+        // PyTorch's _addindent(repr, 2): a child spanning lines (a module holding modules) has
+        // its later lines indented by two more spaces.
+        std::string indented;
+        for (const char c : text) indented += c == '\n' ? std::string("\n  ") : std::string(1, c);
+        out += "  (" + child + "): " + indented + "\n";
+    }
     return out + ")";
 }
 

@@ -56,8 +56,9 @@ std::string repr(const LongTensor& t, const PrintOptions& opts = printoptions())
 
 /// `Module.__repr__` of a module with children: `Name(\n  (child): text\n  ...\n)`, the
 /// children in registration order, each `text` being the child's own repr (one line for a
-/// leaf such as `Linear(in_features=3, out_features=2, bias=False)`). Every module repr of the
-/// library is written with it (print_torch.cpp).
+/// leaf such as `Linear(in_features=3, out_features=2, bias=False)`; a child that holds
+/// modules spans lines, which are indented by two more spaces, as PyTorch's `_addindent`
+/// does). Every module repr of the library is written with it (print_torch.cpp).
 std::string module_repr(const std::string& name,
                         const std::vector<std::pair<std::string, std::string>>& children);
 

@@ -1,0 +1,112 @@
+// Gated attention (gated_attention.hpp): the attention core, then the sigmoid gate.
+#include "attn/attention/gated_attention.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "attn/attention/config.hpp"
+#include "attn/attention/scratch.hpp"
+#include "attn/core/elementwise.hpp"
+#include "attn/core/functional.hpp"
+#include "attn/print/torch.hpp"
+
+namespace attn {
+
+namespace {
+const char* const kModule = "GatedMultiHeadAttention";
+}  // namespace
+
+void GatedMultiHeadAttentionConfig::validate() const {
+    const std::string where = kModule;
+    require_positive(where, "d_in", d_in);
+    require_positive(where, "d_out", d_out);
+    require_positive(where, "context_length", context_length);
+    require_positive(where, "num_heads", num_heads);
+    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
+    require_probability(where, "dropout", dropout);
+    require_weight_size(where, "d_out", d_out, "d_in", d_in);
+    require_weight_size(where, "d_out", d_out, "d_out", d_out);
+}
+
+GatedMultiHeadAttention::GatedMultiHeadAttention(const GatedMultiHeadAttentionConfig& c, Generator& gen)
+    : num_heads((c.validate(), c.num_heads)),
+      head_dim(c.d_out / c.num_heads),
+      context_length(c.context_length),
+      W_query(c.d_in, c.d_out, c.qkv_bias, gen),
+      W_gate(c.d_in, c.d_out, c.qkv_bias, gen),
+      W_key(c.d_in, c.d_out, c.qkv_bias, gen),
+      W_value(c.d_in, c.d_out, c.qkv_bias, gen),
+      out_proj(c.d_out, c.d_out, true, gen),
+      dropout(c.dropout, c.backend) {}
+
+Shape GatedMultiHeadAttention::check(const Tensor& x) const {
+    const std::string where = kModule;
+    const Shape s = check_tokens(where, x, d_in());
+    const std::size_t d = d_out();
+    check_heads(where, num_heads, head_dim, d);
+    check_linear(where, "W_gate", W_gate, d_in(), d);
+    check_linear(where, "W_key", W_key, d_in(), d);
+    check_linear(where, "W_value", W_value, d_in(), d);
+    check_linear(where, "out_proj", out_proj, d, d);
+    check_dropout(where, dropout);
+    return s;
+}
+
+Tensor GatedMultiHeadAttention::gated(const Tensor& x, const HeadsView& q, const HeadsView& k,
+                                      const HeadsView& v, std::size_t start, Generator& gen) const {
+    const std::size_t rows = q.B * q.T, d = d_out();
+    const std::size_t n = checked_mul(rows, d, "GatedMultiHeadAttention (b * T * d_out)");
+    float* context = detail::scratch(7, n);
+    attend(q, k, v, context,
+           {.is_causal = true,
+            .query_start = start,
+            .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
+            .dropout_p = dropout.training ? dropout.p : 0.0,
+            .dropout_backend = dropout.backend,
+            .generator = &gen});
+    float* gate = detail::scratch(3, n);
+    W_gate.forward_into(x.data(), rows, gate);
+    sigmoid_into(gate, n, gate);
+    for (std::size_t i = 0; i < n; ++i) context[i] = context[i] * gate[i];  // context * sigmoid(gate)
+    check_allocation("GatedMultiHeadAttention (output)", Shape{q.B, q.T, d});
+    Tensor y = Tensor::from_shape({q.B, q.T, d});
+    out_proj.forward_into(context, rows, y.data());
+    return y;
+}
+
+Tensor GatedMultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
+    const Shape s = check(x);
+    check_positions(kModule, 0, s[1], context_length);
+    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
+    const HeadsView keys = detail::project_heads(1, W_key, x, num_heads, head_dim);
+    const HeadsView values = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    return gated(x, queries, keys, values, 0, gen);
+}
+
+Tensor GatedMultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
+    const std::string where = kModule;
+    const Shape s = check(x);
+    const std::size_t b = s[0], T = s[1], start = cache.pos;
+    if (cache.window != 0)
+        throw std::invalid_argument(where + ": expected a full KVCache, got a sliding-window one (window = " +
+                                    std::to_string(cache.window) + ")");
+    cache.validate(where + " (cache)");
+    if (start > 0 && shape_of(cache.key) != Shape{b, num_heads, start, head_dim})
+        throw_shape_error(where + " (cache.key)", shape_str(Shape{b, num_heads, start, head_dim}), shape_of(cache.key));
+    check_positions(where, start, T, context_length);
+    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
+    cache.append(detail::project_heads(1, W_key, x, num_heads, head_dim).contiguous(),
+                 detail::project_heads(2, W_value, x, num_heads, head_dim).contiguous());
+    return gated(x, queries, HeadsView::of(cache.key), HeadsView::of(cache.value), start, gen);
+}
+
+std::string repr(const GatedMultiHeadAttention& m) {
+    return module_repr(kModule, {{"W_query", nn::repr(m.W_query)},
+                                 {"W_gate", nn::repr(m.W_gate)},
+                                 {"W_key", nn::repr(m.W_key)},
+                                 {"W_value", nn::repr(m.W_value)},
+                                 {"out_proj", nn::repr(m.out_proj)},
+                                 {"dropout", nn::repr(m.dropout)}});
+}
+
+}  // namespace attn

@@ -1,0 +1,93 @@
+/// @file gated_attention.hpp
+/// @brief Gated attention (Qwen3-Next's full-attention layers): multi-head causal attention
+/// whose merged heads are multiplied by `sigmoid(W_gate(x))` before the output projection.
+///
+/// Source: rasbt/LLMs-from-scratch, ch04/08_deltanet/README.md, class
+/// `GatedMultiHeadAttention` (last changed at 57430d2a). His mask fills the hidden scores with
+/// `finfo(float32).min` instead of -inf; both give the weights 0 exactly (`exp` of about
+/// -2.4e38 is 0) for a causal row, which always sees its own token, so the core's causal mask
+/// computes his bits.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/sdpa.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/core/tensor.hpp"
+#include "attn/nn/nn.hpp"
+
+namespace attn {
+
+/// The arguments of his `GatedMultiHeadAttention(d_in, d_out, context_length, dropout,
+/// num_heads, qkv_bias=False)`.
+struct GatedMultiHeadAttentionConfig {
+    std::size_t d_in = 0;            ///< input features per token
+    std::size_t d_out = 0;           ///< output features (all heads together)
+    std::size_t context_length = 0;  ///< the most positions (his mask's size)
+    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
+    std::size_t num_heads = 0;       ///< heads; must divide `d_out`
+    bool qkv_bias = false;           ///< biases in `W_query`, `W_gate`, `W_key`, `W_value`
+    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
+
+    /// @throws std::invalid_argument naming the field and its value when a size is 0, `d_out`
+    /// is not divisible by `num_heads`, or `dropout` is NaN or outside [0, 1];
+    /// std::length_error when a weight cannot be allocated.
+    void validate() const;
+};
+
+/// His `GatedMultiHeadAttention`: layers in his order `W_query`, `W_gate`, `W_key`, `W_value`
+/// (`Linear(d_in, d_out, qkv_bias)`), `out_proj` (`Linear(d_out, d_out)`, with bias),
+/// `Dropout(dropout)`. `out = out_proj(attention(x) * sigmoid(W_gate(x)))`, the attention
+/// the core's (causal, scores divided by `sqrt(head_dim)`).
+class GatedMultiHeadAttention {
+public:
+    /// Builds the layers from `gen`: `4 * d_in * d_out + d_out * d_out + d_out` draws (plus
+    /// `4 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
+    /// @throws std::invalid_argument as `GatedMultiHeadAttentionConfig::validate`.
+    explicit GatedMultiHeadAttention(const GatedMultiHeadAttentionConfig& config,
+                                     Generator& gen = default_generator());
+
+    /// `forward(x)`: `[b, T, d_in] -> [b, T, d_out]`, float32.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, `T > context_length`, or a
+    /// public field no longer fits (naming it).
+    Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// The forward with the one `KVCache` (full): `x [b, T, d_in]` are the tokens at positions
+    /// `cache.pos ..`; their keys and values `[b, H, T, hd]` are appended. Returns
+    /// `[b, T, d_out]`.
+    /// @throws std::invalid_argument as `operator()`, or when the cache is a ring or holds
+    /// another shape (nothing changed then).
+    Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
+
+    /// `module.train(mode)`: dropout is active in training mode (the default).
+    void train(bool mode = true) { dropout.training = mode; }
+    /// `module.eval()`: dropout off.
+    void eval() { train(false); }
+
+    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
+    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
+
+    std::size_t num_heads;       ///< heads H
+    std::size_t head_dim;        ///< `d_out / H`
+    std::size_t context_length;  ///< the most positions
+    nn::Linear W_query;          ///< `Linear(d_in, d_out, qkv_bias)`
+    nn::Linear W_gate;           ///< `Linear(d_in, d_out, qkv_bias)`: the output gate
+    nn::Linear W_key;            ///< `Linear(d_in, d_out, qkv_bias)`
+    nn::Linear W_value;          ///< `Linear(d_in, d_out, qkv_bias)`
+    nn::Linear out_proj;         ///< `Linear(d_out, d_out)`
+    nn::Dropout dropout;         ///< on the attention weights
+
+private:
+    // Checks x and the public fields; returns x's shape.
+    Shape check(const Tensor& x) const;
+    // attention * sigmoid(gate), then out_proj.
+    Tensor gated(const Tensor& x, const HeadsView& q, const HeadsView& k, const HeadsView& v,
+                 std::size_t start, Generator& gen) const;
+};
+
+/// `repr(module)` as PyTorch prints it (the mask buffer is not shown).
+std::string repr(const GatedMultiHeadAttention& module);
+
+}  // namespace attn
