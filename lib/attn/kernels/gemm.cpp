@@ -237,11 +237,11 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size
 
 void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, bool trans_a,
                 const GemmRight* rights, std::size_t count, int threads) {
-    check_ld("fast::gemm", "lda", lda, trans_a ? m : k);
+    check_ld("fast::gemm_multi", "lda", lda, trans_a ? m : k);
     double flops = 0;
     for (std::size_t r = 0; r < count; ++r) {
-        check_ld("fast::gemm", "ldb", rights[r].ldb, rights[r].trans_b ? k : rights[r].n);
-        check_ld("fast::gemm", "ldc", rights[r].ldc, rights[r].n);
+        check_ld("fast::gemm_multi", "ldb", rights[r].ldb, rights[r].trans_b ? k : rights[r].n);
+        check_ld("fast::gemm_multi", "ldc", rights[r].ldc, rights[r].n);
         flops += 2.0 * double(m) * double(rights[r].n) * double(k);
     }
     if (m == 0) return;
