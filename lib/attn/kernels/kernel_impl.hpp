@@ -144,6 +144,11 @@ void transpose_n(std::size_t rows, std::size_t cols, const float* src, std::size
 void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t lda,
                   bool trans_a, float* out) {
     if (trans_a) {  // op(A)[r, p] = A[p * lda + r]: each term's MR values are contiguous
+        if (rows == MR) {  // a copy of constant size: vector moves, not a call per term
+            for (std::size_t p = 0; p < kc; ++p)
+                std::memcpy(out + p * MR, A + p * lda, sizeof(float) * MR);
+            return;
+        }
         for (std::size_t p = 0; p < kc; ++p) {
             std::copy_n(A + p * lda, rows, out + p * MR);
             std::fill(out + p * MR + rows, out + (p + 1) * MR, 0.0f);
@@ -159,6 +164,11 @@ void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t 
 void pack_b_panel(std::size_t kc, std::size_t cols, const float* B, std::size_t ldb,
                   bool trans_b, float* out) {
     if (!trans_b) {  // op(B)[p, c] = B[p * ldb + c]: each term's columns are contiguous
+        if (cols == NR) {
+            for (std::size_t p = 0; p < kc; ++p)
+                std::memcpy(out + p * NR, B + p * ldb, sizeof(float) * NR);
+            return;
+        }
         for (std::size_t p = 0; p < kc; ++p) {
             std::copy_n(B + p * ldb, cols, out + p * NR);
             std::fill(out + p * NR + cols, out + (p + 1) * NR, 0.0f);
@@ -173,6 +183,18 @@ void pack_b_panel(std::size_t kc, std::size_t cols, const float* B, std::size_t 
 
 inline std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 
+// Whether x / s equals x * (1 / s) for every float x: s a positive power of two whose inverse
+// is a normal float too. Both are then one correct rounding of the same real number x * 2^-e
+// (NaN, infinities and subnormal results included), and the product is several times cheaper
+// than the division (Raschka's / sqrt(head_dim) is / 8 for heads of 64).
+inline bool exact_inverse(float s) {
+    static_assert(sizeof(unsigned) == sizeof(float));
+    unsigned u = 0;
+    std::memcpy(&u, &s, sizeof u);
+    const unsigned exponent = (u >> 23) & 0xFFu;
+    return (u & 0x807FFFFFu) == 0 && exponent >= 1 && exponent <= 253;
+}
+
 // The softmax of one block of NR queries, stored transposed: St[r * NR + c] is the score of
 // query i0 + c against key j0 + r. Lane c of a vector is query c, and every step below is the
 // step-by-step path's float operation on that query's row (attention/sdpa_step.cpp): the
@@ -182,7 +204,8 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
     const std::size_t rows = b.rows;
     V lane;  // c, the lane's query offset within its vector
     for (std::size_t l = 0; l < W; ++l) lane[l] = float(l);
-    const V s = splat(b.scale), ninf = splat(neg_inf);
+    const bool divide = b.divide && !exact_inverse(b.scale);
+    const V s = splat(b.divide && !divide ? 1.0f / b.scale : b.scale), ninf = splat(neg_inf);
     // Scale, bias, mask, and the maximum. `x > m ? x : m` is std::max(m, x) lane by lane
     // (a NaN never replaces the maximum).
     V mx[NV];
@@ -192,7 +215,7 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
         const long j = long(b.j0 + r);
         for (std::size_t v = 0; v < NV; ++v) {
             V x = load(row + v * W);
-            x = b.divide ? x / s : x * s;
+            x = divide ? x / s : x * s;
             if (b.bias) x = x + load(b.bias + r * NR + v * W);
             // Query c = v*W + l sees key j when j - diag <= c (causal) and
             // c < j - diag + window (window); the bounds clamped to small floats.
