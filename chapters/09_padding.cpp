@@ -58,8 +58,10 @@ int main(int argc, char** argv) {
         const auto tokenizer =
             attn::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
         //! [tokenizer]
-        ch.show("the recorded ids (bos <s> = 1 first)", textbook::token_id_lines(tokenizer));
-        ch.book("000-In18", "importing transformers", textbook::import_warning_note());
+        ch.show("the recorded ids (bos <s> = 1 first)", textbook::lines(tokenizer.texts, [](const auto& t) {
+                    return attn::repr_str(t.text) + " -> " + textbook::int_list(t.input_ids); }));
+        ch.book("000-In18", "importing transformers", textbook::not_reproduced("the notebook shows the tail of a warning tqdm "
+                "printed on stderr while transformers was imported; this program imports nothing"));
 
         ch.step("collate");
         //! [collate]
@@ -113,8 +115,7 @@ int main(int argc, char** argv) {
         const attn::BaseOutput layer2 = second_layer(output.attention_output, attention_mask);
         //! [two_layers]
         ch.show("NaN count: layer 1 output, layer 2 output (of 3 x 9 x 16 = 432 numbers)",
-                textbook::join_counts({attn::count_nan(output.attention_output),
-                                       attn::count_nan(layer2.attention_output)}));
+                textbook::join_counts({attn::count_nan(output.attention_output), attn::count_nan(layer2.attention_output)}));
 
         ch.step("fix");
         //! [fix]
@@ -126,8 +127,7 @@ int main(int argc, char** argv) {
         //! [fix]
         ch.show("attention_weights[0], masked_softmax", attn::repr(attn::select(fixed.attention_weights, 0)));
         ch.show("NaN count after the fix: layer 1 output, layer 2 output",
-                textbook::join_counts({attn::count_nan(fixed.attention_output),
-                                       attn::count_nan(fixed2.attention_output)}));
+                textbook::join_counts({attn::count_nan(fixed.attention_output), attn::count_nan(fixed2.attention_output)}));
 
         ch.step("unpadded");
         //! [unpadded]

@@ -69,7 +69,10 @@ int main(int argc, char** argv) {
             {"nn.MultiheadAttention", out_torch},  {"SDPA is_causal", out_causal},
             {"SDPA attn_mask", out_masked},        {"tiled (chapter 12)", out_tiled}};
         //! [compare]
-        ch.show("max |layout - MultiHeadAttention| on the book's batch", textbook::diff_lines(layouts, reference));
+        const auto diff_to = [](const attn::Tensor& ref) {
+            return [&ref](const attn::Tensor& t) { return textbook::max_abs_diff_text(t, ref); };
+        };
+        ch.show("max |layout - MultiHeadAttention| on the book's batch", textbook::labelled_lines(layouts, diff_to(reference)));
 
         ch.step("random");
         //! [random]
@@ -88,7 +91,7 @@ int main(int argc, char** argv) {
             {"tiled (chapter 12)", attn::combine_qkv(big, attn::AttentionKernel::tiled)(x)}};
         //! [random]
         ch.show("max |layout - MultiHeadAttention|, b = 3, T = 37, d = 64, 4 heads, qkv_bias",
-                textbook::diff_lines(random_layouts, expected));
+                textbook::labelled_lines(random_layouts, diff_to(expected)));
 
         ch.step("wrapper");
         //! [wrapper]

@@ -38,7 +38,11 @@ int main(int argc, char** argv) {
         attn::flash::online_normalizer(scores.data(), scores.size(), &trace);
         const attn::Tensor weights_online = attn::flash::softmax_online(scores);
         //! [online]
-        ch.show("(m, l) after each score", textbook::normalizer_lines(scores, trace));
+        std::vector<textbook::Row> states{{"j", "x_j", "m", "l"}};
+        for (std::size_t j = 0; j < trace.size(); ++j)
+            states.push_back({std::to_string(j), textbook::fixed(scores.flat(j)), textbook::fixed(trace[j].m),
+                              textbook::fixed(trace[j].l)});
+        ch.show("(m, l) after each score", textbook::table(states, {3, 9, 9}));
         ch.show("softmax_online(scores); max |difference| to three passes",
                 attn::repr(weights_online) + "\n" + textbook::max_abs_diff_text(weights_online, weights));
 
@@ -48,7 +52,15 @@ int main(int argc, char** argv) {
         const auto& last = row.back();
         const attn::Tensor context_2 = attn::Tensor(xt::adapt(last.O)) / last.l;
         //! [fused]
-        ch.show("m, l and O after each block of two keys", textbook::row_state_lines(row));
+        std::vector<std::pair<std::string, std::string>> blocks;
+        for (std::size_t first = 0; const auto& st : row) {
+            blocks.push_back({"keys " + std::to_string(first) + ".." + std::to_string(st.keys_seen - 1),
+                              textbook::fields({{"m", textbook::fixed(st.m)}, {"l", textbook::fixed(st.l)},
+                                                {"O", textbook::fixed_list(st.O)},
+                                                {"O / l", textbook::fixed_list(attn::Tensor(xt::adapt(st.O)) / st.l)}})});
+            first = st.keys_seen;
+        }
+        ch.show("m, l and O after each block of two keys", textbook::labelled_lines(blocks, {.separator = ": ", .align = false}));
         ch.show("context_vec_2 = O / l (chapter 1: tensor([0.4419, 0.6515, 0.5683]))",
                 attn::repr(context_2));
 
@@ -112,7 +124,11 @@ int main(int argc, char** argv) {
             cases.emplace_back(label, attn::max_diff_in_ulps(tiled, naive, xt::amax(xt::abs(v))()));
         }
         //! [ulp]
+        double largest = 0.0;
+        for (const auto& [label, ulps] : cases) largest = std::max(largest, ulps);
+        cases.emplace_back("largest", largest);
         ch.show("largest |tiled - naive| on random sizes (blocks 32 x 16, causal), in ulp of max |v|",
-                textbook::ulp_lines(cases));
+                textbook::labelled_lines(cases, [](double ulps) { return textbook::fixed(ulps, 1) + " ulp"; },
+                                         {.separator = ": ", .align = false}));
     });
 }

@@ -1,6 +1,9 @@
 // Chapter 13: grouped-query and multi-query attention (Raschka's ch04/04_gqa). Prose: docs/chapters/.
 #include <algorithm>
+#include <cstdint>
 #include <string>
+
+#include <xtensor/xoperation.hpp>
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
@@ -59,7 +62,7 @@ int main(int argc, char** argv) {
 
         ch.step("repeat");
         //! [repeat]
-        const attn::Tensor kv_heads = attn::tensor({1.0f, 2.0f});
+        const attn::Tensor kv_heads = attn::tensor({0.0f, 1.0f});  // key/value heads 0 and 1
         const attn::Tensor interleaved = attn::repeat_interleave(kv_heads, 2, 0);
         const attn::Tensor tiled = attn::repeat_along(kv_heads, 2, 0);
         attn::MultiHeadAttention wrong = mha;
@@ -69,8 +72,8 @@ int main(int argc, char** argv) {
         wrong.W_key.weight = tile(gqa.W_key.weight);
         wrong.W_value.weight = tile(gqa.W_value.weight);
         //! [repeat]
-        ch.show("key head serving each query head: repeat_interleave, repeat",
-                attn::repr(interleaved) + "\n" + attn::repr(tiled));
+        const auto heads = [](const attn::Tensor& t) { return attn::repr(attn::LongTensor(xt::cast<std::int64_t>(t))); };
+        ch.show("key head serving query heads 0-3: repeat_interleave, repeat", heads(interleaved) + "\n" + heads(tiled));
         ch.show("max |gqa(batch) - heads paired by repeat|", textbook::max_abs_diff_text(context_vecs, wrong(batch)));
 
         ch.step("decode");

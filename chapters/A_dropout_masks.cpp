@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <xtensor/xmath.hpp>
+
 #include "attn/attention/causal.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
@@ -80,8 +82,16 @@ int main(int argc, char** argv) {
                     "\nportable: " + textbook::mask_agreement(in51, runs[3], attn_weights));
 
         ch.step("fractions");
-        ch.show("kept fraction of 10^6 elements after torch.manual_seed(123)",
-                textbook::kept_fractions({0.1, 0.5, 0.9}, 1000000, 123));
+        std::vector<textbook::Row> kept;
+        for (const double p : {0.1, 0.5, 0.9})
+            for (const auto backend : {BernoulliBackend::mkl, BernoulliBackend::portable}) {
+                attn::manual_seed(123);
+                const attn::Tensor mask = attn::nn::Dropout(p, backend).keep_mask({1000000});
+                kept.push_back({"p = " + textbook::fixed(p, 1), attn::nn::backend_name(backend),
+                                "kept " + textbook::fixed(static_cast<double>(xt::sum(mask)()) / 1e6, 6),
+                                "(1 - p = " + textbook::fixed(1.0 - p, 1) + ")"});
+            }
+        ch.show("kept fraction of 10^6 elements after torch.manual_seed(123)", textbook::table(kept));
 
         ch.step("history");
         const attn::Tensor batch = attn::stack({inputs, inputs}, 0);  // [2, 6, 3], chapter 6

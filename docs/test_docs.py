@@ -1,24 +1,31 @@
 #!/usr/bin/python3
-"""test_docs: checks the generated book (build/docs/html) against the chapters themselves.
+"""test_docs: checks the generated book (build/docs/html) against the chapters themselves, and
+both as a reader sees them.
 
 For every chapter of chapters/meson.build:
+- (`--terminal-only`, the test `test_terminal`) its terminal output shows no TeX (no
+  `\\command`, no `$`, no `\\f`) and no Markdown table or bold left flat: outside the printed
+  blocks, what the program prints is text to read;
 - its page exists, with a section for every section of its prose page, at least one formula
   and one code fragment;
 - every block the chapter prints *now* (the test runs it again, reading its JSON record) is
   on the page, verbatim, so the page cannot show stale output;
 - every block of the book (data/book/manifest.tsv) that belongs to the chapter is on the page,
   the notebook's text beside the chapter's, with a verdict mark, and was printed by the chapter;
-- every picture make_figures lists for the chapter is on the page and is a well-formed SVG
-  (a figure that failed to draw fails the test; the KV-cache plot may be a visible
-  "no benchmark results recorded" note until results are recorded);
+- it has a picture, and every picture make_figures lists for the chapter is on the page, in the
+  section of the step it illustrates, and is a well-formed SVG (a figure that failed to draw
+  fails the test; a benchmark plot may be a visible "no results recorded" note);
 - every `attn::` name the chapter's source uses is a link into the API reference.
-The main page lists every chapter and every book entry, and MathJax is served locally.
+The main page lists every chapter and every book entry, and MathJax is served locally. Over
+every page of build/docs/html: every internal link and image resolves (the file, and the
+anchor after `#`), and no page shows a literal `**`, `<tt>` or `$` outside code.
 
 Python 3 standard library only. Exit status 0 when everything holds, 1 otherwise.
 """
 
 import argparse
 import html
+import html.parser
 import os
 import re
 import subprocess
@@ -54,13 +61,142 @@ def block_divs(page):
     return out
 
 
+# Terminal output that is not text to read: a TeX command, a dollar, a Doxygen formula mark,
+# a page label, a Markdown table row or rule, bold marks.
+TERMINAL_LEAKS = [
+    (re.compile(r"\\[A-Za-z]+|\\f[$\[\]]"), "a TeX command"),
+    (re.compile(r"\$"), "a $"),
+    (re.compile(r"\{#"), "a page label {#...}"),
+    (re.compile(r"^\s*\|.*\|\s*$|\|\s*-{3,}|^\s*\|?\s*:?-{3,}:?\s*\|"), "a flattened Markdown table"),
+    (re.compile(r"\*\*"), "bold marks **"),
+]
+
+
+def terminal_leaks(stdout, blocks):
+    """(line number, what, line) for each line of a chapter's output, outside its printed
+    blocks and their `>>>` lines, that shows markup instead of text."""
+    text = stdout
+    for b in blocks:  # the blocks are the notebooks' and the library's text: not prose
+        text = text.replace(b.body, "\0" * len(b.body))
+    found = []
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.startswith(">>>") or line.startswith("### ") or "\0" in line:
+            continue
+        for rx, what in TERMINAL_LEAKS:
+            if rx.search(line):
+                found.append((n, what, line.strip()[:100]))
+    return found
+
+
+class _Visible(html.parser.HTMLParser):
+    """The text of a page a reader sees as prose: not code, scripts, styles or formulas' source."""
+    SKIP = {"pre", "code", "script", "style", "tt", "kbd"}
+    CODE = {"fragment", "line", "book-pre", "book-head", "formulaDsp", "memname", "memItemLeft",
+            "memItemRight", "memproto", "paramname", "paramtype", "memTemplParams", "memTemplItemLeft",
+            "memTemplItemRight"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.skip, self.stack, self.text = 0, [], []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("br", "img", "hr", "meta", "link", "input"):
+            return
+        cls = dict(attrs).get("class") or ""
+        # Code: fragments, the blocks and their labels (Python expressions such as `d_k**0.5`),
+        # and the API pages' signatures (`char **argv`).
+        hide = tag in self.SKIP or any(c in self.CODE for c in cls.split())
+        self.stack.append(hide)
+        self.skip += hide
+
+    def handle_endtag(self, tag):
+        if tag in ("br", "img", "hr", "meta", "link", "input") or not self.stack:
+            return
+        self.skip -= self.stack.pop()
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.text.append(data)
+
+
+def page_leaks(page):
+    """Literal markup a reader would see on a page: `**`, `<tt>`, `$` outside code."""
+    v = _Visible()
+    v.feed(page)
+    text = "".join(v.text)
+    text = re.sub(r"\\\(.*?\\\)|\\\[.*?\\\]", "", text, flags=re.S)  # MathJax's formulas
+    return [what for what, rx in (("**", r"\*\*"), ("<tt>", r"</?tt>"), ("$", r"\$")) if re.search(rx, text)]
+
+
+def check_site(html_dir):
+    """Every internal link and image of every page resolves; no page leaks markup."""
+    ids = {}
+
+    def anchors(path):
+        if path not in ids:
+            text = path.read_text(encoding="utf-8", errors="replace")
+            ids[path] = set(re.findall(r'\b(?:id|name)="([^"]+)"', text))
+        return ids[path]
+
+    pages = sorted(html_dir.glob("*.html"))
+    broken = links = 0
+    for page_path in pages:
+        page = page_path.read_text(encoding="utf-8", errors="replace")
+        for leak in page_leaks(page):
+            check(False, f"{page_path.name}: shows a literal {leak} outside code")
+        for m in re.finditer(r'\b(?:href|src|data)="([^"]*)"', page):
+            target = html.unescape(m.group(1))
+            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):
+                continue  # external, mailto:, javascript:
+            links += 1
+            file, _, frag = target.partition("#")
+            path = (page_path.parent / file).resolve() if file else page_path
+            if not path.exists():
+                broken += 1
+                check(broken > 20, f"{page_path.name}: broken link or image {target}")
+                continue
+            if frag and path.suffix == ".html" and frag not in anchors(path):
+                broken += 1
+                check(broken > 20, f"{page_path.name}: link {target}: no anchor '{frag}' in {file or page_path.name}")
+    check(broken == 0, f"{broken} of {links} internal links and images in {html_dir} are broken")
+    check(links > 1000, f"only {links} internal links found in {html_dir}: is the book there?")
+    return len(pages), links
+
+
+def terminal_only(args):
+    """`--terminal-only`: what every chapter prints on the terminal, without the HTML book
+    (the test `test_terminal`, which needs no Doxygen)."""
+    for spec in args.chapter:
+        name, _, exe = spec.partition("=")
+        with tempfile.TemporaryDirectory() as tmp:
+            record = Path(tmp) / "record.json"
+            proc = subprocess.run([exe, f"--record={record}"], capture_output=True,
+                                  env=dict(os.environ, ATTN_DATA_DIR=str(args.data)))
+            check(proc.returncode == 0, f"chapter {name}: exit status {proc.returncode}")
+            blocks = bookpages.load_record(record)[1] if record.is_file() else []
+        out = proc.stdout.decode("utf-8", errors="replace")
+        check(len(blocks) > 0 and len(out.splitlines()) > 10, f"chapter {name}: printed nothing to check")
+        for n, what, line in terminal_leaks(out, blocks):
+            check(False, f"chapter {name}: terminal output line {n} shows {what}: {line}")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"test_terminal: {len(args.chapter)} chapters' terminal output checked, {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--html", required=True, type=Path)
-    ap.add_argument("--figures", required=True, type=Path)
+    ap.add_argument("--html", type=Path)
+    ap.add_argument("--figures", type=Path)
     ap.add_argument("--data", required=True, type=Path)
     ap.add_argument("--chapter", action="append", default=[])
+    ap.add_argument("--terminal-only", action="store_true",
+                    help="check only what the chapters print on the terminal")
     args = ap.parse_args()
+    if args.terminal_only:
+        return terminal_only(args)
+    if args.html is None or args.figures is None:
+        ap.error("--html and --figures are required (or --terminal-only)")
 
     html_dir = args.html
     book = bookpages.Book.load(args.data / "book")
@@ -123,8 +259,16 @@ def main():
                   f"{where}: the notebook's text of {e.id} is not beside the chapter's block")
             check('class="book-mark"' in div, f"{where}: the block of {e.id} has no verdict mark")
 
-        # Pictures.
-        for f in (f for f in figures if f.chapter == bookpages.ChapterRun(name, [], "", 0).number):
+        # Pictures: at least one, each in the section of the step it illustrates.
+        mine = [f for f in figures if f.chapter == bookpages.ChapterRun(name, [], "", 0).number]
+        check(len(mine) > 0, f"{where}: no figure (docs/figures/{name}.cpp draws a chapter's figures)")
+        starts = sorted((m.start(), m.group(1)) for m in re.finditer(r'<h[1-6][^>]*>\s*<a class="anchor" id="([^"]+)"', page))
+        for f in mine:
+            at = next((m.start() for m in re.finditer(r'(src|data)="' + re.escape(f.file) + '"', page)), None)
+            section = max((s for s in starts if at is not None and s[0] < at), default=(0, ""))[1]
+            check(section == f"{label}_{f.step.replace('-', '_')}",
+                  f"{where}: figure {f.file} is in section '{section}', not beside step '{f.step}'")
+        for f in mine:
             check(f.status in ("ok", "absent"), f"{where}: figure {f.file} could not be drawn (status {f.status})")
             svg = html_dir / f.file
             if check(svg.is_file(), f"{where}: figure {f.file} is not in the HTML output"):
@@ -147,9 +291,12 @@ def main():
         for href in set(re.findall(r'href="([^"#:]+\.html)(?:#[^"]*)?"', page)):
             check((html_dir / href).is_file(), f"{where}: broken link {href}")
 
+    n_pages, n_links = check_site(html_dir)
+
     for f in failures:
         print("FAIL:", f)
-    print(f"test_docs: {len(args.chapter)} chapters checked, {len(failures)} failure(s)")
+    print(f"test_docs: {len(args.chapter)} chapters, {n_pages} pages and {n_links} internal links "
+          f"checked, {len(failures)} failure(s)")
     return 1 if failures else 0
 
 

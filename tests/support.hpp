@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/ulp.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/core/ulp.hpp"
 #include "textbook/book.hpp"
 
 namespace test {

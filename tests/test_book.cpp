@@ -1,15 +1,19 @@
 // Unit tests for attn/book.hpp: the manifest loader, its errors, and the comparisons.
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <stdexcept>
 
 #include <doctest/doctest.h>
 
 #include "support.hpp"
 
 #include "textbook/book.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace test_book {  // every test file is a namespace of its own (tests/meson.build)
 
@@ -87,12 +91,19 @@ TEST_CASE("numbers_in finds the printed numbers, and the skeleton ignores paddin
     CHECK(textbook::numbers_in("x_2 = tensor(1.4901e-08)")[0].value == test::Approx(1.4901e-08));
 }
 
-TEST_CASE("ulp_distance counts float32 steps") {
+TEST_CASE("ulp_distance counts float32 steps; two NaNs are equal, a NaN and a number never close") {
     CHECK(attn::ulp_distance(1.0f, 1.0f) == 0);
     CHECK(attn::ulp_distance(1.0f, std::nextafter(1.0f, 2.0f)) == 1);
     CHECK(attn::ulp_distance(-0.0f, 0.0f) == 0);
     CHECK(attn::ulp_distance(std::nextafter(0.0f, -1.0f), std::nextafter(0.0f, 1.0f)) == 2);
-    CHECK(attn::ulp_distance(NAN, 1.0f) > 1000000);
+    const float max = std::numeric_limits<float>::max(), inf = std::numeric_limits<float>::infinity();
+    CHECK(attn::ulp_distance(max, inf) == 1);
+    CHECK(attn::ulp_distance(-inf, inf) == 2 * (std::int64_t{0x7f800000}));
+    CHECK(attn::ulp_distance(NAN, NAN) == 0);
+    CHECK(attn::ulp_distance(NAN, 1.0f) == std::numeric_limits<std::int64_t>::max());
+    CHECK(attn::ulp_distance(-1.0f, NAN) == std::numeric_limits<std::int64_t>::max());
+    CHECK(attn::max_ulp_distance(attn::tensor({1.0f, NAN}), attn::tensor({std::nextafter(1.0f, 2.0f), NAN})) == 1);
+    CHECK_THROWS_AS(attn::max_ulp_distance(attn::tensor({1.0f}), attn::tensor({1.0f, 2.0f})), std::invalid_argument);
 }
 
 TEST_CASE("compare: exact needs identical text; ulp:N tolerates the last bits only") {

@@ -8,6 +8,7 @@
 //   tools/oracle/generator_streams.py under data/oracle/generator/.
 // The MKL backend has no oracle on this machine (AMD CPU, no MKL build); beyond the 36
 // elements the book pins, it is checked against the MCG31m1 recurrence as Intel documents it.
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -21,6 +22,7 @@
 
 #include <doctest/doctest.h>
 
+#include "oracle.hpp"
 #include "support.hpp"
 #include <nlohmann/json.hpp>
 
@@ -30,79 +32,25 @@
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace test_dropout {  // every test file is a namespace of its own (tests/meson.build)
 
-namespace fs = std::filesystem;
 using attn::nn::BernoulliBackend;
 using attn::nn::Dropout;
 
 namespace {
 
-// ---- .npy reading (little-endian '<f4' and '|u1', C order) --------------------------------
-
-struct Npy {
-    std::string descr;
-    std::vector<std::size_t> shape;
-    std::vector<char> data;
-};
-
-Npy read_npy(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot open " + path.string());
-    char magic[8];
-    in.read(magic, 8);
-    if (std::memcmp(magic, "\x93NUMPY", 6) != 0) throw std::runtime_error("not .npy: " + path.string());
-    std::uint32_t header_len = 0;
-    if (magic[6] == 1) {
-        unsigned char b[2];
-        in.read(reinterpret_cast<char*>(b), 2);
-        header_len = b[0] | (b[1] << 8);
-    } else {
-        unsigned char b[4];
-        in.read(reinterpret_cast<char*>(b), 4);
-        header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<std::uint32_t>(b[3]) << 24);
-    }
-    std::string header(header_len, ' ');
-    in.read(header.data(), header_len);
-    Npy npy;
-    const auto d = header.find("'descr': '");
-    npy.descr = header.substr(d + 10, header.find('\'', d + 10) - (d + 10));
-    if (header.find("'fortran_order': False") == std::string::npos)
-        throw std::runtime_error("Fortran order in " + path.string());
-    const auto s = header.find("'shape': (");
-    std::istringstream dims(header.substr(s + 10, header.find(')', s) - (s + 10)));
-    std::string dim;
-    while (std::getline(dims, dim, ','))
-        if (dim.find_first_not_of(' ') != std::string::npos) npy.shape.push_back(std::stoul(dim));
-    npy.data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    return npy;
-}
-
-std::vector<float> read_f32(const fs::path& path) {
-    const Npy npy = read_npy(path);
-    REQUIRE(npy.descr == "<f4");
-    std::vector<float> out(npy.data.size() / 4);
-    std::memcpy(out.data(), npy.data.data(), out.size() * 4);
-    return out;
-}
-
-// Unpacks numpy.packbits(bitorder='little').
-std::vector<bool> read_bits(const fs::path& path, std::size_t bits) {
-    const Npy npy = read_npy(path);
-    REQUIRE(npy.descr == "|u1");
-    REQUIRE(npy.data.size() * 8 >= bits);
+// Unpacks numpy.packbits(bitorder='little'): bit i of the mask is bit i % 8 of byte i / 8.
+std::vector<bool> read_bits(const std::string& file, std::size_t bits) {
+    const std::vector<std::uint8_t> bytes = test::oracle_npy<std::uint8_t>(file);
+    REQUIRE(bytes.size() * 8 >= bits);
     std::vector<bool> out(bits);
-    for (std::size_t i = 0; i < bits; ++i)
-        out[i] = (static_cast<unsigned char>(npy.data[i / 8]) >> (i % 8)) & 1U;
+    for (std::size_t i = 0; i < bits; ++i) out[i] = (bytes[i / 8] >> (i % 8)) & 1U;
     return out;
 }
 
-std::uint32_t bits_of(float f) {
-    std::uint32_t u;
-    std::memcpy(&u, &f, 4);
-    return u;
-}
+std::uint32_t bits_of(float f) { return std::bit_cast<std::uint32_t>(f); }
 
 // Bitwise equal (so -0.0 != 0.0), except that any NaN equals any NaN.
 bool same_float(float a, float b) {
@@ -120,12 +68,6 @@ attn::Tensor pattern(const attn::Shape& shape) {
                               std::numeric_limits<float>::quiet_NaN()};
     for (std::size_t k = 1; k <= 4 && k < x.size(); ++k) x.flat(k) = specials[k - 1];
     return x;
-}
-
-nlohmann::json dropout_manifest() {
-    std::ifstream in(textbook::data_dir() / "oracle" / "dropout" / "manifest.json");
-    REQUIRE(in.good());
-    return nlohmann::json::parse(in);
 }
 
 // The book's printed numbers: the last `n` of the block (labels such as "-inf" come first).
@@ -153,7 +95,7 @@ attn::Tensor causal_attn_weights() {
 
 // The generator oracle's torch.rand(10000) after torch.manual_seed(123).
 const std::vector<float>& rand_s123() {
-    static const auto v = read_f32(textbook::data_dir() / "oracle" / "generator" / "rand_s123.npy");
+    static const auto v = test::oracle_npy<float>("generator/rand_s123.npy");
     return v;
 }
 
@@ -296,8 +238,7 @@ TEST_CASE("[book] 004 In [51]: portable backend, the fourth dropout after seed 1
 // ---- the oracle: portable backend ---------------------------------------------------------
 
 TEST_CASE("[oracle] portable backend: masks, values and generator state match python3-torch") {
-    const auto manifest = dropout_manifest();
-    const fs::path dir = textbook::data_dir() / "oracle" / "dropout";
+    const auto& manifest = test::oracle_file("dropout/manifest.json");
     REQUIRE_FALSE(manifest.at("torch_mkl").get<bool>());
     std::size_t total_mask = 0, total_values = 0, total_rand = 0;
     std::set<std::uint64_t> seeds;
@@ -306,11 +247,11 @@ TEST_CASE("[oracle] portable backend: masks, values and generator state match py
         const std::string name = stream.at("name");
         INFO("stream " << name << ": " << stream.at("python").get<std::string>());
         const auto& files = stream.at("files");
-        const auto mask = read_bits(dir / files.at("mask").get<std::string>(),
+        const auto mask = read_bits("dropout/" + files.at("mask").get<std::string>(),
                                     stream.at("mask_bits").get<std::size_t>());
         std::vector<float> values, rands;
-        if (files.contains("values")) values = read_f32(dir / files.at("values").get<std::string>());
-        if (files.contains("rand")) rands = read_f32(dir / files.at("rand").get<std::string>());
+        if (files.contains("values")) values = test::oracle_npy<float>("dropout/" + files.at("values").get<std::string>());
+        if (files.contains("rand")) rands = test::oracle_npy<float>("dropout/" + files.at("rand").get<std::string>());
         std::size_t mask_at = 0, values_at = 0, rand_at = 0;
 
         attn::Generator gen(stream.at("seed").get<std::uint64_t>());
@@ -380,10 +321,14 @@ TEST_CASE("[oracle] portable backend: masks, values and generator state match py
 }
 
 TEST_CASE("[oracle] kept entries are scaled by 1 / float32(1 - p), as PyTorch does") {
-    const auto manifest = dropout_manifest();
+    const auto& manifest = test::oracle_file("dropout/manifest.json");
     const auto& scales = manifest.at("scale_float32");
     REQUIRE(scales.size() >= 5);
-    for (const auto& [p_text, scale] : scales.items()) {
+    for (const auto& item : scales.items()) {
+        // Named locals, not a structured binding: doctest's INFO is a lambda, and clang 14
+        // cannot capture a binding.
+        const std::string p_text = item.key();
+        const auto& scale = item.value();
         const double p = std::stod(p_text);
         INFO("p = " << p_text);
         for (const auto backend : {BernoulliBackend::portable, BernoulliBackend::mkl}) {

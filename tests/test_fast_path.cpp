@@ -27,6 +27,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -56,17 +57,7 @@ namespace {
 
 constexpr bool reference_blas = ATTN_BLAS_REFERENCE != 0;
 
-std::uint32_t bits(float x) {
-    std::uint32_t u;
-    std::memcpy(&u, &x, 4);
-    return u;
-}
-
-float from_bits(std::uint32_t u) {
-    float x;
-    std::memcpy(&x, &u, 4);
-    return x;
-}
+std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
 // The scalar exp of the step-by-step softmax (functional.cpp's expf_torch).
 float oracle_exp(float x) {
@@ -226,6 +217,15 @@ TEST_CASE("fast::gemm_multi equals fast::gemm per operand, then + bias") {
                             "expected ldb >= 4", "got 3");
 }
 
+TEST_CASE("fast::gemm_packed refuses a PackedB whose public fields were changed") {
+    std::vector<float> b(8 * 40, 1.0f), a(3 * 8, 1.0f), c(3 * 40);
+    attn::fast::PackedB packed;
+    attn::fast::pack_b(8, 40, b.data(), 40, false, packed);
+    packed.k = 1u << 20;  // larger than what data holds
+    CHECK_THROWS_CONTAINING(attn::fast::gemm_packed(3, 40, 8, a.data(), 8, false, packed, c.data(), 40),
+                            "fields were changed");
+}
+
 TEST_CASE("fast::gemm names wrong leading dimensions") {
     std::vector<float> x(100);
     CHECK_THROWS_CONTAINING(attn::fast::gemm(4, 5, 6, x.data(), 5, false, x.data(), 5, false, x.data(), 5),
@@ -260,8 +260,8 @@ TEST_CASE("the vector SLEEF exp equals the scalar one on a sample") {
     // Every 65537th bit pattern (all signs, exponents, NaNs), every 997th float in [-2^-20, 0]
     // near the top of the softmax's range, and the special values.
     std::vector<float> in;
-    for (std::uint64_t u = 0; u < (1ull << 32); u += 65537) in.push_back(from_bits(std::uint32_t(u)));
-    for (std::uint32_t u = bits(-0.0f); u <= bits(-std::ldexp(1.0f, -20)); u += 997) in.push_back(from_bits(u));
+    for (std::uint64_t u = 0; u < (1ull << 32); u += 65537) in.push_back(std::bit_cast<float>(std::uint32_t(u)));
+    for (std::uint32_t u = bits(-0.0f); u <= bits(-std::ldexp(1.0f, -20)); u += 997) in.push_back(std::bit_cast<float>(u));
     for (float x : {0.0f, -0.0f, -std::numeric_limits<float>::infinity(),
                     std::numeric_limits<float>::infinity(), -87.33655f, -103.97208f, -104.0f,
                     88.72283f, 88.72284f, -1e-45f, std::numeric_limits<float>::quiet_NaN()})
@@ -282,7 +282,7 @@ TEST_CASE("the vector SLEEF exp equals the scalar one on all 2^32 inputs") {
         std::vector<float> chunk(1 << 20), out(1 << 20);
         std::uint64_t bad = 0;
         for (std::uint64_t base = 0; base < (1ull << 32); base += chunk.size()) {
-            for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = from_bits(std::uint32_t(base + i));
+            for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = std::bit_cast<float>(std::uint32_t(base + i));
             out = chunk;
             attn::fast::exp_inplace(out.data(), out.size());
             for (std::size_t i = 0; i < chunk.size(); ++i) bad += bits(out[i]) != bits(oracle_exp(chunk[i]));

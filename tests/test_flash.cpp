@@ -25,6 +25,7 @@
 #include "attn/attention/multihead.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace test_flash {  // every test file is a namespace of its own (tests/meson.build)
 

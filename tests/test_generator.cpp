@@ -29,12 +29,13 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <xtensor/xnpy.hpp>
 #include <xtensor/xoperation.hpp>
 
+#include "oracle.hpp"
 #include "textbook/book.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace test_generator {  // every test file is a namespace of its own (tests/meson.build)
 
@@ -42,32 +43,7 @@ namespace {
 
 using json = nlohmann::json;
 
-/// `$ATTN_DATA_DIR/oracle/generator/` (meson test sets it); when the binary is run by hand
-/// without it, book::data_dir() falls back to the source tree's data/.
-std::string oracle_dir() {
-    return (textbook::data_dir() / "oracle" / "generator").string() + "/";
-}
-
-const json& manifest() {
-    static const json m = [] {
-        std::ifstream in(oracle_dir() + "manifest.json");
-        REQUIRE(in.good());
-        return json::parse(in);
-    }();
-    return m;
-}
-
 attn::Shape shape_from(const json& j) { return j.get<attn::Shape>(); }
-
-std::vector<float> load_f32(const std::string& file) {
-    const auto a = xt::load_npy<float>(oracle_dir() + file);
-    return {a.begin(), a.end()};
-}
-
-std::vector<std::int64_t> load_i64(const std::string& file) {
-    const auto a = xt::load_npy<std::int64_t>(oracle_dir() + file);
-    return {a.begin(), a.end()};
-}
 
 /// How Linear layers in a stream are rebuilt.
 enum class LinearVia {
@@ -152,7 +128,7 @@ Replay replay(const json& stream, LinearVia via = LinearVia::uniform) {
                     got.insert(got.end(), t.begin(), t.end());
                 }
             }
-            const auto want = load_i64(file);
+            const auto want = test::oracle_npy<std::int64_t>("generator/" + file);
             REQUIRE(got.size() == want.size());
             std::size_t bad = 0;
             for (std::size_t i = 0; i < want.size(); ++i) bad += got[i] != want[i];
@@ -174,8 +150,7 @@ Replay replay(const json& stream, LinearVia via = LinearVia::uniform) {
             }
             if (trace) {
                 const std::string trace_file = step.at("cache_trace_file");
-                const auto a = xt::load_npy<double>(oracle_dir() + trace_file);
-                const std::vector<double> want_trace(a.begin(), a.end());
+                const std::vector<double> want_trace = test::oracle_npy<double>("generator/" + trace_file);
                 REQUIRE(cache_trace.size() == want_trace.size());
                 std::size_t bad = 0;
                 for (std::size_t i = 0; i < want_trace.size(); ++i) {
@@ -187,7 +162,7 @@ Replay replay(const json& stream, LinearVia via = LinearVia::uniform) {
                 INFO("cache trace " << trace_file);
                 CHECK(bad == 0);
             }
-            const auto want = load_f32(file);
+            const auto want = test::oracle_npy<float>("generator/" + file);
             REQUIRE(got.size() == want.size());
             std::size_t bad = 0;
             std::size_t first_bad = want.size();
@@ -218,7 +193,7 @@ Replay replay(const json& stream, LinearVia via = LinearVia::uniform) {
 /// The manifest streams whose name starts with `prefix` (at least one must exist).
 std::vector<json> streams_named(const std::string& prefix) {
     std::vector<json> out;
-    for (const auto& s : manifest().at("streams"))
+    for (const auto& s : test::oracle_file("generator/manifest.json").at("streams"))
         if (s.at("name").get<std::string>().rfind(prefix, 0) == 0) out.push_back(s);
     INFO("no oracle stream named " << prefix << "*");
     REQUIRE(!out.empty());
@@ -237,7 +212,7 @@ Replay replay_all(const std::string& prefix, LinearVia via = LinearVia::uniform)
 }
 
 const json& find_stream(const std::string& name) {
-    for (const auto& s : manifest().at("streams"))
+    for (const auto& s : test::oracle_file("generator/manifest.json").at("streams"))
         if (s.at("name") == name) return s;
     FAIL("no oracle stream " << name);
     throw std::logic_error("unreachable");
@@ -250,7 +225,7 @@ const json& find_stream(const std::string& name) {
 // ------------------------------------------------------------------------------------------
 
 TEST_CASE("the oracle manifest describes PyTorch 1.13 streams") {
-    const json& m = manifest();
+    const json& m = test::oracle_file("generator/manifest.json");
     CHECK(m.at("produced_by") == "tools/oracle/generator_streams.py");
     CHECK(m.at("torch_version").get<std::string>().rfind("1.13", 0) == 0);
     CHECK(m.at("streams").size() >= 40);
@@ -335,7 +310,7 @@ TEST_CASE("the default generator and the free manual_seed") {
     attn::manual_seed(123);
     CHECK(attn::default_generator().draws_since_seed() == 0);
     const auto got = attn::rand({100, 100});
-    const auto want = load_f32("rand_s123.npy");
+    const auto want = test::oracle_npy<float>("generator/rand_s123.npy");
     REQUIRE(got.size() == want.size());
     std::size_t bad = 0;
     std::size_t i = 0;
@@ -369,7 +344,7 @@ TEST_CASE("random64 is two 32-bit draws, high half first") {
 
 TEST_CASE("manual_seed resets the stream and the cached normal sample") {
     // randn_small_s0 begins with torch.manual_seed(0); torch.randn(15).
-    const auto want = load_f32("randn_small_s0.npy");
+    const auto want = test::oracle_npy<float>("generator/randn_small_s0.npy");
     attn::Generator gen(0);
     attn::randn({3}, gen);  // leaves a cached sample behind
     REQUIRE(gen.next_double_normal_sample.has_value());

@@ -60,7 +60,9 @@ const std::map<std::string, textbook::ChapterRecord>& records() {
         std::filesystem::create_directories(dir);
         for (const auto& program : chapter_programs()) {
             const auto file = dir / (std::filesystem::path(program).filename().string() + ".json");
-            const auto [out, status] = capture("'" + program + "' --record='" + file.string() + "'");
+            const auto captured = capture("'" + program + "' --record='" + file.string() + "'");
+            const std::string& out = captured.first;
+            const int status = captured.second;
             INFO(program << " exited with status " << status << " after printing:\n" << out);
             REQUIRE(status == 0);
             auto record = textbook::ChapterRecord::load(file);
@@ -112,7 +114,9 @@ TEST_CASE("every chapter reprints its notebook blocks as the book printed them")
 
 TEST_CASE("every block of every record names book entries that exist, or is new") {
     const auto& book = test::the_book();
-    for (const auto& [key, record] : records()) {
+    for (const auto& entry : records()) {
+        const std::string& key = entry.first;  // INFO is a lambda: clang 14 cannot capture a binding
+        const auto& record = entry.second;
         for (const auto& b : record.blocks) {
             INFO("chapter " << key << ", block '" << b.label << "'");
             CHECK_FALSE(b.label.empty());
@@ -127,7 +131,9 @@ TEST_CASE("every block of every record names book entries that exist, or is new"
 
 TEST_CASE("a chapter given an unknown flag prints its usage and exits with status 2") {
     for (const auto& program : chapter_programs()) {
-        const auto [out, status] = capture("'" + program + "' --no-such-flag 2>&1");
+        const auto captured = capture("'" + program + "' --no-such-flag 2>&1");
+        const std::string& out = captured.first;
+        const int status = captured.second;
         INFO(program << " printed:\n" << out);
         CHECK(WIFEXITED(status));
         CHECK(WEXITSTATUS(status) == 2);
@@ -143,7 +149,9 @@ TEST_CASE("with another --seed, seeded blocks differ as expected and the chapter
     REQUIRE_FALSE(program.empty());
     const auto file = std::filesystem::temp_directory_path() /
                       ("attn_seed_" + std::to_string(::getpid()) + ".json");
-    const auto [out, status] = capture("'" + program + "' --seed=1 --record='" + file.string() + "'");
+    const auto captured = capture("'" + program + "' --seed=1 --record='" + file.string() + "'");
+    const std::string& out = captured.first;
+    const int status = captured.second;
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     const auto record = textbook::ChapterRecord::load(file);
@@ -161,7 +169,9 @@ TEST_CASE("with another --seed, seeded blocks differ as expected and the chapter
 
 TEST_CASE("a chapter whose data is missing says so in one line and exits with status 1") {
     const auto program = chapter_programs().front();
-    const auto [out, status] = capture("ATTN_DATA_DIR=/nonexistent '" + program + "' 2>&1 >/dev/null");
+    const auto captured = capture("ATTN_DATA_DIR=/nonexistent '" + program + "' 2>&1 >/dev/null");
+    const std::string& out = captured.first;
+    const int status = captured.second;
     INFO(out);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 1);

@@ -118,7 +118,7 @@ TEST_CASE("forward equals the written-out causal attention, with and without an 
     REQUIRE(attn::shape_of(out.attention_output) == attn::Shape{2, 6, 16});
     REQUIRE(attn::shape_of(out.attention_weights) == attn::Shape{2, 6, 6});
     REQUIRE(attn::shape_of(out.key) == attn::Shape{2, 6, 16});
-    CHECK(attn::max_abs_diff(out.attention_output, reference_forward(m, x)) < 1e-6f);
+    CHECK(test::max_abs_diff(out.attention_output, reference_forward(m, x)) < 1e-6f);
     // Weights: zero above the diagonal, rows sum to 1.
     for (std::size_t b = 0; b < 2; ++b)
         for (std::size_t i = 0; i < 6; ++i) {
@@ -132,7 +132,7 @@ TEST_CASE("forward equals the written-out causal attention, with and without an 
     // Right padding: no row is fully masked, so even torch.softmax gives no NaN.
     attn::LongTensor mask = {{1, 1, 1, 1, 0, 0}, {1, 1, 1, 1, 1, 1}};
     const attn::BaseOutput masked = m(x, mask);
-    CHECK(attn::max_abs_diff(masked.attention_output, reference_forward(m, x, &mask)) < 1e-6f);
+    CHECK(test::max_abs_diff(masked.attention_output, reference_forward(m, x, &mask)) < 1e-6f);
 }
 
 TEST_CASE("causal_mask(Sq, Sk) is the bottom-right [Sq, Sk] cut of the [Sk, Sk] lower triangle") {
@@ -203,8 +203,8 @@ TEST_CASE("cached == uncached at every one of 32 decoded steps") {
     // Both paths against the written-out forward over the whole 36-token sequence.
     const attn::Tensor full = reference_forward(m, attn::cat({prompt, tokens}, 1));
     const attn::Tensor expected = attn::slice(full, 1, 4, 36);
-    CHECK(attn::max_abs_diff(c.cached, expected) < 1e-5f);
-    CHECK(attn::max_abs_diff(c.recomputed, expected) < 1e-5f);
+    CHECK(test::max_abs_diff(c.cached, expected) < 1e-5f);
+    CHECK(test::max_abs_diff(c.recomputed, expected) < 1e-5f);
 }
 
 TEST_CASE("feeding chunks of Sq > 1 new tokens with the cache equals recomputation") {
@@ -217,7 +217,7 @@ TEST_CASE("feeding chunks of Sq > 1 new tokens with the cache equals recomputati
         INFO("chunk " << chunk);
         const textbook::DecodeComparison c = textbook::compare_decoding(m, prompt, tokens, chunk);
         CHECK(attn::allclose(c.cached, c.recomputed, 0.0, 1e-5));
-        CHECK(attn::max_abs_diff(c.cached, expected) < 1e-5f);
+        CHECK(test::max_abs_diff(c.cached, expected) < 1e-5f);
     }
     // One chunk by hand: 3 new tokens after 2 cached ones use the [3, 5] cut of the triangle.
     const attn::BaseOutput first = m(prompt);
@@ -241,8 +241,8 @@ TEST_CASE("the cache works with an attention mask covering cached and new tokens
     const attn::BaseOutput prompt = m(attn::slice(x, 1, 0, 5), attn::LongTensor(xt::view(mask, xt::all(), xt::range(0, 5))));
     const attn::KVCache cache(prompt.key, prompt.value);
     const attn::BaseOutput step = m(attn::slice(x, 1, 5, 6), mask, &cache);
-    CHECK(attn::max_abs_diff(step.attention_output, attn::slice(full.attention_output, 1, 5, 6)) < 1e-6f);
-    CHECK(attn::max_abs_diff(full.attention_output, reference_forward(m, x, &mask)) < 1e-6f);
+    CHECK(test::max_abs_diff(step.attention_output, attn::slice(full.attention_output, 1, 5, 6)) < 1e-6f);
+    CHECK(test::max_abs_diff(full.attention_output, reference_forward(m, x, &mask)) < 1e-6f);
 }
 
 TEST_CASE("bad shapes throw std::invalid_argument naming expected and actual shapes") {
@@ -295,7 +295,9 @@ TEST_CASE("kv_cache_bytes_per_token: 2 x layers x heads x head_dim x bytes") {
 TEST_CASE("relation:cached_equals_uncached") {
     // The book: In [39] (without the cache) and In [40] (with it) print the same numbers, as do
     // In [44] and In [45]; only the layout differs ([B, E] vs [B, 1, E]).
-    for (const auto& [a, b] : {std::pair{"000-In39", "000-In40"}, std::pair{"000-In44", "000-In45"}}) {
+    for (const auto& pair : {std::pair{"000-In39", "000-In40"}, std::pair{"000-In44", "000-In45"}}) {
+        const char* a = pair.first;  // named locals: INFO is a lambda, clang 14 cannot capture a binding
+        const char* b = pair.second;
         INFO(a << " vs " << b);
         const auto na = test::printed_numbers(a), nb = test::printed_numbers(b);
         REQUIRE(na.size() == 32);  // B = 2 rows of E = 16
@@ -311,9 +313,9 @@ TEST_CASE("relation:cached_equals_uncached") {
     const attn::Tensor new_token = attn::rand({2, 1, 16});
     const attn::BaseOutput uncached = m(attn::cat({z, new_token}, 1));
     const attn::BaseOutput cached = m(new_token, std::nullopt, &cache);
-    CHECK(attn::max_abs_diff(attn::slice(uncached.attention_output, 1, 4, 5), cached.attention_output) < 1e-6f);
+    CHECK(test::max_abs_diff(attn::slice(uncached.attention_output, 1, 4, 5), cached.attention_output) < 1e-6f);
     CHECK(attn::shape_of(cached.key) == attn::Shape{2, 5, 16});
-    CHECK(attn::max_abs_diff(cached.key, uncached.key) < 1e-6f);
+    CHECK(test::max_abs_diff(cached.key, uncached.key) < 1e-6f);
 }
 
 TEST_CASE("relation:rounding_level_difference") {

@@ -105,7 +105,8 @@ TEST_CASE("MultiHeadAttention: operator() == forward_steps on both backends, boo
 }
 
 TEST_CASE("GPT2Attention: operator() == forward_steps on both backends, both dropouts drawn") {
-    for (const auto& [T, S, H] : {std::array<std::size_t, 3>{5, 12, 3}, {200, 768, 12}}) {
+    for (const auto& sizes : {std::array<std::size_t, 3>{5, 12, 3}, {200, 768, 12}}) {
+        const std::size_t T = sizes[0], S = sizes[1], H = sizes[2];  // INFO captures: no binding
         for (const double p : {0.0, 0.2}) {
             INFO("S=" << S << " dropout=" << p);
             attn::Generator init(3);

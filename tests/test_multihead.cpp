@@ -32,6 +32,7 @@
 #include "attn/attention/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
+#include "attn/core/ulp.hpp"
 
 namespace test_multihead {  // every test file is a namespace of its own (tests/meson.build)
 

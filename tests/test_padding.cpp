@@ -221,8 +221,8 @@ TEST_CASE("padded == unpadded: every text's real tokens equal the text run alone
             const attn::Tensor alone_in = attn::view(inputs[b], {1, n, 16});
             const attn::Tensor alone1 = layer1(alone_in).attention_output;
             const attn::Tensor alone2 = layer2(alone1).attention_output;
-            CHECK(attn::max_abs_diff(attn::real_token_rows(y1, enc.attention_mask, b), attn::view(alone1, {n, 16})) <= 1e-6f);
-            CHECK(attn::max_abs_diff(attn::real_token_rows(y2, enc.attention_mask, b), attn::view(alone2, {n, 16})) <= 1e-6f);
+            CHECK(test::max_abs_diff(attn::real_token_rows(y1, enc.attention_mask, b), attn::view(alone1, {n, 16})) <= 1e-6f);
+            CHECK(test::max_abs_diff(attn::real_token_rows(y2, enc.attention_mask, b), attn::view(alone2, {n, 16})) <= 1e-6f);
         }
     }
     // Without the attention mask the pads leak into the real tokens (left padding): the
@@ -231,7 +231,7 @@ TEST_CASE("padded == unpadded: every text's real tokens equal the text run alone
     const attn::Tensor z = attn::pad_sequences(inputs, attn::PaddingSide::left, 7.0f);
     const attn::Tensor unmasked = layer1(z).attention_output;
     const attn::Tensor alone = attn::view(layer1(attn::view(inputs[0], {1, 3, 16})).attention_output, {3, 16});
-    CHECK(attn::max_abs_diff(attn::real_token_rows(unmasked, enc.attention_mask, 0), alone) > 1e-3f);
+    CHECK(test::max_abs_diff(attn::real_token_rows(unmasked, enc.attention_mask, 0), alone) > 1e-3f);
 }
 
 TEST_CASE("repr_str writes Python's repr of a str") {

@@ -18,6 +18,7 @@
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xoperation.hpp>
 
+#include "oracle.hpp"
 #include "textbook/book.hpp"
 #include "attn/print/print.hpp"
 #include "attn/core/tensor.hpp"
@@ -33,37 +34,12 @@ using nlohmann::json;
 
 namespace {
 
-/// `$ATTN_DATA_DIR` (meson test sets it); run by hand without it, book::data_dir() falls
-/// back to the source tree's data/.
-std::string data_dir() { return textbook::data_dir().string(); }
-
-const json& oracle() {
-    static const json doc = [] {
-        const std::string path = data_dir() + "/oracle/print_cases.json";
-        std::ifstream in(path);
-        if (!in) throw std::runtime_error("cannot open " + path);
-        return json::parse(in);
-    }();
-    return doc;
-}
-
 template <class T>
 xt::xarray<T> make(const Shape& shape, const std::vector<T>& flat) {
     auto t = xt::xarray<T>::from_shape(shape);
     REQUIRE(t.size() == flat.size());
     std::copy(flat.begin(), flat.end(), t.begin());
     return t;
-}
-
-Tensor float_from_bits(const Shape& shape, const json& bits) {
-    std::vector<float> flat;
-    for (const auto& b : bits) {
-        const auto u = b.get<std::uint32_t>();
-        float f;
-        std::memcpy(&f, &u, sizeof f);
-        flat.push_back(f);
-    }
-    return make<float>(shape, flat);
 }
 
 PrintOptions options_of(const json& o) {
@@ -115,7 +91,7 @@ Tensor tril_ones(std::size_t n) {
 }  // namespace
 
 TEST_CASE("oracle file has provenance and cases") {
-    const auto& doc = oracle();
+    const auto& doc = test::oracle_file("print_cases.json");
     REQUIRE(doc.contains("provenance"));
     CHECK(doc["provenance"]["torch"].get<std::string>().rfind("1.13", 0) == 0);
     CHECK(doc["provenance"]["numpy"].get<std::string>().rfind("1.24", 0) == 0);
@@ -124,27 +100,23 @@ TEST_CASE("oracle file has provenance and cases") {
 
 TEST_CASE("repr and numpy_str match the PyTorch / NumPy oracle") {
     std::size_t checked = 0, failed = 0;
-    for (const auto& c : oracle()["cases"]) {
+    for (const auto& c : test::oracle_file("print_cases.json")["cases"]) {
         const auto name = c["name"].get<std::string>();
         const auto dtype = c["dtype"].get<std::string>();
         const auto shape = c["shape"].get<Shape>();
         const PrintOptions opts = options_of(c["options"]);
         const auto expected_torch = c["torch"].get<std::string>();
         if (dtype == "float32") {
-            const Tensor t = float_from_bits(shape, c["bits"]);
+            const Tensor t = test::oracle_bits_tensor(shape, c["bits"]);
             if (!same(name + " (torch repr)", expected_torch, attn::repr(t, opts))) ++failed;
             if (!same(name + " (numpy str)", c["numpy"].get<std::string>(), attn::numpy_str(t))) ++failed;
             checked += 2;
         } else if (dtype == "int64") {
-            const LongTensor t = make<std::int64_t>(shape, c["values"].get<std::vector<std::int64_t>>());
+            const LongTensor t = test::oracle_long_tensor(c);
             if (!same(name + " (torch repr)", expected_torch, attn::repr(t, opts))) ++failed;
             ++checked;
         } else if (dtype == "bool") {
-            std::vector<bool> flat;
-            for (const auto& v : c["values"]) flat.push_back(v.get<int>() != 0);
-            BoolTensor t = BoolTensor::from_shape(shape);
-            REQUIRE(t.size() == flat.size());
-            std::copy(flat.begin(), flat.end(), t.begin());
+            const BoolTensor t = test::oracle_bool_tensor(c);
             if (!same(name + " (torch repr)", expected_torch, attn::repr(t, opts))) ++failed;
             ++checked;
         } else {
@@ -173,7 +145,7 @@ std::string repr_tuple_of(const std::vector<std::string>& v) {
 }
 
 TEST_CASE("repr_tuple matches IPython's pretty printer (oracle)") {
-    const auto& doc = oracle();
+    const auto& doc = test::oracle_file("print_cases.json");
     if (!doc.contains("tuples") || doc["tuples"].empty()) {
         MESSAGE("the oracle has no tuple cases (no IPython when it was recorded)");
         return;

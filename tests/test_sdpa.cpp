@@ -335,6 +335,20 @@ TEST_CASE("options and shapes that cannot work are named") {
     CHECK_THROWS_CONTAINING(attn::HeadsView::split(attn::zeros({1, 2, 6}), 2, 4), "C >= column + num_heads * head_dim");
 }
 
+TEST_CASE("extreme windows and positions: a window beyond every reach hides nothing") {
+    attn::Generator gen(10);
+    const attn::Tensor q = attn::randn({1, 2, 9, 4}, gen), k = attn::randn({1, 2, 9, 4}, gen);
+    for (const auto backend : {attn::SDPABackend::step, attn::SDPABackend::fast, attn::SDPABackend::tiled}) {
+        const attn::Tensor causal = attn::scaled_dot_product_attention(q, k, k, {.is_causal = true, .backend = backend});
+        for (const std::size_t w : {std::size_t{10}, std::size_t{1} << 40, std::size_t{1} << 63, ~std::size_t{0}})
+            CHECK(first_bit_difference(attn::scaled_dot_product_attention(
+                                           q, k, k, {.is_causal = true, .window = w, .backend = backend}),
+                                       causal) == -1);
+    }
+    CHECK_THROWS_CONTAINING(attn::scaled_dot_product_attention(q, k, k, {.query_start = std::size_t{1} << 63}),
+                            "query_start and key_start < 2^62");
+}
+
 TEST_CASE("the backend guard restores the default") {
     CHECK(attn::default_sdpa_backend() == attn::SDPABackend::fast);
     {

@@ -14,7 +14,8 @@ packages=(
   libblas-dev libopenblas-dev libsleef-dev   # reference BLAS (default), OpenBLAS, PyTorch's exp
   libcxxopts-dev nlohmann-json3-dev           # command line, JSON (oracle files)
   doctest-dev libbenchmark-dev                # tests, benchmarks
-  doxygen libjs-mathjax                       # the generated book
+  python3-pylatexenc                          # the chapters' formulas, set for the terminal
+  doxygen libjs-mathjax doxygen-awesome-css   # the generated book
 )
 
 ./tools/install_missing.sh "${packages[@]}"

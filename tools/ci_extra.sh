@@ -4,12 +4,16 @@
 #
 #   tools/ci_extra.sh [GCC_BUILD_DIR]      # default: build (must be built already)
 #
+# 0. benchmarks: the Google Benchmark programs, which the first build skips, built in the gcc
+#               build (`meson compile benchmarks`) so that they cannot rot.
 # 1. clang:     a clang 14 build in build-clang; its test suite; every executable chapter
 #               must print byte for byte what the gcc build prints (default and --no-compare).
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
 #               build-asan; its test suite and every chapter, halting on the first report.
-# 3. fuzzers:   the libFuzzer targets of the data parsers (tests/fuzz/, built in build-asan,
-#               so also under ASan + UBSan) for FUZZ_SECONDS each (default 60): 0 crashes.
+# 3. fuzzers:   the libFuzzer targets (tests/fuzz/, built in build-asan, so also under ASan +
+#               UBSan): the five data parsers for FUZZ_SECONDS each (default 60) and the
+#               structured fuzzer of the library's API for STRUCTURED_FUZZ_SECONDS (default
+#               120): 0 crashes, hangs, sanitizer reports or broken invariants.
 #
 # Each part prints how long it took. The counts of all checks go to
 # GCC_BUILD_DIR/ci-extra-counts as "passed failed skipped" for .ci/run's closing line; the exit
@@ -18,6 +22,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 gcc_build=${1:-build}
 fuzz_seconds=${FUZZ_SECONDS:-60}
+structured_seconds=${STRUCTURED_FUZZ_SECONDS:-120}
 counts_file="$gcc_build/ci-extra-counts"
 logs="$gcc_build/ci-extra-logs"  # every part's full output
 mkdir -p "$logs"
@@ -65,6 +70,14 @@ setup() {  # setup DIR [meson options...]: configures DIR with clang 14 once
   shift
   [ -f "$dir/build.ninja" ] || CC=clang-14 CXX=clang++-14 meson setup "$dir" "$@" > "$logs/$dir.setup.log" 2>&1 \
     || { tail -n 30 "$logs/$dir.setup.log"; return 1; }
+}
+
+part_benchmarks() {
+  if meson compile -C "$gcc_build" benchmarks > "$logs/benchmarks.log" 2>&1; then
+    pass
+  else
+    tail -n 40 "$logs/benchmarks.log"; fail "building the benchmark programs"
+  fi
 }
 
 part_clang() {
@@ -126,38 +139,49 @@ part_sanitizers() {
 
 part_fuzzers() {
   sanitizer_env
-  local dir tmp target seeds
+  local dir tmp target seeds seconds
   dir=build-asan/tests/fuzz
   tmp=$(mktemp -d)
-  mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer"
+  mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer" \
+    "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured"
   head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
   local i=0 f
   for f in $(find data/book -name '*.txt' | sort | head -n 20); do
     cp "$f" "$tmp/seeds/fuzz_block/block$i.txt"; i=$((i + 1))
   done
   for f in data/tokenizer/*.tsv; do cp "$f" "$tmp/seeds/fuzz_tokenizer/"; done
-  for target in fuzz_manifest fuzz_block fuzz_tokenizer; do
+  for f in "$gcc_build"/chapters/0[1-3]*.prose.json; do cp "$f" "$tmp/seeds/fuzz_page/"; done
+  # A record as a chapter writes it (the gcc build's chapter 3, if it is there).
+  if [ -x "$gcc_build/chapters/chapter_03_simple_mask" ]; then
+    "$gcc_build/chapters/chapter_03_simple_mask" --record="$tmp/seeds/fuzz_record/ch03.json" > /dev/null 2>&1 || true
+  fi
+  for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_structured; do
     if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
+    seconds=$fuzz_seconds
+    [ "$target" = fuzz_structured ] && seconds=$structured_seconds
     mkdir -p "$tmp/corpus/$target" "$tmp/artifacts/$target" "$tmp/work"
     seeds="$tmp/seeds/$target"
-    if TMPDIR="$tmp/work" "$dir/$target" -max_total_time="$fuzz_seconds" -timeout=10 -rss_limit_mb=4096 \
+    if TMPDIR="$tmp/work" "$dir/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
          -max_len=4096 -print_final_stats=1 -artifact_prefix="$tmp/artifacts/$target/" \
          "$tmp/corpus/$target" "$seeds" > "$tmp/$target.log" 2>&1; then
       pass
-      echo "ci_extra: $target: $(grep -E '^stat::number_of_executed_units' "$tmp/$target.log" | awk '{print $2}') inputs, 0 crashes in ${fuzz_seconds} s"
+      echo "ci_extra: $target: $(grep -E '^stat::number_of_executed_units' "$tmp/$target.log" | awk '{print $2}') inputs, 0 crashes in ${seconds} s"
     else
       tail -n 40 "$tmp/$target.log"
-      fail "$target found a crash (artifacts: $(ls "$tmp/artifacts/$target"))"
+      # Kept for reproduction: "$dir/$target" ARTIFACT runs the input again.
+      mkdir -p "$logs/fuzz-artifacts/$target" && cp "$tmp/artifacts/$target"/* "$logs/fuzz-artifacts/$target/" 2>/dev/null
+      fail "$target found a crash (artifacts in $logs/fuzz-artifacts/$target: $(ls "$tmp/artifacts/$target"))"
     fi
   done
   rm -rf "$tmp"
 }
 
 total_start=$SECONDS
+timed "benchmark programs (gcc)" part_benchmarks
 timed "install clang 14" install_tools || fail "installing clang 14"
 timed "clang 14 build, tests, chapters byte-identical to gcc" part_clang
 timed "ASan + UBSan build, tests, chapters" part_sanitizers
-timed "libFuzzer targets, ${fuzz_seconds} s each" part_fuzzers
+timed "libFuzzer targets, ${fuzz_seconds} s each, the structured one ${structured_seconds} s" part_fuzzers
 echo "ci_extra: all parts took $((SECONDS - total_start)) s"
 echo "$passed $failed $skipped" > "$counts_file"
 echo "ci_extra: $passed passed, $failed failed, $skipped skipped"

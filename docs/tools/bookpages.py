@@ -11,8 +11,13 @@ main page. Used by build_docs.py, and by test_docs.py to read records and pages 
 import html
 import json
 import re
+import sys
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import generated  # noqa: E402  ([generated: NAME] lines)
 
 # ------------------------------------------------------------------------- the book
 
@@ -41,11 +46,10 @@ class Entry:
         """The part after `kind:` (`4`, a relation's name, a reason), or ''."""
         return self.check.split(":", 1)[1] if ":" in self.check else ""
 
-    @property
-    def source(self):
-        """How headers name the source: `002`, or `Raschka 3` / `Raschka 3 ex.`."""
-        return {"raschka_ch03.txt": "Raschka 3",
-                "raschka_ch03_exercises.txt": "Raschka 3 ex."}.get(self.notebook, self.notebook[:3])
+    # How headers name the source (`002`, `Raschka 3`) and its title: set by Book.load from
+    # data/sources/titles.tsv.
+    source: str = ""
+    title: str = ""
 
     @property
     def short_cell(self):
@@ -62,6 +66,13 @@ class Book:
     @staticmethod
     def load(book_dir):
         book_dir = Path(book_dir)
+        titles = {}
+        titles_tsv = book_dir.parent / "sources" / "titles.tsv"
+        if titles_tsv.is_file():
+            for line in titles_tsv.read_text(encoding="utf-8").splitlines():
+                if line and not line.startswith("#"):
+                    file, name, title, _ = line.split("\t")
+                    titles[file] = (name, title)
         entries = []
         for n, line in enumerate((book_dir / "manifest.tsv").read_text(encoding="utf-8").splitlines(), 1):
             if not line or line.startswith("#"):
@@ -70,8 +81,9 @@ class Book:
             if len(f) != 9:
                 raise ValueError(f"{book_dir / 'manifest.tsv'}:{n}: expected 9 fields, got {len(f)}")
             text = (book_dir / f[7]).read_text(encoding="utf-8")
+            name, title = titles.get(f[1], (f[1][:3], f[1]))
             entries.append(Entry(f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8],
-                                 text[:-1] if text.endswith("\n") else text))
+                                 text[:-1] if text.endswith("\n") else text, name, title))
         relations = {}
         readme = book_dir / "README.md"
         if readme.is_file():
@@ -150,10 +162,47 @@ class Section:
     body: str
 
 
+MAX_PARAGRAPH = 8192  # bytes: a paragraph is one regular-expression subject when rendered
+
+
+def page_lines(path):
+    """A page's lines, checked as the library checks its data files (attn/core/text_file.hpp):
+    UTF-8 text in LF lines, no control character but a tab, a final line ending, no paragraph
+    over MAX_PARAGRAPH bytes. Raises SystemExit naming `path:line` otherwise."""
+    p = Path(path)
+    if not p.is_file():
+        raise SystemExit(f"{path}: cannot be read ({'no such file' if not p.exists() else 'not a regular file'})")
+    data = p.read_bytes()
+    if data and not data.endswith(b"\n"):
+        last = data.count(b"\n") + 1
+        raise SystemExit(f"{path}:{last}: the last line has no line ending")
+    lines, paragraph = [], 0
+    for n, raw in enumerate(data.split(b"\n")[:-1] if data else [], 1):
+        if raw.endswith(b"\r"):
+            raise SystemExit(f"{path}:{n}: line ends with CR (a Windows line ending)")
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SystemExit(f"{path}:{n}: byte 0x{raw[e.start]:02X} at column {e.start + 1} is not UTF-8")
+        for col, ch in enumerate(line, 1):
+            if (ord(ch) < 0x20 and ch != "\t") or ord(ch) == 0x7F:
+                raise SystemExit(f"{path}:{n}: byte 0x{ord(ch):02X} (a control character) at column {col} is not text")
+        if re.match(r"^(<{7}|>{7})( |$)|^={7}$", line):
+            raise SystemExit(f"{path}:{n}: a merge conflict's marker")
+        paragraph = 0 if not line.strip() else paragraph + len(raw) + 1
+        if paragraph > MAX_PARAGRAPH:
+            raise SystemExit(f"{path}:{n}: the paragraph is longer than {MAX_PARAGRAPH} bytes: "
+                             "break it with a blank line")
+        lines.append(line)
+    return lines
+
+
 def read_page(path):
-    """Splits a chapter page as textbook::Page::load does: (title, intro, [Section])."""
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    """Splits a chapter page: (title, intro, [Section]); the terminal's rendering
+    (terminal_pages.py) and the HTML book both read pages through it."""
+    lines = page_lines(path)
     title, intro, sections, cur = None, [], [], None
+    seen = set()
     for n, line in enumerate(lines, 1):
         if title is None:
             if not line.strip():
@@ -167,6 +216,9 @@ def read_page(path):
             m = re.match(r"^## (.*?)\s*\{#ch[0-9A-Z]+-([A-Za-z0-9_-]+)\}\s*$", line)
             if not m:
                 raise SystemExit(f"{path}:{n}: a section heading needs a label: '## Title {{#chNN-id}}'")
+            if m.group(2) in seen:
+                raise SystemExit(f"{path}:{n}: the section id '{m.group(2)}' repeats")
+            seen.add(m.group(2))
             cur = Section(m.group(2), m.group(1), "")
             sections.append(cur)
             continue
@@ -191,19 +243,23 @@ def chapter_label(name):
 
 @dataclass
 class Figure:
-    chapter: str
+    chapter: str  # the manifest's chapter key: `3`, `A`
+    step: str     # the section it illustrates: `mask` for `{#ch03-mask}`
     file: str     # the SVG's file name
     status: str   # ok | absent (no data recorded yet: a visible note) | failed (a note; an error)
     caption: str
 
 
 def read_figure_index(path):
+    """make_figures' index.tsv: chapter, step, file, status, caption."""
     figures = []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line or line.startswith("#"):
             continue
-        chapter, file, status, caption = line.split("\t")
-        figures.append(Figure(chapter, file, status, caption))
+        f = line.split("\t")
+        if len(f) != 5:
+            raise SystemExit(f"{path}:{n}: expected 5 tab-separated fields, got {len(f)}")
+        figures.append(Figure(*f))
     return figures
 
 
@@ -268,6 +324,23 @@ def pre(text):
     return f'<pre class="book-pre">{html.escape(text)}</pre>'
 
 
+def pair_div(ours, theirs):
+    """The opening of a pair of panes, each at least as wide as the longest line of either
+    block (`--pane`, in characters of the blocks' font): side by side when both fit whole,
+    one above the other when they do not, never a line cut."""
+    longest = max(len(line) for line in (ours + "\n" + theirs).split("\n"))
+    return f'<div class="book-pair" style="--pane: {longest}ch">'
+
+
+def source_label(entry):
+    """`the notebook printed: 002 In [8], <title>`, the source linked to its glossary line."""
+    anchor = "glossary_source_" + re.sub(r"[^a-z0-9]+", "_", entry.source.lower()).strip("_")
+    return ('<div class="book-label">the notebook printed: '
+            f'<a class="book-source" href="glossary.html#{anchor}" title="{html.escape(entry.notebook)}">'
+            f'{html.escape(entry.source)}</a> {html.escape(entry.cell)}, '
+            f'<i>{html.escape(entry.title)}</i> <span class="book-id">({html.escape(entry.id)})</span></div>')
+
+
 def block_html(block, book):
     """A block beside each source's block it mirrors (a seed notebook's, Raschka's, or both)."""
     entries = [book.by_id[s] for s in block.sources if s in book.by_id]
@@ -285,12 +358,10 @@ def block_html(block, book):
     for k, entry in enumerate(entries):
         kind, words = verdict(block, book, k)
         cls, mark = MARKS[kind]
-        out += ['<div class="book-pair">',
+        out += [pair_div(block.body, entry.text),
                 '<div class="book-side book-ours"><div class="book-label">this program printed</div>',
                 pre(block.body) if k == 0 else pre("(the same block)"), '</div>',
-                '<div class="book-side book-theirs"><div class="book-label">the notebook printed '
-                f'(<code>{html.escape(entry.id)}</code>, {html.escape(entry.notebook)} '
-                f'{html.escape(entry.cell)})</div>',
+                '<div class="book-side book-theirs">', source_label(entry),
                 pre(entry.text), '</div>', '</div>']
         if entry.kind == "exact" and "grad_fn=" in entry.text:
             words += " (after removing <code>grad_fn=&lt;...&gt;</code>: there is no autograd here)"
@@ -315,12 +386,10 @@ def missing_html(entry, book):
         f'<div class="book-block book-{cls} book-missing" data-entry="{html.escape(entry.id)}">',
         f'<div class="book-head"><span class="book-cell">{html.escape(entry.short_cell)}</span> '
         f'{html.escape(entry.what)}</div>',
-        '<div class="book-pair">',
+        pair_div("(nothing yet)", entry.text),
         '<div class="book-side book-ours"><div class="book-label">this program printed</div>',
         '<pre class="book-pre book-nothing">(nothing yet)</pre></div>',
-        '<div class="book-side book-theirs"><div class="book-label">the notebook printed '
-        f'(<code>{html.escape(entry.id)}</code>, {html.escape(entry.notebook)} '
-        f'{html.escape(entry.cell)})</div>', pre(entry.text), '</div>', '</div>',
+        '<div class="book-side book-theirs">', source_label(entry), pre(entry.text), '</div>', '</div>',
         f'<div class="book-verdict"><span class="book-mark" title="{cls}">{mark}</span> '
         f'not printed by this chapter yet ({describe_check(entry)} once it is)</div>',
         "</div>"])
@@ -373,13 +442,55 @@ def step_markers(markers, step):
     return [m for m in markers if m == step or m.startswith(step + ".")]
 
 
-def chapter_page(run, prose_path, source_path, book, figures, neighbours, all_names):
+def snippet(source, marker, where):
+    """The code between the first two `//! [marker]` lines of a chapter source, without the
+    indentation it has in the program (as Doxygen's \\snippet, dedented)."""
+    lines = source.split("\n")
+    at = [i for i, l in enumerate(lines) if re.search(r"//!\s*\[" + re.escape(marker) + r"\]", l)]
+    if len(at) < 2:
+        raise SystemExit(f"{where}: the snippet marker [{marker}] does not open and close a block")
+    return textwrap.dedent("\n".join(lines[at[0] + 1:at[1]])).strip("\n")
+
+
+def doxygen_markdown(text):
+    """Markdown Doxygen 1.9.4 sets wrongly, rewritten as it reads: bold around a code span or a
+    link (`**`x`**`, `**\\ref a "b"**`) shows its stars; `<b>` around them does not."""
+    return re.sub(r"\*\*((?:`[^`\n]+`|\\ref \S+ \"[^\"\n]*\")[^*\n]*?)\*\*", r"<b>\1</b>", text)
+
+
+def heading(title):
+    """A section title as Doxygen shows it in the page and the navigation: no code marks."""
+    return title.replace("`", "")
+
+
+def figure_html(f):
+    """A step's figure; the empty div before it lets the stylesheet set it beside the prose."""
+    caption = f.caption.replace(chr(34), chr(39))
+    return htmlonly('<div class="book-figure"></div>') + f'\\image html {f.file} "{caption}"'
+
+
+LEGEND = ('<p class="book-legend">Each step reads: the prose, the code of the step (cut from the '
+          'compiled program), and what it printed when these pages were built, beside the block the '
+          'notebook printed, with a mark: \u2713 identical, \u2248 the same numbers within a few float32 '
+          '<a href="glossary.html#glossary_ulp">ulp</a>, \u21d4 unseeded, checked through a relation in '
+          'the tests, \u2205 not reproducible, \u2717 different or missing, \u2022 new (the notebooks do '
+          'not print it).</p>')
+
+
+def chapter_page(run, prose_path, source_path, book, figures, neighbours, gloss, data_dir, source_root):
+    """The Doxygen page of one chapter: each step's prose (generated tables expanded, glossary
+    words linked at their first use, figures beside it), its code, and its blocks beside the
+    notebook's."""
     title, intro, sections = read_page(prose_path)
     source = Path(source_path).read_text(encoding="utf-8")
     label = run.label
     summary = intro.split("\n\n", 1)[0].replace("\n", " ").strip()
-    out = [f"# {title} {{#{label}}}", ""]
+    seen = set()
 
+    def prose(text):
+        return doxygen_markdown(gloss.link(generated.expand_lines(text, data_dir, source_root), seen))
+
+    out = [f"# {heading(title)} {{#{label}}}", ""]
     prev_name, next_name = neighbours
     nav = []
     if prev_name:
@@ -388,13 +499,9 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, all_na
     if next_name:
         nav.append(f'\\ref {chapter_label(next_name)} "next chapter \u2192"')
     out += ["<div class=\"book-nav\">" + " \u00b7 ".join(nav) + "</div>", ""]
-    out += ["\\tableofcontents", "", intro, ""]
-    out += [htmlonly('<p class="book-legend">Each step reads: the prose, the code of the step '
-                     '(cut from the compiled program), and what it printed when these pages were '
-                     'built, beside the block the notebook printed, with a mark: \u2713 identical, '
-                     '\u2248 the same numbers within a few float32 ulp, \u21d4 unseeded, checked '
-                     'through a relation in the tests, \u2205 not reproducible, \u2717 different '
-                     'or missing, \u2022 new (the notebooks do not print it).</p>'), ""]
+    # No \\tableofcontents: the navigation tree lists the chapter's steps, and the page keeps
+    # its whole width for the blocks set side by side.
+    out += [prose(intro), "", htmlonly(LEGEND), ""]
 
     markers = snippet_markers(source)
     printed = {}
@@ -412,12 +519,22 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, all_na
     first = blocks_of("")
     if first:
         out += [htmlonly('<div class="book-output">' + "\n".join(first) + "</div>"), ""]
+    mine = [f for f in figures if f.chapter == run.number]
+    ids = {sec.id for sec in sections}
+    for f in mine:
+        if f.step not in ids:
+            raise SystemExit(f"figure {f.file}: chapter {f.chapter} has no step '{f.step}' "
+                             f"(the sections of {prose_path})")
     used = set()
     for sec in sections:
-        out += [f"## {sec.title} {{#{label}_{sec.id.replace('-', '_')}}}", "", sec.body, ""]
+        out += [f"## {heading(sec.title)} {{#{label}_{sec.id.replace('-', '_')}}}", ""]
+        # The step's figures first: the stylesheet floats them to the right of its prose (below
+        # the heading on a narrow window); the step's code and output start below them.
+        out += [figure_html(f) + "\n" for f in mine if f.step == sec.id]
+        out += [prose(sec.body), ""]
         for m in step_markers(markers, sec.id):
             used.add(m)
-            out += [f"\\snippet {run.name}.cpp {m}", ""]
+            out += ["\\code{.cpp}", snippet(source, m, source_path), "\\endcode", ""]
         frags = blocks_of(sec.id)
         if frags:
             out += [htmlonly('<div class="book-output">' + "\n".join(frags) + "</div>"), ""]
@@ -442,15 +559,6 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, all_na
         out += [f"## Not printed yet {{#{label}_missing}}", "",
                 htmlonly('<div class="book-output">' + "\n".join(frags) + "</div>"), ""]
 
-    # Pictures.
-    mine = [f for f in figures if f.chapter == run.number]
-    if mine:
-        out += [f"## Pictures {{#{label}_pictures}}", "",
-                "Drawn as SVG when these pages were built, by `docs/tools/make_figures.cpp` "
-                "calling the same library functions as the chapter.", ""]
-        for f in mine:
-            out += [f'\\image html {f.file} "{f.caption.replace(chr(34), chr(39))}"', ""]
-
     # The library functions the chapter calls.
     names = library_names(source)
     if names:
@@ -460,93 +568,5 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, all_na
         out += ["<ul class=\"book-api\">"] + [f'<li>\\ref {n} "{n}"</li>' for n in names] + ["</ul>", ""]
     out += ["<div class=\"book-nav\">" + " \u00b7 ".join(nav) + "</div>", ""]
 
-    return ChapterPage(run.name, label, run.number, title, summary, "\n".join(out),
+    return ChapterPage(run.name, label, run.number, heading(title), summary, "\n".join(out),
                        len(run.blocks), printed, expected, mine, run.returncode == 0)
-
-
-# ------------------------------------------------------------------------- main page
-
-
-def status_of(entry, pages):
-    """(kind, words) for an entry at this build."""
-    for p in pages:
-        if entry.id in p.printed:
-            kind, _ = p.printed[entry.id]
-            return kind, {
-                "identical": "reproduced exactly",
-                "close": f"reproduced within {entry.detail} ulp",
-                "differs": "DIFFERS",
-                "relation": f"checked by relation",
-                "unreproducible": "not reproducible",
-            }.get(kind, kind)
-    return "missing", "not printed yet"
-
-
-def tensor_table(book, pages):
-    by_chapter = {p.number: p for p in pages}
-    rows = []
-    counts = {}
-    for e in sorted(book.entries, key=lambda e: (not e.chapter.isdigit(), int(e.chapter) if e.chapter.isdigit() else 0, e.chapter)):
-        kind, words = status_of(e, pages)
-        counts[kind] = counts.get(kind, 0) + 1
-        cls, mark = MARKS[kind]
-        page = by_chapter.get(e.chapter)
-        chapter = (f'<a href="{page.label}.html">{e.chapter}</a>'
-                   if page else str(e.chapter))
-        if e.kind == "exact":
-            how = "exactly (byte for byte)"
-        elif e.kind == "ulp":
-            how = f"number by number, within {html.escape(e.detail)} ulp"
-        elif e.kind == "relation":
-            rel = e.detail
-            how = (f'by the relation <code>{html.escape(rel)}</code>'
-                   + (f'<div class="book-rel">{md_code(book.relations[rel])}</div>'
-                      if rel in book.relations else ""))
-        else:
-            how = f"not reproducible: {html.escape(e.detail.replace('_', ' '))}"
-        rows.append(f'<tr class="book-{cls}" data-entry="{html.escape(e.id)}">'
-                    f'<td><code>{html.escape(e.id)}</code></td><td>{chapter}</td>'
-                    f'<td>{html.escape(e.what)}</td><td>{how}</td>'
-                    f'<td class="book-status"><span class="book-mark">{mark}</span> {words}</td></tr>')
-    order = ["identical", "close", "relation", "unreproducible", "differs", "missing"]
-    names = {"identical": "reproduced exactly", "close": "reproduced within the ulp tolerance",
-             "relation": "unseeded, checked by a relation", "unreproducible": "not reproducible",
-             "differs": "printed but different", "missing": "not printed by a chapter yet"}
-    summary = ", ".join(f"{counts[k]} {names[k]}" for k in order if counts.get(k))
-    table = ['<table class="book-table book-tensors">',
-             "<tr><th>entry</th><th>chapter</th><th>what the notebook printed</th>"
-             "<th>how it is compared</th><th>at this build</th></tr>"] + rows + ["</table>"]
-    return summary, "\n".join(table)
-
-
-def main_page(template_path, pages, runs, book, figures, tally_html):
-    text = Path(template_path).read_text(encoding="utf-8")
-    chapters = []
-    for p in pages:
-        n_expected = len(p.expected)
-        good = sum(1 for k, _ in p.printed.values() if k in ("identical", "close"))
-        rel = sum(1 for k, _ in p.printed.values() if k in ("relation", "unreproducible"))
-        if not p.ran:
-            state = "the program does not run yet"
-        elif p.blocks == 0:
-            state = "not written yet"
-        elif n_expected == 0:
-            state = f"{p.blocks} blocks, none printed by the notebooks"
-        else:
-            state = f"{good + rel} of {n_expected} notebook blocks printed"
-            if rel:
-                state += f" ({rel} checked by relation)"
-        chapters.append(f'- \\subpage {p.label} "{p.title}": {p.summary} '
-                        f'<span class="book-chapter-state">({state})</span>')
-    summary, table = tensor_table(book, pages)
-    replacements = {
-        "@CHAPTERS@": "\n".join(chapters),
-        "@TENSOR_SUMMARY@": f"At this build, of the {len(book.entries)} blocks: {summary}.",
-        "@TENSORS@": htmlonly(table),
-        "@TALLY@": htmlonly(tally_html),
-    }
-    for key, value in replacements.items():
-        if key not in text:
-            raise SystemExit(f"{template_path}: the placeholder {key} is missing")
-        text = text.replace(key, value)
-    return text

@@ -32,6 +32,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bookpages  # noqa: E402  (the page-writing half, shared with the test)
 import benchmark_page  # noqa: E402  (the benchmarks page, from data/benchmarks/)
+import glossary  # noqa: E402
+import mainpage  # noqa: E402
 
 
 def run_chapter(exe, data_dir, out_dir, name):
@@ -118,8 +120,13 @@ def main():
     deps += [data_dir / "book", data_dir / "book" / "manifest.tsv", data_dir / "book" / "README.md"]
     deps += [data_dir / "book" / e.file for e in book.entries]
     prose_dir = src / "docs" / "chapters"
+    titles = data_dir / "sources" / "titles.tsv"
+    gloss = glossary.Glossary.load(src / "docs" / "glossary.md", titles)
     deps += [prose_dir, src / "docs" / "mainpage.md", src / "docs" / "book.css",
-             src / "docs" / "Doxyfile.in", src / "docs" / "namespaces.dox", src / "chapters"]
+             src / "docs" / "Doxyfile.in", src / "docs" / "namespaces.dox", src / "chapters",
+             src / "docs" / "glossary.md", titles, src / "docs" / "DoxygenLayout.xml"]
+    deps += sorted((src / "docs" / "tools").glob("*.py"))
+    (pages_dir / "glossary.md").write_text(gloss.page_markdown(), encoding="utf-8")
     pages = []
     for i, run in enumerate(chapters):
         prose = prose_dir / f"{run.name}.md"
@@ -127,8 +134,8 @@ def main():
         deps += [prose, source]
         neighbours = (chapters[i - 1].name if i > 0 else None,
                       chapters[i + 1].name if i + 1 < len(chapters) else None)
-        page = bookpages.chapter_page(run, prose, source, book, figures, neighbours,
-                                      [c.name for c in chapters])
+        page = bookpages.chapter_page(run, prose, source, book, figures, neighbours, gloss,
+                                      data_dir, src)
         (pages_dir / f"chapter_{run.name}.md").write_text(page.text, encoding="utf-8")
         pages.append(page)
     # The tally, by the same program that closes a full run on the terminal.
@@ -138,12 +145,18 @@ def main():
                           text=True, env=dict(os.environ, ATTN_DATA_DIR=str(data_dir)))
     if proc.returncode != 0:
         sys.exit(f"build_docs: {args.tally_exe} failed: {proc.stderr.strip()}")
-    mainpage = bookpages.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures,
+    main_text = mainpage.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures,
                                    proc.stdout)
-    (pages_dir / "mainpage.md").write_text(mainpage, encoding="utf-8")
+    (pages_dir / "mainpage.md").write_text(main_text, encoding="utf-8")
     deps += benchmark_page.write(src, pages_dir, fig_dir)
-    for headers in (src / "lib" / "attn" / "include" / "attn", src / "lib" / "textbook" / "include" / "textbook"):
-        deps += [headers] + sorted(headers.glob("*.hpp"))
+    # Every page, hand-written or generated, through the same Markdown fix-ups.
+    bench_page = pages_dir / "benchmarks.md"
+    if bench_page.is_file():
+        bench_page.write_text(bookpages.doxygen_markdown(bench_page.read_text(encoding="utf-8")),
+                              encoding="utf-8")
+    for headers in sorted((src / "lib" / "attn").iterdir()) + [src / "lib" / "textbook"]:
+        if headers.is_dir():
+            deps += [headers] + sorted(headers.glob("*.hpp"))
 
     # 4. Doxygen. Warnings are errors: the Doxyfile says FAIL_ON_WARNINGS, and any line
     # Doxygen writes to stderr fails the build here as well.

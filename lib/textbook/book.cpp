@@ -4,14 +4,12 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <map>
-#include <regex>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -24,94 +22,143 @@ using namespace attn;
 
 namespace {
 
-std::vector<std::string> split_tabs(const std::string& line) {
-    std::vector<std::string> fields;
+std::vector<std::string_view> split_tabs(std::string_view line) {
+    std::vector<std::string_view> fields;
     std::size_t start = 0;
     while (true) {
         const std::size_t tab = line.find('\t', start);
-        fields.push_back(line.substr(start, tab - start));
-        if (tab == std::string::npos) break;
+        fields.push_back(line.substr(start, tab == std::string_view::npos ? tab : tab - start));
+        if (tab == std::string_view::npos) break;
         start = tab + 1;
     }
     return fields;
 }
 
-int parse_int(const std::filesystem::path& file, int line, const std::string& field,
-              const std::string& what) {
-    std::size_t used = 0;
-    int value = 0;
-    try {
-        value = std::stoi(field, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used == 0 || used != field.size() || value < 0)
-        attn::throw_at(file, line, what + " must be a non-negative integer, got '" + field + "'");
-    return value;
+// `1`..`99...` without a leading zero, or one capital letter (`A`, the appendix). Checked by
+// hand: std::regex recurses once per character and a long field would exhaust the stack.
+bool is_chapter_key(std::string_view key) {
+    if (key.size() == 1 && key[0] >= 'A' && key[0] <= 'Z') return true;
+    if (key.empty() || key[0] == '0') return false;
+    for (char c : key)
+        if (c < '0' || c > '9') return false;
+    return true;
 }
 
+// A block file's name as the manifest gives it: a relative path that stays inside
+// data/book/ (no absolute path, no `..`), so a manifest cannot make the book read elsewhere.
+void check_block_name(const std::filesystem::path& manifest, std::size_t line,
+                      std::string_view name) {
+    const std::filesystem::path p(name);
+    bool inside = !p.is_absolute() && !p.has_root_name();
+    for (const auto& part : p)
+        if (part == "..") inside = false;
+    if (!inside)
+        attn::throw_at(manifest, line, "file must be a relative path inside data/book/, got " +
+                                      attn::quoted(name));
+}
 
 }  // namespace
 
 Book Book::load(const std::filesystem::path& data_dir) {
     const std::filesystem::path manifest = data_dir / "book" / "manifest.tsv";
-    std::ifstream in(manifest);
-    if (!in) throw std::runtime_error(manifest.string() + ": cannot open the book's manifest");
+    std::string file;
+    try {
+        file = attn::read_data_file(manifest);
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(std::string(e.what()) + ": cannot open the book's manifest");
+    }
+    const auto lines = attn::data_lines(manifest, file);
     Book book;
-    std::set<std::string> ids;
-    std::string line;
-    int number = 0;
-    while (std::getline(in, line)) {
-        ++number;
-        attn::require_utf8(manifest, static_cast<std::size_t>(number), line);
-        if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::map<std::string, std::size_t, std::less<>> ids;  // id -> its line
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        const std::size_t number = i + 1;
+        const std::string_view line = lines[i];
         if (line.empty() || line[0] == '#') continue;
         const auto f = split_tabs(line);
         if (f.size() != 9)
             attn::throw_at(manifest, number,
                       "expected 9 tab-separated fields (id notebook cell chapter style precision "
                       "check file what), got " + std::to_string(f.size()));
-        for (std::size_t i = 0; i < f.size(); ++i)
-            if (f[i].empty()) attn::throw_at(manifest, number, "field " + std::to_string(i + 1) + " is empty");
+        for (std::size_t k = 0; k < f.size(); ++k)
+            if (f[k].empty()) attn::throw_at(manifest, number, "field " + std::to_string(k + 1) + " is empty");
         Entry e;
-        e.line = number;
+        e.line = static_cast<int>(std::min<std::size_t>(number, INT_MAX));
         e.id = f[0];
+        if (const auto [it, fresh] = ids.emplace(e.id, number); !fresh)
+            attn::throw_at(manifest, number, "duplicate id " + attn::quoted(e.id) + " (first on line " +
+                                            std::to_string(it->second) + ")");
         e.notebook = f[1];
         e.cell = f[2];
         e.chapter = f[3];
-        static const std::regex chapter_key("[1-9][0-9]*|[A-Z]");
-        if (!std::regex_match(e.chapter, chapter_key))
-            attn::throw_at(manifest, number, "chapter must be a number or a capital letter, got '" +
-                                            e.chapter + "'");
+        if (!is_chapter_key(e.chapter))
+            attn::throw_at(manifest, number, "chapter must be a number or a capital letter, got " +
+                                            attn::quoted(e.chapter));
         e.style = f[4];
         if (e.style != "torch" && e.style != "numpy" && e.style != "text")
-            attn::throw_at(manifest, number, "style must be torch, numpy or text, got '" + e.style + "'");
-        e.precision = f[5] == "-" ? 0 : parse_int(manifest, number, f[5], "precision");
+            attn::throw_at(manifest, number, "style must be torch, numpy or text, got " + attn::quoted(e.style));
+        // A printed tensor has its number of fraction digits; text has none (`-`).
+        if (e.style == "text") {
+            if (f[5] != "-")
+                attn::throw_at(manifest, number, "precision of a text block must be '-', got " +
+                                                attn::quoted(f[5]));
+        } else {
+            const auto precision = attn::parse_integer(f[5], 99);
+            if (!precision)
+                attn::throw_at(manifest, number, "precision must be a non-negative integer (at most "
+                                            "99) for a " + e.style + " block, got " +
+                                                attn::quoted(f[5]));
+            e.precision = static_cast<int>(*precision);
+        }
         try {
-            e.check = Check::parse(f[6]);
+            e.check = Check::parse(std::string(f[6]));
         } catch (const std::invalid_argument& err) {
             attn::throw_at(manifest, number, err.what());
         }
+        check_block_name(manifest, number, f[7]);
         e.file = f[7];
         e.what = f[8];
-        if (!ids.insert(e.id).second) attn::throw_at(manifest, number, "duplicate id '" + e.id + "'");
         const std::filesystem::path block = data_dir / "book" / e.file;
-        std::ifstream bin(block, std::ios::binary);
-        if (!bin) attn::throw_at(manifest, number, "cannot read block file " + block.string());
-        std::ostringstream text;
-        text << bin.rdbuf();
-        e.text = text.str();
-        // A bad byte in a block names the block's own line, not the manifest's.
-        attn::require_utf8_lines(block, e.text);
-        while (!e.text.empty() && (e.text.back() == '\n' || e.text.back() == '\r'))
-            e.text.pop_back();
-        if (e.text.empty()) attn::throw_at(manifest, number, "block file " + block.string() + " is empty");
+        std::string text;
+        try {
+            text = attn::read_data_file(block);
+        } catch (const std::runtime_error& err) {
+            attn::throw_at(manifest, number, "cannot read block file " + std::string(err.what()));
+        }
+        // A bad line in a block names the block's own line, not the manifest's.
+        const auto block_lines = attn::data_lines(block, text);
+        std::size_t last = block_lines.size();
+        while (last > 0 && block_lines[last - 1].empty()) --last;
+        if (last == 0) attn::throw_at(manifest, number, "block file " + block.string() + " is empty");
+        // The block verbatim, without the final line ending(s).
+        e.text = text.substr(0, static_cast<std::size_t>(block_lines[last - 1].data() - text.data()) +
+                                    block_lines[last - 1].size());
         book.entries_.push_back(std::move(e));
     }
-    if (in.bad()) throw std::runtime_error(manifest.string() + ": cannot read the book's manifest");
     if (book.entries_.empty())
-        attn::throw_at(manifest, number, "no entries by the end of the file");
+        attn::throw_at(manifest, lines.size(), "no entries by the end of the file");
+    // The sources' titles (file, name, title, about), when the data directory has them.
+    const std::filesystem::path titles = data_dir / "sources" / "titles.tsv";
+    if (std::filesystem::exists(titles)) {
+        const std::string titles_text = attn::read_data_file(titles);
+        const auto title_lines = attn::data_lines(titles, titles_text);
+        for (std::size_t n = 0; n < title_lines.size(); ++n) {
+            const std::string line(title_lines[n]);
+            if (line.empty() || line[0] == '#') continue;
+            std::vector<std::string> f;
+            std::stringstream ss(line);
+            for (std::string field; std::getline(ss, field, '\t');) f.push_back(field);
+            if (f.size() != 4)
+                attn::throw_at(titles, n + 1, "expected 4 tab-separated fields (file, name, title, about)");
+            book.titles_.emplace_back(f[0], f[1] + " \u00b7 " + f[2]);
+        }
+    }
     return book;
+}
+
+std::string Book::source_title(const std::string& notebook) const {
+    for (const auto& [file, title] : titles_)
+        if (file == notebook) return title;
+    return notebook;
 }
 
 const Entry& Book::at(const std::string& id) const {
@@ -159,34 +206,101 @@ std::filesystem::path data_dir() {
 #endif
 }
 
+// The two scanners below are written by hand, not with std::regex: libstdc++'s regex
+// recurses once per character matched, so a block holding a number of 100,000 digits (or as
+// many spaces after a comma) exhausted the stack.
+
 std::string strip_grad_fn(const std::string& text) {
-    // `, grad_fn=<...>` either follows on the same line or wraps onto its own indented line.
-    static const std::regex grad_fn(R"(,\s*grad_fn=<[A-Za-z0-9_]+>)");
-    return std::regex_replace(text, grad_fn, "");
+    // `, grad_fn=<...>` either follows on the same line or wraps onto its own indented line:
+    // the pattern `,\s*grad_fn=<[A-Za-z0-9_]+>`, removed wherever it stands.
+    static constexpr std::string_view marker = "grad_fn=<";
+    auto is_space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
+    auto is_name = [](char c) {
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    };
+    std::string out;
+    out.reserve(text.size());
+    std::size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == ',') {
+            std::size_t j = i + 1;
+            while (j < text.size() && is_space(text[j])) ++j;
+            if (std::string_view(text).substr(j, marker.size()) == marker) {
+                std::size_t k = j + marker.size();
+                const std::size_t name = k;
+                while (k < text.size() && is_name(text[k])) ++k;
+                if (k > name && k < text.size() && text[k] == '>') {
+                    i = k + 1;
+                    continue;
+                }
+            }
+        }
+        out += text[i++];
+    }
+    return out;
 }
 
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The length of the number token at `p` (0 if none), as the pattern
+// `-?inf|nan|-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?` matches there (first alternative first).
+std::size_t number_token(std::string_view t, std::size_t p) {
+    const std::size_t n = t.size();
+    const std::size_t sign = t[p] == '-' ? 1 : 0;
+    if (t.substr(p + sign, 3) == "inf") return sign + 3;
+    if (t.substr(p, 3) == "nan") return 3;
+    std::size_t q = p + sign;
+    if (q < n && is_digit(t[q])) {
+        while (q < n && is_digit(t[q])) ++q;
+        if (q < n && t[q] == '.') ++q;
+        while (q < n && is_digit(t[q])) ++q;
+    } else if (q + 1 < n && t[q] == '.' && is_digit(t[q + 1])) {
+        q += 1;
+        while (q < n && is_digit(t[q])) ++q;
+    } else {
+        return 0;
+    }
+    if (q < n && t[q] == 'e') {
+        std::size_t e = q + 1;
+        if (e < n && (t[e] == '+' || t[e] == '-')) ++e;
+        if (e < n && is_digit(t[e])) {
+            while (e < n && is_digit(t[e])) ++e;
+            q = e;
+        }
+    }
+    return q - p;
+}
+
+}  // namespace
+
 std::vector<Number> numbers_in(const std::string& text, std::string* skeleton) {
-    static const std::regex token(
-        R"(-?inf|nan|-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)");
     std::vector<Number> out;
     std::string skel;
-    auto begin = std::sregex_iterator(text.begin(), text.end(), token);
     std::size_t last = 0;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-        const auto& m = *it;
-        const std::size_t pos = static_cast<std::size_t>(m.position());
-        // A token glued to a letter or underscore is part of a word (e.g. `x_2`, `In`).
-        if (pos > 0 && (std::isalpha(static_cast<unsigned char>(text[pos - 1])) || text[pos - 1] == '_'))
+    for (std::size_t pos = 0; pos < text.size();) {
+        const std::size_t len = number_token(text, pos);
+        if (len == 0) {
+            ++pos;
             continue;
+        }
+        const std::size_t end = pos + len;
+        // A token glued to a letter or underscore is part of a word (e.g. `x_2`, `In`).
+        if (pos > 0 && (std::isalpha(static_cast<unsigned char>(text[pos - 1])) || text[pos - 1] == '_')) {
+            pos = end;
+            continue;
+        }
         skel += text.substr(last, pos - last) + "#";
-        last = pos + static_cast<std::size_t>(m.length());
-        const std::string s = m.str();
+        last = end;
+        const std::string s = text.substr(pos, len);
         double v;
         if (s == "inf") v = std::numeric_limits<double>::infinity();
         else if (s == "-inf") v = -std::numeric_limits<double>::infinity();
         else if (s == "nan") v = std::numeric_limits<double>::quiet_NaN();
         else v = std::strtod(s.c_str(), nullptr);
         out.push_back({s, v});
+        pos = end;
     }
     skel += text.substr(last);
     if (skeleton) {
@@ -212,8 +326,6 @@ attn::Tensor printed_matrix(const Entry& entry, std::size_t rows, std::size_t co
 
 Check Check::parse(const std::string& text) {
     Check c;
-    static const std::regex ulp("ulp:([0-9]{1,9})");
-    std::smatch m;
     auto with_detail = [&](const char* prefix, Kind kind) {
         const std::size_t n = std::strlen(prefix);
         if (text.rfind(prefix, 0) != 0 || text.size() == n) return false;
@@ -221,29 +333,57 @@ Check Check::parse(const std::string& text) {
         c.detail = text.substr(n);
         return true;
     };
-    if (text == "exact") c.kind = Kind::exact;
-    else if (std::regex_match(text, m, ulp)) {
+    if (text == "exact") {
+        c.kind = Kind::exact;
+    } else if (text.rfind("ulp:", 0) == 0) {
+        // N in full: `ulp:4x` or `ulp: 4` is a typo, not 4.
+        const auto n = attn::parse_integer(std::string_view(text).substr(4), 999999999);
+        if (!n)
+            throw std::invalid_argument("check must be exact, ulp:N (N a whole number up to "
+                                        "999999999), relation:<name> or unreproducible:<why>, got " +
+                                        attn::quoted(text));
         c.kind = Kind::ulp;
-        c.detail = m[1];
-        c.max_ulp = std::stoll(c.detail);
+        c.detail = text.substr(4);
+        c.max_ulp = static_cast<long long>(*n);
     } else if (!with_detail("relation:", Kind::relation) &&
-               !with_detail("unreproducible:", Kind::unreproducible))
+               !with_detail("unreproducible:", Kind::unreproducible)) {
         throw std::invalid_argument(
-            "check must be exact, ulp:N, relation:<name> or unreproducible:<why>, got '" + text + "'");
+            "check must be exact, ulp:N, relation:<name> or unreproducible:<why>, got " +
+            attn::quoted(text));
+    }
     return c;
 }
 
+void Check::validate() const {
+    switch (kind) {
+        case Kind::exact:
+        case Kind::ulp:
+        case Kind::relation:
+        case Kind::unreproducible:
+            return;
+    }
+    throw std::invalid_argument("Check: unknown kind " +
+                                std::to_string(static_cast<long long>(kind)) +
+                                " (expected exact, ulp, relation or unreproducible)");
+}
+
 std::string Check::kind_name() const {
+    validate();
     switch (kind) {
         case Kind::exact: return "exact";
         case Kind::ulp: return "ulp";
         case Kind::relation: return "relation";
         case Kind::unreproducible: return "unreproducible";
     }
-    return "exact";
+    return "exact";  // not reached: validate() threw
 }
 
 std::string Check::str() const { return kind == Kind::exact ? "exact" : kind_name() + ":" + detail; }
+
+bool Check::compares_text() const {
+    validate();
+    return kind == Kind::exact || kind == Kind::ulp;
+}
 
 std::string Comparison::summary() const {
     std::ostringstream out;
@@ -261,6 +401,7 @@ std::string Comparison::summary() const {
 }
 
 Comparison compare(const Entry& entry, const std::string& ours) {
+    entry.check.validate();  // a kind set from outside the enum is refused, never compared as another
     Comparison c;
     const std::string book = strip_grad_fn(entry.text);
     std::string mine = ours;

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/core/tensor.hpp"
@@ -36,15 +37,24 @@ struct Check {
     std::string detail;    ///< the relation's name or the reason; `N` of `ulp:N`
     long long max_ulp = 0;  ///< for `ulp`
 
-    /// Parses `exact`, `ulp:N`, `relation:<name>` or `unreproducible:<why>`.
+    /// Parses `exact`, `ulp:N` (N in decimal, whole, at most 999999999), `relation:<name>`
+    /// or `unreproducible:<why>`.
     /// @throws std::invalid_argument naming the text when it is none of these.
     static Check parse(const std::string& text);
+    /// Checks that `kind` is one of the four (it is a public field: a value cast from an
+    /// integer outside the enum must not be read as another kind).
+    /// @throws std::invalid_argument `"Check: unknown kind N (expected exact, ulp, relation
+    /// or unreproducible)"` otherwise.
+    void validate() const;
     /// The manifest's spelling: `exact`, `ulp:4`, `relation:<name>`, ...
+    /// @throws std::invalid_argument as `validate`.
     std::string str() const;
     /// The kind's name: `exact`, `ulp`, `relation`, `unreproducible`.
+    /// @throws std::invalid_argument as `validate`.
     std::string kind_name() const;
     /// True for `exact` and `ulp`: the chapter's printed text is compared with the book's.
-    bool compares_text() const { return kind == Kind::exact || kind == Kind::ulp; }
+    /// @throws std::invalid_argument as `validate`.
+    bool compares_text() const;
 };
 
 /// One printed output of a notebook.
@@ -65,12 +75,17 @@ struct Entry {
 /// The manifest and its blocks.
 class Book {
 public:
-    /// Reads `<data_dir>/book/manifest.tsv` and every block it names.
+    /// Reads `<data_dir>/book/manifest.tsv` and every block it names. Both are data files
+    /// (attn/core/text_file.hpp): UTF-8 text in LF-terminated lines, read whole.
     /// @throws std::runtime_error naming the file and line of a malformed manifest line
-    /// (wrong number of fields, unknown style or check, bad chapter or precision, duplicate
-    /// id, no entries), of a block file that cannot be read or is empty, and of the first
-    /// byte that is not UTF-8 (in the manifest: its line; in a block file: the block's own
-    /// `file:line`). Every message is one line and never echoes the bad bytes.
+    /// (wrong number of fields, unknown style or check, bad chapter, a precision that is not
+    /// a whole number for a tensor block or not `-` for a text block, a duplicate id naming
+    /// the first line, a block path outside `data/book/`, no entries), of a block file that
+    /// cannot be read, is not a regular file or is empty, and of the first line that is not
+    /// text (a CR line ending, a control character, a byte that is not UTF-8) or a file
+    /// cut short (no final line ending): in the manifest its line, in a block file the
+    /// block's own `file:line`. Every message is one line and never echoes bytes that are
+    /// not text.
     static Book load(const std::filesystem::path& data_dir);
 
     /// The entry with this id.
@@ -80,8 +95,15 @@ public:
     /// All entries, in manifest order.
     const std::vector<Entry>& entries() const { return entries_; }
 
+    /// A source named by its title, as the tally and the book name it:
+    /// `002 · Masked / Causal Attention Implementation` for `002_71906f06d162f7d6.txt`, from
+    /// `data/sources/titles.tsv` (read by `load` when it is there); the file name when the
+    /// source has no line there.
+    std::string source_title(const std::string& notebook) const;
+
 private:
     std::vector<Entry> entries_;
+    std::vector<std::pair<std::string, std::string>> titles_;  // notebook file -> `name · title`
 };
 
 /// How a chapter header names an entry's source: the notebook's number (`002`), or

@@ -1,5 +1,6 @@
 #include "textbook/chapter.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -31,22 +32,23 @@ Chapter::Chapter(const ChapterInfo& info, const Options& options)
     : info_(info),
       options_(options),
       book_(Book::load(data_dir())),
-      page_(Page::load(prose_dir() / (info.name + ".md"))) {
+      page_(Page::load(prose_dir() / (info.name + ".prose.json"))) {
     record_.chapter = info.name;
     record_.key = chapter_key(info.name);
     record_.title = page_.title;
     record_.backend = attn::nn::backend_name(options.backend);
     record_.compare = options.compare;
+    record_.seed_option = options.seed;
     const std::string rule(page_.title.size(), '=');
     std::cout << rule << '\n' << page_.title << '\n' << rule << "\n\n";
-    if (!page_.intro.empty()) std::cout << terminal_text(page_.intro) << "\n\n";
+    if (!page_.intro.empty()) std::cout << page_.intro << "\n\n";
 }
 
 void Chapter::print_sections_until(std::size_t end) {
     for (; printed_sections_ < end; ++printed_sections_) {
         const Section& s = page_.sections[printed_sections_];
         std::cout << "## " << s.title << "\n\n";
-        if (!s.body.empty()) std::cout << terminal_text(s.body) << "\n\n";
+        if (!s.text.empty()) std::cout << s.text << "\n\n";
     }
 }
 
@@ -57,6 +59,13 @@ void Chapter::step(const std::string& id) {
                                 "' comes after a later section; steps follow the page's order");
     print_sections_until(i + 1);
     current_step_ = id;
+}
+
+std::uint64_t Chapter::seed(std::uint64_t book_seed) {
+    const std::uint64_t s = options_.seed.value_or(book_seed);
+    if (std::find(record_.seeds.begin(), record_.seeds.end(), s) == record_.seeds.end())
+        record_.seeds.push_back(s);
+    return s;
 }
 
 void Chapter::book(const std::string& ids, const std::string& label, const std::string& text) {
@@ -107,7 +116,7 @@ int Chapter::finish() {
     for (const auto& b : record_.blocks)
         if (b.differs()) {
             std::cerr << program_name(info_) << ": the block '" << b.label
-                      << "' DIFFERS from the book\n";
+                      << "' DIFFERS from the notebook\n";
             status = 1;
         }
     return status;

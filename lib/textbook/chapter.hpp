@@ -43,7 +43,7 @@ struct ChapterInfo {
 /// The parsed command line of a chapter program.
 struct Options {
     attn::nn::BernoulliBackend backend = attn::nn::BernoulliBackend::portable;  ///< `--dropout-backend`
-    bool compare = true;  ///< `--no-compare` hides the `>>>` lines and `new` footers
+    bool compare = true;  ///< `--no-compare` hides the `>>>` lines
     std::string record;   ///< `--record=FILE`: save the chapter's record there
     std::optional<std::uint64_t> seed;  ///< `--seed=N`: every `ch.seed(...)` gives N instead
 };
@@ -63,7 +63,7 @@ std::string chapter_key(const std::string& name);
 /// A running chapter: prints its prose and blocks, and records them.
 class Chapter {
 public:
-    /// Loads the book (`data_dir()`) and the page (`prose_dir()/<name>.md`), prints the title
+    /// Loads the book (`data_dir()`) and the rendered page (`prose_dir()/<name>.prose.json`), prints the title
     /// and the introduction.
     /// @throws std::runtime_error when the book or the page is malformed (file:line named).
     Chapter(const ChapterInfo& info, const Options& options);
@@ -82,13 +82,14 @@ public:
     void show(const std::string& label, const std::string& text);
 
     /// Prints the rest of the page, saves the record if asked, and returns the exit status:
-    /// 0, or 1 when a block DIFFERS from the book (the message names it on stderr).
+    /// 0, or 1 when a block DIFFERS from the notebook (the message names it on stderr).
     int finish();
 
     /// The seed for `attn::manual_seed`: `book_seed` (the notebook's), or the reader's
-    /// `--seed=N`. With another seed, seeded blocks are expected to differ from the book and
-    /// say so ("differs, as expected with another seed"); the chapter still exits 0.
-    std::uint64_t seed(std::uint64_t book_seed) const { return options_.seed.value_or(book_seed); }
+    /// `--seed=N`. With another seed, seeded blocks are expected to differ from the notebooks
+    /// and say so ("differs, as expected with another seed"); the chapter still exits 0. The
+    /// record lists every seed given out (`ChapterRecord::seeds`).
+    std::uint64_t seed(std::uint64_t book_seed);
 
     /// The command line's options.
     const Options& options() const { return options_; }

@@ -22,7 +22,7 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
                                       " of the book; prints its prose, code results and the "
                                       "comparison of each block with the notebooks");
     cli.add_options()
-        ("no-compare", "hide the '>>>' lines that compare each block with the book")
+        ("no-compare", "hide the '>>>' lines that compare each block with the notebooks")
         ("record", "also write what the chapter printed, as JSON, to FILE",
          cxxopts::value<std::string>(), "FILE")
         ("h,help", "print this help and exit");
@@ -62,7 +62,7 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
 }
 
 TallyOptions parse_tally_args(int argc, char** argv) {
-    cxxopts::Options cli("book_tally", "The tally of the chapters' records against the book");
+    cxxopts::Options cli("book_tally", "The tally of the chapters' records against the notebooks");
     cli.add_options()("html", "print HTML tables (for the generated book)")(
         "h,help", "print this help and exit")("records", "the records",
                                               cxxopts::value<std::vector<std::string>>());

@@ -4,21 +4,131 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include <xtensor/xmath.hpp>
-
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
 
 namespace textbook {
 
-// ---------------------------------------------------------------- chapters 1-6 and appendix A
+// ---------------------------------------------------------------- layouts
+
+std::string table(const std::vector<Row>& rows, const std::vector<std::size_t>& min_width) {
+    std::vector<std::size_t> width(min_width);
+    for (const auto& row : rows) {
+        if (width.size() < row.size()) width.resize(row.size(), 0);
+        for (std::size_t k = 0; k < row.size(); ++k) width[k] = std::max(width[k], row[k].size() + 2);
+    }
+    std::string out;
+    for (const auto& row : rows) {
+        if (&row != &rows.front()) out += '\n';
+        for (std::size_t k = 0; k < row.size(); ++k) {
+            out += row[k];
+            if (k + 1 < row.size()) out.append(width[k] - row[k].size(), ' ');
+        }
+    }
+    return out;
+}
+
+std::string labelled_lines(const std::vector<std::pair<std::string, std::string>>& rows,
+                           const ListStyle& style) {
+    std::size_t width = 0;
+    if (style.align)
+        for (const auto& [label, text] : rows) width = std::max(width, label.size());
+    std::string out;
+    for (const auto& [label, text] : rows) {
+        if (!out.empty()) out += '\n';
+        out += label + std::string(width - std::min(width, label.size()), ' ') + style.separator + text;
+    }
+    return out;
+}
+
+std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows) {
+    return labelled_lines(rows, [](const attn::Tensor& t) { return attn::repr(attn::shape_of(t)); });
+}
+
+std::string fields(const std::vector<std::pair<std::string, std::string>>& named) {
+    std::string out;
+    for (const auto& [name, text] : named) out.append(out.empty() ? "" : ", ").append(name).append(" = ").append(text);
+    return out;
+}
+
+// ---------------------------------------------------------------- formatters
+
+std::string fixed(double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string fixed_list(const std::vector<float>& v, int decimals) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) out.append(i ? ", " : "").append(fixed(v[i], decimals));
+    return out + "]";
+}
+
+std::string fixed_list(const attn::Tensor& v, int decimals) {
+    return fixed_list(std::vector<float>(v.begin(), v.end()), decimals);
+}
+
+std::string int_list(const std::vector<std::int64_t>& v) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) out.append(i ? ", " : "").append(std::to_string(v[i]));
+    return out + "]";
+}
+
+std::string max_abs_diff_text(const attn::Tensor& a, const attn::Tensor& b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(attn::max_abs_diff(a, b)));
+    return buf;
+}
+
+std::string gb_text(std::size_t bytes) {
+    const std::string digits = fixed(static_cast<double>(bytes) / 1e9, 2);
+    const std::size_t dot = digits.find('.');
+    const std::string whole = digits.substr(0, dot);
+    std::string grouped;
+    for (std::size_t i = 0; i < whole.size(); ++i) {
+        if (i && (whole.size() - i) % 3 == 0) grouped += ',';
+        grouped += whole[i];
+    }
+    return grouped + digits.substr(dot) + " GB";
+}
+
+std::string join_counts(const std::vector<std::size_t>& counts) {
+    std::string out;
+    for (const std::size_t n : counts) out.append(out.empty() ? "" : ", ").append(std::to_string(n));
+    return out;
+}
 
 std::string draws_since_seed() {
     return std::to_string(attn::default_generator().draws_since_seed());
 }
+
+std::string error_text(const std::function<void()>& call, const std::string& prefix) {
+    try {
+        call();
+    } catch (const std::invalid_argument& e) {
+        return prefix + e.what();
+    }
+    return "(no error)";
+}
+
+std::string dict_keys_repr(const std::vector<std::string>& keys) {
+    std::string out;
+    for (const auto& k : keys) out.append(out.empty() ? "" : ", ").append(attn::repr_str(k));
+    return "dict_keys([" + out + "])";
+}
+
+std::string with_shape(const attn::Tensor& x) {
+    return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
+}
+
+std::string with_shape(const attn::LongTensor& x) {
+    return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
+}
+
+std::string not_reproduced(const std::string& why) { return "(not reproduced: " + why + ")"; }
 
 std::string mask_agreement(const std::string& printed, const attn::Tensor& keep,
                            const attn::Tensor& where) {
@@ -36,190 +146,6 @@ std::string mask_agreement(const std::string& printed, const attn::Tensor& keep,
         agree += printed_kept == (keep.flat(i) != 0.0f) ? 1 : 0;
     }
     return std::to_string(agree) + " of " + std::to_string(counted) + " entries agree";
-}
-
-std::string kept_fractions(const std::vector<double>& rates, std::size_t n, std::uint64_t seed) {
-    std::string out;
-    for (const double p : rates)
-        for (const auto backend : {attn::nn::BernoulliBackend::mkl, attn::nn::BernoulliBackend::portable}) {
-            attn::manual_seed(seed);
-            const attn::Tensor mask = attn::nn::Dropout(p, backend).keep_mask({n});
-            char line[128];
-            std::snprintf(line, sizeof line, "p = %.1f  %-8s  kept %.6f  (1 - p = %.1f)\n", p,
-                          attn::nn::backend_name(backend).c_str(),
-                          static_cast<double>(xt::sum(mask)()) / static_cast<double>(n), 1.0 - p);
-            out += line;
-        }
-    if (!out.empty()) out.pop_back();
-    return out;
-}
-
-// ---------------------------------------------------------------- (separator: keep)
-
-// ---------------------------------------------------------------- chapters 7-10
-
-std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows) {
-    std::size_t width = 0;
-    for (const auto& row : rows) width = std::max(width, row.first.size());
-    std::string out;
-    for (const auto& row : rows) {
-        if (!out.empty()) out += '\n';
-        out += row.first + std::string(width - row.first.size() + 2, ' ') +
-               attn::repr(attn::shape_of(row.second));
-    }
-    return out;
-}
-
-std::string max_abs_diff_text(const attn::Tensor& a, const attn::Tensor& b) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", static_cast<double>(attn::max_abs_diff(a, b)));
-    return buf;
-}
-
-std::string error_text(const std::function<void()>& call, const std::string& prefix) {
-    try {
-        call();
-    } catch (const std::invalid_argument& e) {
-        return prefix + e.what();
-    }
-    return "(no error)";
-}
-
-std::string join_counts(const std::vector<std::size_t>& counts) {
-    std::string out;
-    for (const std::size_t n : counts) out += (out.empty() ? "" : ", ") + std::to_string(n);
-    return out;
-}
-
-std::string token_id_lines(const attn::TokenizerData& tokenizer) {
-    std::string out;
-    for (const auto& t : tokenizer.texts) {
-        if (!out.empty()) out += '\n';
-        out += attn::repr_str(t.text) + " -> [";
-        for (std::size_t i = 0; i < t.input_ids.size(); ++i)
-            out += (i ? ", " : "") + std::to_string(t.input_ids[i]);
-        out += "]";
-    }
-    return out;
-}
-
-std::string dict_keys_repr(const std::vector<std::string>& keys) {
-    std::string out;
-    for (const auto& k : keys) out += (out.empty() ? "" : ", ") + attn::repr_str(k);
-    return "dict_keys([" + out + "])";
-}
-
-std::string import_warning_note() {
-    return "(not reproduced: the notebook shows the tail of a warning tqdm printed on stderr "
-           "while transformers was imported; this program imports nothing)";
-}
-
-std::string with_shape(const attn::Tensor& x) {
-    return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
-}
-
-std::string with_shape(const attn::LongTensor& x) {
-    return attn::repr_tuple({attn::repr(x), attn::repr(attn::shape_of(x))});
-}
-
-// ---------------------------------------------------------------- chapters 11 and 12
-
-namespace {
-
-std::string fixed4(float v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.4f", static_cast<double>(v));
-    return buf;
-}
-
-std::string list4(const std::vector<float>& v, float divide_by = 1.0f) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + fixed4(v[i] / divide_by);
-    return out + "]";
-}
-
-std::string pad_right(std::string s, std::size_t width) {
-    if (s.size() < width) s.append(width - s.size(), ' ');
-    return s;
-}
-
-}  // namespace
-
-std::string normalizer_lines(const attn::Tensor& x,
-                             const std::vector<attn::flash::Normalizer>& trace) {
-    if (x.size() != trace.size())
-        throw std::invalid_argument("normalizer_lines: " + std::to_string(x.size()) +
-                                    " elements but " + std::to_string(trace.size()) + " states");
-    std::string out = "j  x_j      m        l";
-    for (std::size_t j = 0; j < trace.size(); ++j)
-        out.append("\n").append(pad_right(std::to_string(j), 3))
-            .append(pad_right(fixed4(x.data()[j]), 9))
-            .append(pad_right(fixed4(trace[j].m), 9))
-            .append(fixed4(trace[j].l));
-    return out;
-}
-
-std::string row_state_lines(const std::vector<attn::flash::RowState>& trace) {
-    std::string out;
-    std::size_t first = 0;
-    for (const auto& st : trace) {
-        if (!out.empty()) out += "\n";
-        out += "keys " + std::to_string(first) + ".." + std::to_string(st.keys_seen - 1) +
-               ": m = " + fixed4(st.m) + ", l = " + fixed4(st.l) + ", O = " + list4(st.O) +
-               ", O / l = " + list4(st.O, st.l);
-        first = st.keys_seen;
-    }
-    return out;
-}
-
-std::string ulp_lines(const std::vector<std::pair<std::string, double>>& cases) {
-    std::string out;
-    double worst = 0.0;
-    char buf[32];
-    for (const auto& [label, ulps] : cases) {
-        std::snprintf(buf, sizeof buf, "%.1f", ulps);
-        out += label + ": " + buf + " ulp\n";
-        worst = std::max(worst, ulps);
-    }
-    std::snprintf(buf, sizeof buf, "%.1f", worst);
-    return out + "largest: " + buf + " ulp";
-}
-
-std::string diff_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows,
-                       const attn::Tensor& reference) {
-    std::size_t width = 0;
-    for (const auto& row : rows) width = std::max(width, row.first.size());
-    std::string out;
-    for (const auto& [label, t] : rows)
-        out.append(out.empty() ? "" : "\n").append(pad_right(label, width + 2))
-            .append(max_abs_diff_text(t, reference));
-    return out;
-}
-
-// ---------------------------------------------------------------- chapters 13-14 (GQA, SWA)
-
-std::string gb_text(std::size_t bytes) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(bytes) / 1e9);
-    std::string digits(buf);
-    const std::size_t dot = digits.find('.');
-    std::string whole = digits.substr(0, dot), grouped;
-    for (std::size_t i = 0; i < whole.size(); ++i) {
-        if (i && (whole.size() - i) % 3 == 0) grouped += ',';
-        grouped += whole[i];
-    }
-    return grouped + digits.substr(dot) + " GB";
-}
-
-std::string labelled_lines(const std::vector<std::pair<std::string, std::string>>& rows) {
-    std::size_t width = 0;
-    for (const auto& [label, text] : rows) width = std::max(width, label.size());
-    std::string out;
-    for (const auto& [label, text] : rows) {
-        if (!out.empty()) out += '\n';
-        out += label + std::string(width - label.size() + 2, ' ') + text;
-    }
-    return out;
 }
 
 }  // namespace textbook

@@ -1,10 +1,14 @@
 #include "textbook/record.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+
+#include "attn/core/text_file.hpp"
 
 namespace textbook {
 
@@ -61,7 +65,9 @@ void ChapterRecord::save(const std::filesystem::path& file) const {
                     {"chapter", chapter},
                     {"key", key},
                     {"title", title},
-                    {"options", {{"backend", backend}, {"compare", compare}}},
+                    {"options", {{"backend", backend}, {"compare", compare},
+                                 {"seed", seed_option ? json(*seed_option) : json(nullptr)}}},
+                    {"seeds", seeds},
                     {"blocks", blocks_json}};
     std::ofstream out(file);
     out << j.dump(2) << '\n';
@@ -69,40 +75,164 @@ void ChapterRecord::save(const std::filesystem::path& file) const {
     if (!out) throw std::runtime_error(file.string() + ": cannot write the chapter's record");
 }
 
+namespace {
+
+// Strict readers of a record's fields: the JSON type must be the one `save` writes (no
+// number read as a string, no -1 or 2.5 read as a count), and an error names the field by
+// its path, e.g. `blocks[3].comparisons[0].numbers`.
+const json& member(const json& object, const char* key, const std::string& path) {
+    if (!object.is_object())
+        throw std::runtime_error((path.empty() ? "the record" : path) + ": expected an object, got " +
+                                 object.type_name());
+    const auto it = object.find(key);
+    if (it == object.end()) throw std::runtime_error((path.empty() ? "" : path + ".") + key + ": missing");
+    return *it;
+}
+
+std::string child(const std::string& path, const char* key) {
+    return path.empty() ? key : path + "." + key;
+}
+
+std::string string_at(const json& object, const char* key, const std::string& path) {
+    const json& v = member(object, key, path);
+    if (!v.is_string())
+        throw std::runtime_error(child(path, key) + ": expected a string, got " + v.type_name());
+    return v.get<std::string>();
+}
+
+std::size_t count_at(const json& object, const char* key, const std::string& path) {
+    const json& v = member(object, key, path);
+    if (!v.is_number_unsigned())
+        throw std::runtime_error(child(path, key) + ": expected a non-negative integer, got " +
+                                 v.dump());
+    return v.get<std::size_t>();
+}
+
+const json& array_at(const json& object, const char* key, const std::string& path) {
+    const json& v = member(object, key, path);
+    if (!v.is_array())
+        throw std::runtime_error(child(path, key) + ": expected an array, got " + v.type_name());
+    return v;
+}
+
+std::vector<std::string> strings_at(const json& object, const char* key, const std::string& path) {
+    std::vector<std::string> out;
+    const json& a = array_at(object, key, path);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (!a[i].is_string())
+            throw std::runtime_error(child(path, key) + "[" + std::to_string(i) +
+                                     "]: expected a string, got " + a[i].type_name());
+        out.push_back(a[i].get<std::string>());
+    }
+    return out;
+}
+
+void one_of(const std::string& value, std::initializer_list<const char*> allowed,
+            const std::string& path) {
+    std::string list;
+    for (const char* a : allowed) {
+        if (value == a) return;
+        list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    throw std::runtime_error(path + ": expected one of " + list + ", got " + attn::quoted(value));
+}
+
+// Parses the text, refusing an object that repeats a key (nlohmann keeps the last one
+// silently): every key of `save` appears once.
+json parse_unique_keys(const std::string& text) {
+    std::vector<std::vector<std::string>> keys;  // the keys of each open object
+    const json::parser_callback_t unique = [&keys](int, json::parse_event_t event, json& parsed) {
+        if (event == json::parse_event_t::object_start) {
+            keys.emplace_back();
+        } else if (event == json::parse_event_t::object_end) {
+            keys.pop_back();
+        } else if (event == json::parse_event_t::key) {
+            const auto& key = parsed.get_ref<const std::string&>();
+            auto& seen = keys.back();
+            if (std::find(seen.begin(), seen.end(), key) != seen.end())
+                throw std::runtime_error("duplicate key " + attn::quoted(key));
+            seen.push_back(key);
+        }
+        return true;
+    };
+    return json::parse(text, unique);
+}
+
+}  // namespace
+
 ChapterRecord ChapterRecord::load(const std::filesystem::path& file) {
-    std::ifstream in(file);
-    if (!in) throw std::runtime_error(file.string() + ": cannot read the chapter's record");
+    std::string text;
     try {
-        const json j = json::parse(in);
+        text = attn::read_data_file(file);
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(std::string(e.what()) + ": cannot read the chapter's record");
+    }
+    try {
+        const json j = parse_unique_keys(text);
         ChapterRecord r;
-        r.format = j.at("format").get<int>();
-        if (r.format != 1)
-            throw std::runtime_error("format " + std::to_string(r.format) + " is not 1");
-        r.chapter = j.at("chapter").get<std::string>();
-        r.key = j.at("key").get<std::string>();
-        r.title = j.at("title").get<std::string>();
-        r.backend = j.at("options").at("backend").get<std::string>();
-        r.compare = j.at("options").at("compare").get<bool>();
-        for (const auto& jb : j.at("blocks")) {
+        const json& format = member(j, "format", "");
+        if (!format.is_number_integer() || format.get<long long>() != 1)
+            throw std::runtime_error("format: expected 1, got " + format.dump());
+        r.format = 1;
+        r.chapter = string_at(j, "chapter", "");
+        r.key = string_at(j, "key", "");
+        r.title = string_at(j, "title", "");
+        const json& options = member(j, "options", "");
+        r.backend = string_at(options, "backend", "options");
+        const json& compare = member(options, "compare", "options");
+        if (!compare.is_boolean())
+            throw std::runtime_error("options.compare: expected true or false, got " + compare.dump());
+        r.compare = compare.get<bool>();
+        // The seed a reader chose (--seed), and the seeds the chapter drew from, when recorded.
+        if (const auto seed = options.find("seed"); seed != options.end() && !seed->is_null()) {
+            if (!seed->is_number_unsigned())
+                throw std::runtime_error("options.seed: expected a non-negative integer, got " + seed->dump());
+            r.seed_option = seed->get<std::uint64_t>();
+        }
+        if (const auto seeds = j.find("seeds"); seeds != j.end()) {
+            if (!seeds->is_array())
+                throw std::runtime_error(std::string("seeds: expected an array, got ") + seeds->type_name());
+            for (std::size_t i = 0; i < seeds->size(); ++i) {
+                if (!(*seeds)[i].is_number_unsigned())
+                    throw std::runtime_error("seeds[" + std::to_string(i) +
+                                             "]: expected a non-negative integer, got " + (*seeds)[i].dump());
+                r.seeds.push_back((*seeds)[i].get<std::uint64_t>());
+            }
+        }
+        const json& blocks = array_at(j, "blocks", "");
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+            const json& jb = blocks[i];
+            const std::string at = "blocks[" + std::to_string(i) + "]";
             BlockRecord b;
-            b.step = jb.at("step").get<std::string>();
-            b.label = jb.at("label").get<std::string>();
-            b.kind = jb.at("kind").get<std::string>();
-            b.sources = jb.at("sources").get<std::vector<std::string>>();
-            b.style = jb.at("style").get<std::string>();
-            b.text = jb.at("text").get<std::string>();
-            for (const auto& jc : jb.at("comparisons")) {
+            b.step = string_at(jb, "step", at);
+            b.label = string_at(jb, "label", at);
+            b.kind = string_at(jb, "kind", at);
+            one_of(b.kind, {"book", "new"}, at + ".kind");
+            b.sources = strings_at(jb, "sources", at);
+            b.style = string_at(jb, "style", at);
+            b.text = string_at(jb, "text", at);
+            const json& comparisons = array_at(jb, "comparisons", at);
+            for (std::size_t k = 0; k < comparisons.size(); ++k) {
+                const json& jc = comparisons[k];
+                const std::string cat = at + ".comparisons[" + std::to_string(k) + "]";
                 ComparisonRecord c;
-                c.entry = jc.at("entry").get<std::string>();
-                const auto& check = jc.at("check");
-                const std::string kind = check.at("kind").get<std::string>();
-                const std::string detail = check.at("detail").get<std::string>();
-                c.check = Check::parse(kind == "exact" ? kind : kind + ":" + detail);
-                c.result = jc.at("result").get<std::string>();
-                c.summary = jc.at("summary").get<std::string>();
-                c.differences = jc.at("differences").get<std::vector<std::string>>();
-                c.numbers = jc.at("numbers").get<std::size_t>();
-                c.numbers_identical = jc.at("numbers_identical").get<std::size_t>();
+                c.entry = string_at(jc, "entry", cat);
+                const json& check = member(jc, "check", cat);
+                const std::string kind = string_at(check, "kind", cat + ".check");
+                const std::string detail = string_at(check, "detail", cat + ".check");
+                try {
+                    c.check = Check::parse(kind == "exact" ? kind : kind + ":" + detail);
+                } catch (const std::invalid_argument& e) {
+                    throw std::runtime_error(cat + ".check: " + e.what());
+                }
+                c.result = string_at(jc, "result", cat);
+                one_of(c.result, {"identical", "within_ulp", "differs", "differs_expected",
+                                  "relation", "unreproducible"},
+                       cat + ".result");
+                c.summary = string_at(jc, "summary", cat);
+                c.differences = strings_at(jc, "differences", cat);
+                c.numbers = count_at(jc, "numbers", cat);
+                c.numbers_identical = count_at(jc, "numbers_identical", cat);
                 b.comparisons.push_back(std::move(c));
             }
             r.blocks.push_back(std::move(b));
@@ -123,10 +253,9 @@ std::string render_block(const BlockRecord& block, const Book& book, bool compar
     }
     out << " · " << block.label << '\n' << block.text << '\n';
     if (compare) {
-        if (block.kind == "new") out << ">>> new: the notebooks do not print this\n";
         for (const auto& c : block.comparisons) {
             const Entry& e = book.at(c.entry);
-            out << ">>> book " << e.id << " (" << e.style << ", " << e.check.str()
+            out << ">>> " << e.id << " (" << e.style << ", " << e.check.str()
                 << "): " << c.summary << '\n';
             for (const auto& d : c.differences) out << ">>>   " << d << '\n';
             if (!e.check.compares_text()) {

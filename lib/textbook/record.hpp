@@ -6,7 +6,7 @@
 /// A chapter run with `--record=FILE` writes it as JSON:
 /// ```
 /// {"format": 1, "chapter": "03_simple_mask", "key": "3", "title": "...",
-///  "options": {"backend": "portable", "compare": true},
+///  "options": {"backend": "portable", "compare": true, "seed": null}, "seeds": [789],
 ///  "blocks": [{"step": "mask", "label": "...", "kind": "book", "sources": ["002-In05"],
 ///              "style": "torch", "text": "tensor(...)",
 ///              "comparisons": [{"entry": "002-In05", "check": {"kind": "exact", "detail": ""},
@@ -14,12 +14,16 @@
 ///                               "differences": [], "numbers": 42,
 ///                               "numbers_identical": 42}]}]}
 /// ```
+/// `options.seed` is the `--seed=N` the run was given (`null`: the notebooks' seeds), `seeds`
+/// every seed the chapter actually gave `manual_seed` (through `Chapter::seed`), in order.
 /// `kind` is `book` (the block mirrors the listed book entries) or `new` (the notebooks do not
 /// print it). `result` is `identical`, `within_ulp`, `differs`, `differs_expected` (the run
 /// chose another dropout backend than the book's default), `relation` or `unreproducible`.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,18 +68,26 @@ struct ChapterRecord {
     std::string title;          ///< the page title
     std::string backend;        ///< the dropout backend of the run
     bool compare = true;        ///< whether comparisons were shown
+    std::optional<std::uint64_t> seed_option;  ///< `--seed=N` when the run was given one
+    std::vector<std::uint64_t> seeds;  ///< every seed the chapter passed to `manual_seed`
+                                       ///< through `ch.seed`, in order of first use
     std::vector<BlockRecord> blocks;  ///< in printed order
 
     /// Writes the record as JSON (2-space indent).
     /// @throws std::runtime_error naming the file when it cannot be written.
     void save(const std::filesystem::path& file) const;
 
-    /// Reads a record written by `save`.
-    /// @throws std::runtime_error naming the file when it cannot be read or is malformed.
+    /// Reads a record written by `save`, strictly: every field of the JSON type `save`
+    /// writes, `kind` and `result` one of their values, no key twice in an object.
+    /// @throws std::runtime_error `"<file>: malformed chapter record: <why>"` naming the line
+    /// and column of a JSON syntax error (nlohmann's message), or the field by its path
+    /// (`blocks[3].comparisons[0].numbers: expected a non-negative integer, got -1`), or the
+    /// repeated key; `"<file>: cannot be read (...)"` when it cannot be read.
     static ChapterRecord load(const std::filesystem::path& file);
 };
 
-/// The terminal view of a block: `### <sources> · <label>`, the text, and (with `compare`)
+/// The terminal view of a block: `### <sources> · <label>` (`### new · <label>` for a block
+/// the notebooks do not print), the text, and (with `compare`)
 /// the `>>> ` lines of each comparison; for an unseeded entry also the notebook's own block
 /// (`>>> | ` lines), taken from `book`.
 std::string render_block(const BlockRecord& block, const Book& book, bool compare);

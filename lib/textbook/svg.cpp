@@ -405,6 +405,68 @@ std::string line_plot(const std::vector<Series>& series, const PlotStyle& style)
     return out.str();
 }
 
+std::string bar_chart(const std::vector<BarGroup>& groups, const BarStyle& style) {
+    if (groups.empty() || style.series.empty())
+        throw std::invalid_argument("svg::bar_chart: no groups or no series");
+    double hi = 0, label_w = 0;
+    for (const auto& g : groups) {
+        if (g.values.size() != style.series.size())
+            throw std::invalid_argument("svg::bar_chart: group '" + g.label + "' has " +
+                                        std::to_string(g.values.size()) + " values for " +
+                                        std::to_string(style.series.size()) + " series");
+        for (double v : g.values) {
+            if (std::isinf(v) || v < 0)
+                throw std::invalid_argument("svg::bar_chart: group '" + g.label + "' has a negative or infinite value");
+            if (!std::isnan(v)) hi = std::max(hi, v);
+        }
+        label_w = std::max(label_w, text_width(g.label, 12));
+    }
+    if (hi == 0) hi = 1;
+    hi *= 1.12;  // room for the value written after the longest bar
+    const double bar = 13, gap = 12, width = 720, right = 24, left = label_w + 20;
+    const double top = (style.title.empty() ? 16 : 44) + (style.subtitle.empty() ? 0 : 16) + 22;
+    const double group_h = bar * static_cast<double>(style.series.size());
+    const double ph = static_cast<double>(groups.size()) * (group_h + gap);
+    const double pw = width - left - right, height = top + ph + 48;
+    auto px = [&](double v) { return left + v / hi * pw; };
+    static const std::array<const char*, 4> palette{"#1f77b4", "#9ecae1", "#d62728", "#2ca02c"};
+
+    std::ostringstream out;
+    out << header(width, height);
+    if (!style.title.empty()) out << text(12, 26, style.title, 15, "start", "font-weight=\"bold\"");
+    if (!style.subtitle.empty())
+        out << text(12, style.title.empty() ? 18 : 44, style.subtitle, 11, "start", "fill=\"#666666\"");
+    double lx = left;  // the legend, one swatch per series, above the bars
+    for (std::size_t k = 0; k < style.series.size(); ++k) {
+        out << "<rect x=\"" << num(lx) << "\" y=\"" << num(top - 20) << "\" width=\"12\" height=\"10\" fill=\""
+            << palette[k % palette.size()] << "\"/>\n" << text(lx + 16, top - 11, style.series[k], 11);
+        lx += 34 + text_width(style.series[k], 11);
+    }
+    for (double v : ticks(0, hi, false)) {
+        out << "<line x1=\"" << num(px(v)) << "\" y1=\"" << num(top) << "\" x2=\"" << num(px(v)) << "\" y2=\""
+            << num(top + ph) << "\" stroke=\"#e5e5e5\"/>\n" << text(px(v), top + ph + 16, tick_text(v), 11, "middle");
+    }
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        const double y0 = top + static_cast<double>(i) * (group_h + gap) + gap / 2;
+        out << text(left - 8, y0 + group_h / 2 + 4, groups[i].label, 12, "end");
+        for (std::size_t k = 0; k < style.series.size(); ++k) {
+            const double v = groups[i].values[k], y = y0 + static_cast<double>(k) * bar;
+            if (std::isnan(v)) continue;
+            out << "<rect x=\"" << num(left) << "\" y=\"" << num(y) << "\" width=\"" << num(px(v) - left)
+                << "\" height=\"" << num(bar - 2) << "\" fill=\"" << palette[k % palette.size()] << "\"><title>"
+                << escape(groups[i].label + ", " + style.series[k] + ": " + tick_text(v)) << "</title></rect>\n";
+            char value[32];
+            std::snprintf(value, sizeof value, "%.3g", v);  // three digits: a bar is read, not copied
+            out << text(px(v) + 4, y + bar - 4, value, 10, "start", "fill=\"#333333\"");
+        }
+    }
+    out << "<line x1=\"" << num(left) << "\" y1=\"" << num(top) << "\" x2=\"" << num(left) << "\" y2=\""
+        << num(top + ph) << "\" stroke=\"#555555\"/>\n";
+    out << text(left + pw / 2, height - 12, style.x_label, 12, "middle");
+    out << "</svg>\n";
+    return out.str();
+}
+
 std::string note(const std::string& title, const std::string& body) {
     // Greedy wrap at 70 characters.
     std::vector<std::string> lines;

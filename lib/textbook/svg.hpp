@@ -75,6 +75,26 @@ struct PlotStyle {
 /// differ in length, a value is not finite, or a value is not positive on a log axis.
 std::string line_plot(const std::vector<Series>& series, const PlotStyle& style);
 
+/// One row of a bar chart: a label and one value per series (NaN: no bar for that series).
+struct BarGroup {
+    std::string label;           ///< left of the bars, e.g. an implementation's name
+    std::vector<double> values;  ///< one per series of `BarStyle::series`, >= 0 or NaN
+};
+
+/// How a bar chart is labelled.
+struct BarStyle {
+    std::string title;                ///< drawn above the chart
+    std::string subtitle;             ///< a smaller grey line under the title
+    std::string x_label;              ///< under the value axis, with the unit
+    std::vector<std::string> series;  ///< the legend: one name per value of a group
+};
+
+/// Horizontal bars, one group per row and one bar per series, on a linear axis from 0, each
+/// bar labelled with its value: e.g. the time of each implementation in C++ and in PyTorch.
+/// @throws std::invalid_argument when there is no group or no series, a group has another
+/// number of values than there are series, or a value is negative or infinite.
+std::string bar_chart(const std::vector<BarGroup>& groups, const BarStyle& style);
+
 /// A framed box with a title and a short text (wrapped at about 70 characters), drawn where
 /// a picture cannot be: e.g. "no benchmark results recorded".
 std::string note(const std::string& title, const std::string& text);

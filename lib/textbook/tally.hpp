@@ -14,7 +14,8 @@ namespace textbook {
 
 /// Counts of one row of the tally.
 struct TallyRow {
-    std::string name;                  ///< the chapter (`3 · A simple causal mask`) or source
+    std::string name;                  ///< the chapter (`Chapter 3 · A simple causal mask`) or
+                                       ///< the source by its title (`002 · Masked / Causal ...`)
     std::size_t identical = 0;         ///< compared as text, byte for byte equal
     std::size_t within_ulp = 0;        ///< compared number by number, within the ulp bound
     std::size_t relation = 0;          ///< unseeded, checked through a relation in the tests
@@ -28,7 +29,8 @@ struct TallyRow {
 /// The tally of a full run.
 struct Tally {
     std::vector<TallyRow> chapters;  ///< one row per record, in the order given
-    std::vector<TallyRow> sources;   ///< one row per notebook of the manifest, in manifest order
+    std::vector<TallyRow> sources;   ///< one row per source of the manifest, in manifest order,
+                                     ///< named by its title (`Book::source_title`)
     TallyRow chapters_total;         ///< the sum of `chapters`
     TallyRow sources_total;          ///< the sum of `sources`
 };

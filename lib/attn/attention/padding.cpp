@@ -1,88 +1,11 @@
 #include "attn/attention/padding.hpp"
 
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "attn/core/functional.hpp"
-#include "attn/core/text_file.hpp"
 
 namespace attn {
-
-namespace {
-
-std::vector<std::string> split_tabs(const std::string& line) {
-    std::vector<std::string> fields;
-    std::string field;
-    std::istringstream in(line);
-    while (std::getline(in, field, '\t')) fields.push_back(field);
-    if (!line.empty() && line.back() == '\t') fields.emplace_back();
-    return fields;
-}
-
-[[noreturn]] void bad_line(const std::filesystem::path& path, int line, const std::string& why) {
-    throw std::runtime_error(path.string() + ":" + std::to_string(line) + ": " + why);
-}
-
-std::int64_t parse_id(const std::filesystem::path& path, int line, const std::string& s) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-        v = std::stoll(s, &used);
-    } catch (const std::exception&) {
-        bad_line(path, line, "expected a token id, got '" + s + "'");
-    }
-    if (used != s.size() || v < 0) bad_line(path, line, "expected a token id, got '" + s + "'");
-    return static_cast<std::int64_t>(v);
-}
-
-}  // namespace
-
-TokenizerData TokenizerData::load(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    if (!in) throw std::runtime_error(path.string() + ": cannot be read");
-    TokenizerData data;
-    std::string line;
-    int number = 0;
-    while (std::getline(in, line)) {
-        ++number;
-        require_utf8(path, static_cast<std::size_t>(number), line);
-        if (line.empty()) continue;
-        if (line[0] == '#') {
-            data.provenance.push_back(line.size() > 2 && line[1] == ' ' ? line.substr(2) : line.substr(1));
-            continue;
-        }
-        const auto f = split_tabs(line);
-        if (f[0] == "special") {
-            if (f.size() != 4) bad_line(path, number, "expected special<TAB>role<TAB>token<TAB>id");
-            const std::int64_t id = parse_id(path, number, f[3]);
-            if (f[1] == "unk") data.unk_token_id = id;
-            else if (f[1] == "bos") data.bos_token_id = id;
-            else if (f[1] == "eos") data.eos_token_id = id;
-            else bad_line(path, number, "unknown special token role '" + f[1] + "'");
-        } else if (f[0] == "text") {
-            if (f.size() != 3) bad_line(path, number, "expected text<TAB>text<TAB>ids");
-            TokenizedText t{f[1], {}};
-            std::istringstream ids(f[2]);
-            std::string id;
-            while (ids >> id) t.input_ids.push_back(parse_id(path, number, id));
-            data.texts.push_back(std::move(t));
-        } else {
-            bad_line(path, number, "unknown row kind '" + f[0] + "'");
-        }
-    }
-    if (in.bad()) throw std::runtime_error(path.string() + ": cannot be read");
-    if (data.unk_token_id < 0 || data.bos_token_id < 0 || data.eos_token_id < 0)
-        bad_line(path, number, "missing a special token row (unk, bos, eos) by the end of the file");
-    return data;
-}
-
-std::vector<std::vector<std::int64_t>> TokenizerData::sequences() const {
-    std::vector<std::vector<std::int64_t>> out;
-    for (const auto& t : texts) out.push_back(t.input_ids);
-    return out;
-}
 
 LongTensor ids_tensor(const std::vector<std::vector<std::int64_t>>& sequences) {
     if (sequences.empty()) throw std::invalid_argument("ids_tensor: expected at least one sequence, got none");

@@ -36,11 +36,15 @@ struct TokenizerData {
     std::vector<TokenizedText> texts;  ///< in file order
     std::vector<std::string> provenance;  ///< the file's `#` comment lines, without the `# `
 
-    /// Reads the tab-separated file: `special<TAB>role<TAB>token<TAB>id` rows (roles `unk`,
-    /// `bos`, `eos`) and `text<TAB>text<TAB>space-separated ids` rows; `#` lines are comments.
-    /// @throws std::runtime_error naming the file when it cannot be read, and `file:line`
-    /// when a row is malformed, holds a byte that is not UTF-8 (`require_utf8`), or when a
-    /// special token is still missing at the end (the last line).
+    /// Reads the tab-separated file: one `special<TAB>role<TAB>token<TAB>id` row per role
+    /// (`unk`, `bos`, `eos`) and `text<TAB>text<TAB>ids` rows, the ids separated by single
+    /// spaces; `#` lines are comments. Every field is parsed whole (an id is a non-negative
+    /// int64 in decimal, nothing left over). Implemented in lib/attn/core/tokenizer_data.cpp.
+    /// @throws std::runtime_error naming the file when it cannot be read (`read_data_file`),
+    /// and `file:line` when a line is not text (a CR line ending, a control character, a
+    /// byte that is not UTF-8: `data_lines`), the file is cut short (no final line ending), a
+    /// row is malformed or repeats a role or a text (naming the first line), or a special
+    /// token is still missing at the end (the last line).
     static TokenizerData load(const std::filesystem::path& path);
 
     /// The ids of every text, in order (the collator's input).

@@ -81,6 +81,11 @@ void SDPAOptions::validate() const {
         throw std::invalid_argument(where + ": fully_masked_rows holds " +
                                     std::to_string(static_cast<int>(fully_masked_rows)) +
                                     ", not nan or zero");
+    // Positions take part in signed differences (query pos - key pos): kept below 2^62.
+    constexpr std::size_t max_position = std::size_t{1} << 62;
+    if (query_start >= max_position || key_start >= max_position)
+        throw std::invalid_argument(where + ": expected query_start and key_start < 2^62, got " +
+                                    std::to_string(query_start) + " and " + std::to_string(key_start));
     if (!valid(backend))
         throw std::invalid_argument(where + ": backend holds " +
                                     std::to_string(static_cast<int>(backend)) +
@@ -193,6 +198,9 @@ SDPAProblem make_problem(const std::string& where, const HeadsView& q, const Hea
         const Shape s = shape_of(*o.attn_bias);
         p.bias = broadcast<float>(where, "attn_bias", o.attn_bias->data(), s, call_rank, target);
     }
+    // A window wider than any query's reach (query_start + Tq back to position 0) hides
+    // nothing: dropped, so that no later difference compares with a huge window.
+    p.window = o.window > o.query_start + p.Tq ? 0 : o.window;
     p.divide = o.scale.op == ScoreScale::Op::divide;
     p.scale = o.scale.value != 0.0f ? o.scale.value
               : p.divide            ? std::sqrt(static_cast<float>(p.E))
@@ -203,7 +211,7 @@ SDPAProblem make_problem(const std::string& where, const HeadsView& q, const Hea
 fast::HeadMask SDPAProblem::head_mask() const {
     fast::HeadMask m;
     m.causal = options->is_causal;
-    m.window = options->window;
+    m.window = window;
     m.offset = long(options->query_start) - long(options->key_start);
     m.allow_si = allow.s[2], m.allow_sj = allow.s[3];
     m.bias_si = bias.s[2], m.bias_sj = bias.s[3];

@@ -32,14 +32,14 @@ struct SDPAProblem {
     Broadcast4<float> bias;           // attn_bias, data null when none
     bool divide = false;              // scores / scale instead of * scale
     float scale = 1.0f;
+    std::size_t window = 0;           // options->window, 0 when no key can be that far back
     const SDPAOptions* options = nullptr;
     std::size_t group() const { return H / Hkv; }  // query heads per key/value head
 
     /// Whether query `i` may see key `j` under the band masks (is_causal, window).
     bool band_visible(std::size_t i, std::size_t j) const {
         const long lag = long(options->query_start + i) - long(options->key_start + j);
-        return !(options->is_causal && lag < 0) &&
-               !(options->window && lag >= long(options->window));
+        return !(options->is_causal && lag < 0) && !(window && lag >= long(window));
     }
     /// The kernels' view of the masks and scaling of head `(b, h)` (strides only).
     fast::HeadMask head_mask() const;

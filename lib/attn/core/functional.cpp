@@ -55,7 +55,7 @@ std::optional<Shape> try_broadcast(const Shape& a, const Shape& b,
             if (mismatch) *mismatch = i;
             return std::nullopt;
         }
-        out[i] = std::max(da, db);
+        out[i] = da == 1 ? db : da;  // 1 stretches to the other (0 included: [0] with [1] is [0])
     }
     return out;
 }
@@ -234,6 +234,9 @@ Tensor cat(const std::vector<Tensor>& tensors, long dim) {
     }
     check_allocation("cat", out);
     Tensor y = xt::zeros<float>(out);
+    // Nothing to copy: and the block sizes below may not fit (`[0, 2^32, 2^32]`), as PyTorch
+    // returns such an empty result.
+    if (y.size() == 0) return y;
     // Copy row-major blocks: everything after dim d is contiguous per tensor.
     const std::size_t outer = numel(Shape(out.begin(), out.begin() + static_cast<long>(d)));
     const std::size_t inner = numel(Shape(out.begin() + static_cast<long>(d) + 1, out.end()));
@@ -250,25 +253,40 @@ Tensor cat(const std::vector<Tensor>& tensors, long dim) {
 Tensor select(const Tensor& x, long index) {
     const Shape s = shape_of(x);  // refuses a shape that does not match the storage
     if (s.empty()) throw_shape_error("select", "at least 1-D", s);
-    const long n = static_cast<long>(x.shape()[0]);
-    if (index < -n || index >= n) {
+    // index in [-n, n), compared without signed overflow: an empty tensor's n may pass 2^63.
+    const std::size_t n = s[0];
+    const std::size_t back = index < 0 ? static_cast<std::size_t>(-(index + 1)) + 1 : 0;
+    if (index >= 0 ? static_cast<std::size_t>(index) >= n : back > n) {
         throw std::invalid_argument("select: index " + std::to_string(index) +
-                                    " out of range for dimension 0 of " +
-                                    shape_str(shape_of(x)));
+                                    " out of range for dimension 0 of " + shape_str(s));
     }
+    const std::size_t i = index >= 0 ? static_cast<std::size_t>(index) : n - back;
+    // xtensor's views of an array with no storage offset a null pointer: no view then.
+    if (x.size() == 0) return Tensor(xt::zeros<float>(Shape(s.begin() + 1, s.end())));
     xt::xstrided_slice_vector sv(x.dimension(), xt::all());
-    sv[0] = index < 0 ? index + n : index;
+    sv[0] = static_cast<std::ptrdiff_t>(i);
     return Tensor(xt::strided_view(x, sv));
 }
 
 Tensor slice(const Tensor& x, long dim, long start, long stop) {
-    const std::size_t d = wrap_dim("slice", dim, shape_of(x).size());
-    const long n = static_cast<long>(x.shape()[d]);
-    auto clampi = [n](long i) { return std::clamp(i < 0 ? i + n : i, 0L, n); };
-    const long b = clampi(start);
-    const long e = std::max(b, clampi(stop));
+    const Shape s = shape_of(x);
+    const std::size_t d = wrap_dim("slice", dim, s.size());
+    const std::size_t n = s[d];
+    // Python's slice bounds: a negative one counts from the end; both clamped to [0, n].
+    auto clampi = [n](long i) -> std::size_t {
+        if (i >= 0) return std::min(static_cast<std::size_t>(i), n);
+        const std::size_t back = static_cast<std::size_t>(-(i + 1)) + 1;
+        return back >= n ? 0 : n - back;
+    };
+    const std::size_t b = clampi(start);
+    const std::size_t e = std::max(b, clampi(stop));
+    if (x.size() == 0) {  // as in select: no view of no storage
+        Shape out = s;
+        out[d] = e - b;
+        return Tensor(xt::zeros<float>(out));
+    }
     xt::xstrided_slice_vector sv(x.dimension(), xt::all());
-    sv[d] = xt::range(b, e);
+    sv[d] = xt::range(static_cast<std::ptrdiff_t>(b), static_cast<std::ptrdiff_t>(e));
     return Tensor(xt::strided_view(x, sv));
 }
 
@@ -297,7 +315,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     check_allocation("matmul", out);
     Tensor y = xt::zeros<float>(out);
     std::vector<std::size_t> index(batch.size(), 0);
-    for (std::size_t i = 0; i < nbatch; ++i) {
+    // An empty result has nothing to compute, however many (empty) batches it has: [2^40, 0, n].
+    for (std::size_t i = 0; i < (y.size() ? nbatch : 0); ++i) {
         const float* pa = a.data() + broadcast_offset(ba, sta, index) * m * k;
         const float* pb = b.data() + broadcast_offset(bb, stb, index) * k * n;
         gemm_rowmajor(pa, pb, y.data() + i * m * n, m, k, n, false);

@@ -82,7 +82,9 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 /// The matrix product under `matmul` and `nn::Linear`: row-major `C[m, n] = A[m, k] @ B`,
 /// where `B` is `[k, n]`, or `[n, k]` read transposed when `transpose_b` is set (how PyTorch's
 /// `addmm(bias, x, W.t())` passes a Linear weight to BLAS sgemm). Pointers to contiguous
-/// float32 buffers; `C` is overwritten. No shape checks: callers check.
+/// float32 buffers; `C` is overwritten. No shape checks: callers check. NaN and infinities
+/// propagate as in PyTorch: every product is added, so `0 * NaN` and `0 * inf` give NaN
+/// (the reference BLAS's sgemm would skip a zero factor; tests/test_nan.cpp checks it).
 void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std::size_t k,
                    std::size_t n, bool transpose_b);
 

@@ -216,6 +216,14 @@ void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, st
                                     std::to_string(B.k) + ", " + std::to_string(B.n) +
                                     "], got [" + std::to_string(k) + ", " + std::to_string(n) +
                                     "]");
+    // The fields are public: the storage must hold what they describe before it is read.
+    const std::size_t panels = (B.n + B.nr - 1) / std::max<std::size_t>(B.nr, 1);
+    std::size_t need = 0;
+    if (__builtin_mul_overflow(panels, B.k, &need) || __builtin_mul_overflow(need, B.nr, &need) ||
+        B.data.size() < need + 16)
+        throw std::invalid_argument("fast::gemm_packed: B holds " + std::to_string(B.data.size()) +
+                                    " floats, fewer than its k = " + std::to_string(B.k) + ", n = " +
+                                    std::to_string(B.n) + " need (its fields were changed)");
     check_ld("fast::gemm_packed", "lda", lda, trans_a ? m : k);
     check_ld("fast::gemm_packed", "ldc", ldc, n);
     if (m == 0 || n == 0) return;

@@ -68,12 +68,30 @@ void portable_mask(float* out, std::size_t n, double q, Generator& gen) {
 
 }  // namespace
 
+void check_backend(BernoulliBackend backend, const char* where) {
+    switch (backend) {
+        case BernoulliBackend::portable:
+        case BernoulliBackend::mkl:
+            return;
+    }
+    throw std::invalid_argument(std::string(where) + ": unknown Bernoulli backend " +
+                                std::to_string(static_cast<long long>(backend)) +
+                                " (expected BernoulliBackend::portable (0) or mkl (1))");
+}
+
+std::string backend_name(BernoulliBackend backend) {
+    check_backend(backend, "backend_name");
+    return backend == BernoulliBackend::mkl ? "MKL" : "portable";
+}
+
 Dropout::Dropout(double p_, BernoulliBackend backend_) : p(p_), backend(backend_) {
     check_probability(p, "Dropout");
+    check_backend(backend, "Dropout");
 }
 
 Tensor Dropout::keep_mask(const Shape& shape, Generator& gen) const {
     check_probability(p, "Dropout::keep_mask");
+    check_backend(backend, "Dropout::keep_mask");
     check_allocation("Dropout::keep_mask", shape);
     const std::size_t n = numel(shape);
     if (!training || p == 0.0) return Tensor(xt::ones<float>(shape));
@@ -89,6 +107,7 @@ Tensor Dropout::keep_mask(const Shape& shape, Generator& gen) const {
 
 Tensor Dropout::operator()(const Tensor& x, Generator& gen) const {
     check_probability(p, "Dropout");
+    check_backend(backend, "Dropout");
     shape_of(x);  // refuses a shape that does not match the storage
     if (!training || p == 0.0 || x.size() == 0) return x;
     // PyTorch: `input * zeros({})`, so inf and nan inputs give nan, negative ones -0.

@@ -86,10 +86,6 @@ std::string repr(const Linear& layer) {
            ", bias=" + (layer.bias ? "True" : "False") + ")";
 }
 
-std::string backend_name(BernoulliBackend backend) {
-    return backend == BernoulliBackend::mkl ? "MKL" : "portable";
-}
-
 Tensor rand_parameter(std::size_t d_in, std::size_t d_out, Generator& gen) {
     return attn::rand({d_in, d_out}, gen);
 }

@@ -20,7 +20,14 @@ enum class BernoulliBackend {
     mkl,       ///< MKL VSL MCG31m1 stream seeded by one 32-bit draw (Intel x86 wheels)
 };
 
+/// Checks that `backend` is one of the enumerators (a value cast from an integer outside the
+/// enum must never draw as the other backend).
+/// @throws std::invalid_argument `"<where>: unknown Bernoulli backend 7 (expected
+/// BernoulliBackend::portable (0) or mkl (1))"` otherwise.
+void check_backend(BernoulliBackend backend, const char* where);
+
 /// The backend's name as the chapters print it: `"MKL"` or `"portable"`.
+/// @throws std::invalid_argument as `check_backend` for a value outside the enum.
 std::string backend_name(BernoulliBackend backend);
 
 /// `torch.nn.Linear(in_features, out_features, bias)`: `y = x W^T + b`.
@@ -99,18 +106,21 @@ std::string repr(const Linear& layer);
 /// returns `x * 0` and draws nothing.
 class Dropout {
 public:
-    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1].
+    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1], or `backend` is not
+    /// one of the enumerators (`check_backend`).
     explicit Dropout(double p = 0.5, BernoulliBackend backend = BernoulliBackend::portable);
 
     /// `forward(x)`: any shape `[...]` (float32), returns the same shape.
-    /// @throws std::invalid_argument when `p` (a public field) is NaN or outside [0, 1].
+    /// @throws std::invalid_argument when `p` (a public field) is NaN or outside [0, 1], or
+    /// `backend` (a public field) is not one of the enumerators, even where no mask is drawn.
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
     /// The 0/1 keep-mask `forward` would draw for a tensor of this shape (float32 0 and 1),
     /// advancing the generator the same way; a reader can print it. All ones in evaluation
     /// mode or for `p == 0`, all zeros for `p == 1` (no draws in these cases).
-    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1]; std::length_error
-    /// when a tensor of `shape` cannot be allocated.
+    /// @throws std::invalid_argument when `p` is NaN or outside [0, 1] or `backend` is not
+    /// one of the enumerators; std::length_error when a tensor of `shape` cannot be
+    /// allocated.
     Tensor keep_mask(const Shape& shape, Generator& gen = default_generator()) const;
 
     double p;                  ///< drop probability

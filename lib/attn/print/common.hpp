@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,19 @@ std::vector<T> flatten(const E& t) {
     out.reserve(t.size());
     for (auto it = t.cbegin(); it != t.cend(); ++it) out.push_back(static_cast<T>(*it));
     return out;
+}
+
+/// Checks that a printer may recurse over `shape`'s dimensions: at most `max_rank` of them
+/// (the printers recurse once per dimension; a tensor of thousands of dimensions of size 1
+/// would exhaust the stack).
+/// @throws std::invalid_argument `"<where>: expected at most <max_rank> dimensions, got
+/// <rank>"` naming what the original does at that rank.
+inline void check_print_rank(const char* where, const Shape& shape, std::size_t max_rank,
+                             const char* original) {
+    if (shape.size() > max_rank)
+        throw std::invalid_argument(std::string(where) + ": expected at most " +
+                                    std::to_string(max_rank) + " dimensions, got " +
+                                    std::to_string(shape.size()) + " (" + original + ")");
 }
 
 /// Row-major strides of `shape` (in elements).

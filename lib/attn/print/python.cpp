@@ -40,8 +40,11 @@ std::string repr_tuple(std::initializer_list<std::string> items) {
     if (parts.size() == 1) one_line += ",";
     one_line += ")";
     if (parts.size() <= 1 || (!multiline && one_line.size() <= 79)) {
-        if (parts.size() == 1) return "(" + indent_lines(parts[0]) + ",)";
-        return one_line;
+        if (parts.size() != 1) return one_line;
+        // Appended, not `"(" + ...`: GCC 12 warns (-Wstringop-overflow) on the inlined insert.
+        std::string single = "(";
+        single.append(indent_lines(parts[0])).append(",)");
+        return single;
     }
     std::string out = "(";
     for (std::size_t i = 0; i < parts.size(); ++i) {

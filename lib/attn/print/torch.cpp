@@ -143,7 +143,12 @@ struct TorchLayout {
                                           data.begin() + static_cast<std::ptrdiff_t>(std::min(data.size(), i + per_line)));
             lines.push_back(join(line, ", "));
         }
-        return "[" + join(lines, ",\n" + std::string(static_cast<std::size_t>(indent + 1), ' ')) + "]";
+        // Appended, not `"[" + ...`: GCC 12 warns (-Wstringop-overflow) on the inlined insert.
+        std::string out = "[";
+        std::string sep = ",\n";
+        sep.append(static_cast<std::size_t>(indent + 1), ' ');
+        out.append(join(lines, sep)).append("]");
+        return out;
     }
 
     std::string tensor_str(std::size_t offset, std::size_t axis, int indent) const {
@@ -164,8 +169,12 @@ struct TorchLayout {
             for (std::size_t i = 0; i < n; ++i)
                 slices.push_back(tensor_str(offset + i * strides[axis], axis + 1, indent + 1));
         }
-        const std::string sep = "," + std::string(dim - 1, '\n') + std::string(static_cast<std::size_t>(indent + 1), ' ');
-        return "[" + join(slices, sep) + "]";
+        // Appended, not `"," + ...`: GCC 12 warns (-Wstringop-overflow) on the inlined inserts.
+        std::string sep = ",";
+        sep.append(dim - 1, '\n').append(static_cast<std::size_t>(indent + 1), ' ');
+        std::string out = "[";
+        out.append(join(slices, sep)).append("]");
+        return out;
     }
 };
 
@@ -180,18 +189,32 @@ std::string add_suffixes(const std::string& tensor_str, const std::vector<std::s
     for (const auto& suffix : suffixes) {
         const long suffix_len = static_cast<long>(suffix.size());
         if (last_line_len + suffix_len + 2 > opts.linewidth) {
-            out += ",\n" + std::string(static_cast<std::size_t>(indent), ' ') + suffix;
+            out.append(",\n").append(static_cast<std::size_t>(indent), ' ').append(suffix);
             last_line_len = indent + suffix_len;
         } else {
-            out += ", " + suffix;
+            out.append(", ").append(suffix);
             last_line_len += suffix_len + 2;
         }
     }
     return out + ")";
 }
 
+// A float32's exact decimal expansion ends within 149 fraction digits (2^-149); more only
+// appends zeros, and a precision of 10^9 would make every number a gigabyte.
+constexpr int max_precision = 1000;
+// The torch printer recurses once per dimension (a few hundred bytes of stack each, more
+// under AddressSanitizer); PyTorch's Python one stops with a RecursionError near 500.
+constexpr std::size_t max_print_rank = 1000;
+
+void check_precision(const char* where, int precision) {
+    if (precision < 0 || precision > max_precision)
+        throw std::invalid_argument(std::string(where) + ": precision must be >= 0 and <= " +
+                                    std::to_string(max_precision) + ", got " +
+                                    std::to_string(precision));
+}
+
 void check_options(const PrintOptions& opts) {
-    if (opts.precision < 0) throw std::invalid_argument("print options: precision must be >= 0, got " + std::to_string(opts.precision));
+    check_precision("print options", opts.precision);
     if (opts.linewidth < 1) throw std::invalid_argument("print options: linewidth must be >= 1, got " + std::to_string(opts.linewidth));
     if (opts.edgeitems < 0) throw std::invalid_argument("print options: edgeitems must be >= 0, got " + std::to_string(opts.edgeitems));
     if (opts.threshold < 0) throw std::invalid_argument("print options: threshold must be >= 0, got " + std::to_string(opts.threshold));
@@ -205,6 +228,7 @@ std::string torch_repr(const Shape& shape, const std::vector<T>& flat, const Pri
                        const std::function<std::pair<std::size_t, std::function<std::string(T)>>(
                            const std::vector<T>&)>& make_formatter) {
     check_options(opts);
+    check_print_rank("repr", shape, max_print_rank, "PyTorch's printer: RecursionError");
     const std::string prefix = "tensor(";
     const int indent = static_cast<int>(prefix.size());
     if (flat.empty()) {
@@ -235,8 +259,7 @@ PrintOptions& printoptions() {
 }
 
 void set_printoptions(int precision, int linewidth) {
-    if (precision < 0)
-        throw std::invalid_argument("set_printoptions: precision must be >= 0, got " + std::to_string(precision));
+    check_precision("set_printoptions", precision);
     if (linewidth < 1)
         throw std::invalid_argument("set_printoptions: linewidth must be >= 1, got " + std::to_string(linewidth));
     printoptions().precision = precision;

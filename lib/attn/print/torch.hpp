@@ -29,7 +29,7 @@ struct PrintOptions {
 PrintOptions& printoptions();
 
 /// `torch.set_printoptions(precision=..., linewidth=...)`; the other options keep their values.
-/// @throws std::invalid_argument when `precision < 0` or `linewidth < 1`.
+/// @throws std::invalid_argument when `precision` is outside [0, 1000] or `linewidth < 1`.
 void set_printoptions(int precision = 4, int linewidth = 80);
 
 /// `repr(tensor)` / `print(tensor)` for a float32 tensor of any rank, without the
@@ -41,8 +41,10 @@ void set_printoptions(int precision = 4, int linewidth = 80);
 /// 1e-4; `nan` / `inf` / `-inf` right-aligned; `-0.` keeps its sign; above
 /// `opts.threshold` elements only `opts.edgeitems` per edge are shown (` ...`) and only they
 /// decide the format; empty tensors print `tensor([])` (plus `size=(...)` when not 1-D).
-/// @throws std::invalid_argument when `opts` has a negative precision, threshold or
-///         edgeitems, or a linewidth below 1.
+/// @throws std::invalid_argument when `opts` has a precision outside [0, 1000] (more digits
+///         than a float32 has would only append zeros), a negative threshold or edgeitems,
+///         or a linewidth below 1; when `t` has more than 1000 dimensions (the printer
+///         recurses once per dimension; PyTorch's raises RecursionError near 500).
 std::string repr(const Tensor& t, const PrintOptions& opts = printoptions());
 
 /// `repr` of a bool tensor: `tensor([[False,  True], ...])` (`dtype=torch.bool` when empty).
