@@ -1,11 +1,13 @@
 // attn::fast::gemm and friends (gemm.hpp): packing, cache blocking, threads and the choice of
 // kernel. The arithmetic itself is in kernel_impl.hpp.
 //
-// Loop order (for each block of MC rows of C, which one thread owns):
+// The right operands (one for gemm, several for gemm_multi) are packed first, by the whole
+// team. Then, for each block of at most MC rows of C, which one thread owns:
 //   for each block of KC terms, in order          (partial sums stored in C between blocks)
-//     pack the MC x KC block of op(A)              (MR-row panels, zero-padded)
-//     for each NR-column panel of the packed B     (KC x NR, stays in L1)
-//       for each MR-row panel of the packed A      (the kernel: an MR x NR tile in registers)
+//     pack the MC x KC block of op(A)              (MR-row panels, zero-padded), once for
+//     for each right operand                       all the right operands
+//       for each NR-column panel of its packed B   (KC x NR, stays in L1)
+//         for each MR-row panel of the packed A    (the kernel: an MR x NR tile in registers)
 // Every element of C is computed by one kernel call per KC block, in block order, so the
 // order of its terms is 0, 1, ..., k-1 whatever the blocking or the thread count.
 #include "attn/kernels/gemm.hpp"
@@ -289,9 +291,11 @@ void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, b
     const std::size_t blocks = (m + mc - 1) / mc;
     // One team packs the right operands (panels shared out), then computes row blocks of C;
     // each element is still one thread's in-order sum, so the bits do not depend on threads.
+    // Both loops hand out work as threads come for it: on a shared machine a thread that is
+    // descheduled for a while leaves its share to the other rather than holding up the barrier.
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 4)
         for (std::size_t t = 0; t < panels; ++t) {
             const std::size_t r =
                 std::size_t(std::upper_bound(first, first + count + 1, t) - first) - 1;
