@@ -117,7 +117,9 @@ sanitizer_env() {
 
 part_sanitizers() {
   sanitizer_env
+  # -fsanitize=fuzzer-no-link: the libraries carry libFuzzer's coverage (tests/fuzz/meson.build).
   if ! { setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
+         -Dcpp_args=-fsanitize=fuzzer-no-link \
          && ninja -C build-asan > "$logs/build-asan.log" 2>&1; }; then
     tail -n 40 "$logs/build-asan.log"; fail "ASan + UBSan build"; return
   fi
