@@ -10,7 +10,7 @@
 // Families (select one with e.g. --benchmark_filter='mha_forward/T:1024/threads:1$'):
 //   mha_forward         MultiHeadAttention::operator(): the core's fast backend (sdpa.hpp)
 //   mha_forward_steps   forward_steps(...).context_vec, the teaching path (T = 256 only)
-//   mha_projections     the four Linear layers (q, k, v, out) through fast::gemm
+//   mha_projections     the four Linear layers: q, k, v in one fast::gemm_multi, then out
 //   mha_scores          per head, queries @ keys^T on the visible (causal) blocks
 //   mha_mask_softmax    per head, the fused mask + scale + softmax on those blocks
 //   mha_weights_values  per head, weights @ values on those blocks
@@ -110,17 +110,17 @@ struct Pieces {
         : T(T_), m(gpt2_attention(T_)), x(attn::rand({1, T_, D})), q(T_ * D), k(T_ * D),
           v(T_ * D), ctx(T_ * D), out(T_ * D) {}
 
-    void linear(const attn::nn::Linear& l, const float* in, float* y) const {
-        attn::fast::gemm(T, D, D, in, D, false, l.weight.data(), D, true, y, D);
-        if (l.bias)
-            for (std::size_t i = 0; i < T; ++i)
-                for (std::size_t j = 0; j < D; ++j) y[i * D + j] += l.bias->data()[j];
+    // A Linear layer as the forward hands it to fast::gemm_multi (weight^T, bias in the pass).
+    static attn::fast::GemmRight right(const attn::nn::Linear& l, float* y) {
+        return {l.weight.data(), D, true, D, y, D, l.bias ? l.bias->data() : nullptr};
     }
+    // As the forward: q, k, v in one product over x, then out_proj over the merged heads.
     void projections() {
-        linear(m.W_query, x.data(), q.data());
-        linear(m.W_key, x.data(), k.data());
-        linear(m.W_value, x.data(), v.data());
-        linear(m.out_proj, ctx.data(), out.data());
+        const attn::fast::GemmRight qkv[] = {right(m.W_query, q.data()), right(m.W_key, k.data()),
+                                             right(m.W_value, v.data())};
+        attn::fast::gemm_multi(T, D, x.data(), D, false, qkv, 3);
+        const attn::fast::GemmRight o = right(m.out_proj, out.data());
+        attn::fast::gemm_multi(T, D, ctx.data(), D, false, &o, 1);
     }
     // Every head through the given stages, in parallel as the forward does. A stage run on
     // its own works on what the workspace holds (the same amount of work).

@@ -175,6 +175,48 @@ TEST_CASE("fast::gemm_packed on prefixes of a packed operand equals fast::gemm")
     });
 }
 
+TEST_CASE("fast::gemm_multi equals fast::gemm per operand, then + bias") {
+    // Several right operands sharing op(A), as a layer's queries, keys and values share x;
+    // the bias, where given, is one addition after the finished sum (Linear's x @ W^T + b).
+    std::mt19937 rng(24);
+    for_each_isa([&](const std::string&) {
+        for (const int threads : {1, 2}) {
+            for (const auto& size : {std::array<std::size_t, 2>{1, 1}, {37, 53}, {130, 300},
+                                     {257, 64}, {9, 0}}) {
+                const std::size_t m = size[0], k = size[1];  // named: INFO captures them
+                INFO("m=" << m << " k=" << k << " threads=" << threads);
+                const std::size_t ns[] = {70, 1, 33};
+                const auto A = uniforms(m * k + 1, rng);
+                std::vector<std::vector<float>> B, bias, ours, want;
+                std::vector<attn::fast::GemmRight> rights;
+                for (std::size_t r = 0; r < 3; ++r) {
+                    const std::size_t n = ns[r], ldc = n + r;  // r = 0: no padding
+                    B.push_back(uniforms(n * (k + 2) + 1, rng));  // [n, k] with ldb = k + 2
+                    bias.push_back(uniforms(n, rng));
+                    ours.emplace_back(m * ldc + 1, 7.0f);
+                    want.emplace_back(m * ldc + 1, 7.0f);
+                    rights.push_back({B[r].data(), k + 2, true, n, ours[r].data(), ldc,
+                                      r == 1 ? nullptr : bias[r].data()});
+                }
+                attn::fast::gemm_multi(m, k, A.data(), k, false, rights.data(), 3, threads);
+                for (std::size_t r = 0; r < 3; ++r) {
+                    const std::size_t n = ns[r], ldc = n + r;
+                    attn::fast::gemm(m, n, k, A.data(), k, false, B[r].data(), k + 2, true,
+                                     want[r].data(), ldc, 1);
+                    if (r != 1)
+                        for (std::size_t i = 0; i < m; ++i)
+                            for (std::size_t j = 0; j < n; ++j) want[r][i * ldc + j] += bias[r][j];
+                    CHECK(first_difference(ours[r].data(), want[r].data(), ours[r].size()) == -1);
+                }
+            }
+        }
+    });
+    std::vector<float> x(100);
+    const attn::fast::GemmRight bad{x.data(), 3, true, 5, x.data(), 5, nullptr};
+    CHECK_THROWS_CONTAINING(attn::fast::gemm_multi(2, 4, x.data(), 4, false, &bad, 1),
+                            "expected ldb >= 4", "got 3");
+}
+
 TEST_CASE("fast::gemm_packed refuses a PackedB whose public fields were changed") {
     std::vector<float> b(8 * 40, 1.0f), a(3 * 8, 1.0f), c(3 * 40);
     attn::fast::PackedB packed;

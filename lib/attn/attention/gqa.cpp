@@ -76,10 +76,9 @@ Tensor GroupedQueryAttention::operator()(const Tensor& x, Generator& gen) const 
     check_positions("GroupedQueryAttention", 0, s[1], context_length);
     // [b, T, H * hd] and [b, T, G * hd] seen as [b, H, T, hd] and [b, G, T, hd]: query head
     // h reads key/value head h / group_size, as repeat_interleave pairs them.
-    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
-    const HeadsView keys = detail::project_heads(1, W_key, x, num_kv_heads, head_dim);
-    const HeadsView values = detail::project_heads(2, W_value, x, num_kv_heads, head_dim);
-    return detail::attend_project(queries, keys, values, &out_proj, options(0, gen));
+    const detail::QKVHeads qkv =
+        detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_kv_heads, head_dim);
+    return detail::attend_project(qkv.queries, qkv.keys, qkv.values, &out_proj, options(0, gen));
 }
 
 Tensor GroupedQueryAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {

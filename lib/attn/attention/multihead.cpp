@@ -142,11 +142,12 @@ Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     const BufferMask causal = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);
     // W_query(x).view(b, T, H, hd).transpose(1, 2), without a copy, in reused workspaces:
-    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
-    const HeadsView keys = detail::project_heads(1, W_key, x, num_heads, head_dim);
-    const HeadsView values = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    // (the three products in one pass over x: detail::project_qkv)
+    const detail::QKVHeads qkv =
+        detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     // The core, the heads merged as .transpose(1, 2).contiguous().view(b, T, d_out), out_proj.
-    return detail::attend_project(queries, keys, values, &out_proj, options(causal, gen));
+    return detail::attend_project(qkv.queries, qkv.keys, qkv.values, &out_proj,
+                                  options(causal, gen));
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {

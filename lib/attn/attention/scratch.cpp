@@ -5,7 +5,45 @@
 #include <string>
 #include <vector>
 
+#include "attn/kernels/gemm.hpp"
+
 namespace attn::detail {
+
+namespace {
+
+// layers[r](x) for `rows` rows of `x [rows, in_features]` into ys[r] (count <= 3), each with
+// the bits of nn::Linear::forward_into. On the reference BLAS, one fast::gemm_multi: the
+// blocks of x packed once for every layer, one team of threads, each bias added to the
+// finished sums in the same pass (no serial loop over the result).
+void linears_into(const nn::Linear* const* layers, float* const* ys, std::size_t count,
+                  const float* x, std::size_t rows) {
+#if ATTN_BLAS_REFERENCE
+    std::array<fast::GemmRight, 3> rights;
+    const std::size_t in = layers[0]->in_features();
+    for (std::size_t r = 0; r < count; ++r) {
+        const nn::Linear& l = *layers[r];
+        l.check_parameters();
+        if (l.in_features() != in)
+            throw std::invalid_argument("linears_into: expected in_features " + std::to_string(in) +
+                                        " for every layer, got " + std::to_string(l.in_features()));
+        const std::size_t out = l.out_features();
+        rights.at(r) = {l.weight.data(), in, /*trans_b=*/true, out, ys[r], out,
+                        l.bias ? l.bias->data() : nullptr};
+    }
+    fast::gemm_multi(rows, in, x, in, false, rights.data(), count);
+#else
+    for (std::size_t r = 0; r < count; ++r) layers[r]->forward_into(x, rows, ys[r]);
+#endif
+}
+
+// B * T of x [B, T, in_features], checked against the layer.
+std::size_t token_rows(const nn::Linear& layer, const Shape& s) {
+    if (s.size() != 3 || s[2] != layer.in_features())
+        throw_shape_error("project_heads (x)", "[B, T, " + std::to_string(layer.in_features()) + "]", s);
+    return checked_mul(s[0], s[1], "project_heads (B * T)");
+}
+
+}  // namespace
 
 float* scratch(std::size_t slot, std::size_t floats) {
     thread_local std::array<std::vector<float>, 8> buffers;
@@ -17,13 +55,28 @@ float* scratch(std::size_t slot, std::size_t floats) {
 HeadsView project_heads(std::size_t slot, const nn::Linear& layer, const Tensor& x,
                         std::size_t num_heads, std::size_t head_dim) {
     const Shape s = shape_of(x);
-    const std::size_t out = layer.out_features();
-    if (s.size() != 3 || s[2] != layer.in_features())
-        throw_shape_error("project_heads (x)", "[B, T, " + std::to_string(layer.in_features()) + "]", s);
-    const std::size_t rows = checked_mul(s[0], s[1], "project_heads (B * T)");
+    const std::size_t out = layer.out_features(), rows = token_rows(layer, s);
     float* y = scratch(slot, checked_mul(rows, out, "project_heads (B * T * out_features)"));
     layer.forward_into(x.data(), rows, y);
     return HeadsView::split(y, s[0], s[1], out, num_heads, head_dim);
+}
+
+QKVHeads project_qkv(const nn::Linear& W_query, const nn::Linear& W_key,
+                     const nn::Linear& W_value, const Tensor& x, std::size_t num_heads,
+                     std::size_t num_kv_heads, std::size_t head_dim) {
+    const Shape s = shape_of(x);
+    const nn::Linear* layers[3] = {&W_query, &W_key, &W_value};
+    float* ys[3];
+    std::size_t rows = 0;
+    for (std::size_t r = 0; r < 3; ++r) {
+        rows = token_rows(*layers[r], s);
+        ys[r] = scratch(r, checked_mul(rows, layers[r]->out_features(),
+                                       "project_heads (B * T * out_features)"));
+    }
+    linears_into(layers, ys, 3, x.data(), rows);
+    return {HeadsView::split(ys[0], s[0], s[1], W_query.out_features(), num_heads, head_dim),
+            HeadsView::split(ys[1], s[0], s[1], W_key.out_features(), num_kv_heads, head_dim),
+            HeadsView::split(ys[2], s[0], s[1], W_value.out_features(), num_kv_heads, head_dim)};
 }
 
 Tensor attend_project(const HeadsView& q, const HeadsView& k, const HeadsView& v,
@@ -42,7 +95,8 @@ Tensor attend_project(const HeadsView& q, const HeadsView& k, const HeadsView& v
     float* merged = scratch(7, checked_mul(rows, width, "attend (B * Tq * H * dv)"));
     attend(q, k, v, merged, options);
     Tensor y = Tensor::from_shape({q.B, q.T, out_proj->out_features()});
-    out_proj->forward_into(merged, rows, y.data());
+    float* const out = y.data();
+    linears_into(&out_proj, &out, 1, merged, rows);
     return y;
 }
 

@@ -23,6 +23,22 @@ float* scratch(std::size_t slot, std::size_t floats);
 HeadsView project_heads(std::size_t slot, const nn::Linear& layer, const Tensor& x,
                         std::size_t num_heads, std::size_t head_dim);
 
+/// The queries, keys and values of one input `x [B, T, in_features]`: `W_query(x)`,
+/// `W_key(x)`, `W_value(x)` into scratch slots 0, 1, 2, seen as `num_heads` query heads and
+/// `num_kv_heads` key/value heads of `head_dim` columns, the bits of `project_heads` (and of
+/// `nn::Linear`). On the reference BLAS the three products are one `fast::gemm_multi`: `x` is
+/// read once for all three and one team of threads computes them (Raschka ch. 3.6.2's three
+/// `nn.Linear` calls on the same `x`).
+/// @throws std::invalid_argument as `project_heads` for each layer.
+struct QKVHeads {
+    HeadsView queries;  ///< `[B, num_heads, T, head_dim]`
+    HeadsView keys;     ///< `[B, num_kv_heads, T, head_dim]`
+    HeadsView values;   ///< `[B, num_kv_heads, T, head_dim]`
+};
+QKVHeads project_qkv(const nn::Linear& W_query, const nn::Linear& W_key,
+                     const nn::Linear& W_value, const Tensor& x, std::size_t num_heads,
+                     std::size_t num_kv_heads, std::size_t head_dim);
+
 /// `out_proj(attend(q, k, v))`: the heads merged into scratch, then the output projection into
 /// the one tensor the forward allocates, `[B, Tq, out_features]`. `out_proj` null: the merged
 /// heads themselves (a module without output projection).

@@ -146,8 +146,7 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
             if (stages & stage_weights_values) {
                 // context^T [dv, nr] = values^T[:, jlo:hi] @ weights^T: sums over keys in order.
                 detail::gemm_prepacked(kn, a.dv, nr, rows, Vt + jlo * mr, Tk, St, rows, Ct, nr);
-                for (std::size_t c = 0; c < lanes; ++c)
-                    for (std::size_t d = 0; d < a.dv; ++d) q.O[(i0 + c) * a.ldo + d] = Ct[d * nr + c];
+                kn.transpose(a.dv, lanes, Ct, nr, q.O + i0 * a.ldo, a.ldo);
             }
         }
     }

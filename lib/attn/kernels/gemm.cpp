@@ -1,11 +1,13 @@
 // attn::fast::gemm and friends (gemm.hpp): packing, cache blocking, threads and the choice of
 // kernel. The arithmetic itself is in kernel_impl.hpp.
 //
-// Loop order (for each block of MC rows of C, which one thread owns):
+// The right operands (one for gemm, several for gemm_multi) are packed first, by the whole
+// team. Then, for each block of at most MC rows of C, which one thread owns:
 //   for each block of KC terms, in order          (partial sums stored in C between blocks)
-//     pack the MC x KC block of op(A)              (MR-row panels, zero-padded)
-//     for each NR-column panel of the packed B     (KC x NR, stays in L1)
-//       for each MR-row panel of the packed A      (the kernel: an MR x NR tile in registers)
+//     pack the MC x KC block of op(A)              (MR-row panels, zero-padded), once for
+//     for each right operand                       all the right operands
+//       for each NR-column panel of its packed B   (KC x NR, stays in L1)
+//         for each MR-row panel of the packed A    (the kernel: an MR x NR tile in registers)
 // Every element of C is computed by one kernel call per KC block, in block order, so the
 // order of its terms is 0, 1, ..., k-1 whatever the blocking or the thread count.
 #include "attn/kernels/gemm.hpp"
@@ -67,27 +69,6 @@ void check_ld(const char* where, const char* name, std::size_t ld, std::size_t n
     }
 }
 
-// Packs rows [i0, i0 + mc) and terms [p0, p0 + kc) of op(A) into MR-row panels:
-// panel q holds, for p = 0..kc-1, the MR values op(A)[i0 + q*MR + r, p0 + p] (0 past m).
-void pack_a(const float* A, std::size_t lda, bool trans_a, std::size_t m, std::size_t i0,
-            std::size_t mc, std::size_t p0, std::size_t kc, std::size_t mr, float* out) {
-    for (std::size_t q = 0; q * mr < mc; ++q) {
-        float* dst = out + q * kc * mr;
-        for (std::size_t r = 0; r < mr; ++r) {
-            const std::size_t i = i0 + q * mr + r;
-            if (i >= m || q * mr + r >= mc) {
-                for (std::size_t p = 0; p < kc; ++p) dst[p * mr + r] = 0.0f;
-            } else if (!trans_a) {
-                const float* src = A + i * lda + p0;
-                for (std::size_t p = 0; p < kc; ++p) dst[p * mr + r] = src[p];
-            } else {
-                const float* src = A + p0 * lda + i;
-                for (std::size_t p = 0; p < kc; ++p) dst[p * mr + r] = src[p * lda];
-            }
-        }
-    }
-}
-
 // Scratch for packed A blocks, one per thread, kept between calls.
 float* a_scratch(std::size_t floats) {
     thread_local std::vector<float> buf;
@@ -95,30 +76,63 @@ float* a_scratch(std::size_t floats) {
     return align64(buf.data());
 }
 
-// C rows [i0, i0 + mc) of op(A) @ Bp, Bp packed with `kb` rows per panel (of which the first
-// k are used) and n columns.
-void gemm_rows(const Kernels& kn, std::size_t m, std::size_t n, std::size_t k,
-               const float* A, std::size_t lda, bool trans_a, const float* Bp, std::size_t kb,
-               float* C, std::size_t ldc, std::size_t i0, std::size_t mc) {
+// Packs rows [i0, i0 + mc) and terms [p0, p0 + kc) of op(A) into MR-row panels:
+// panel q holds, for p = 0..kc-1, the MR values op(A)[i0 + q*MR + r, p0 + p] (0 past mc).
+void pack_a_block(const Kernels& kn, const float* A, std::size_t lda, bool trans_a,
+                  std::size_t i0, std::size_t mc, std::size_t p0, std::size_t kc, float* out) {
+    for (std::size_t r0 = 0; r0 < mc; r0 += kn.mr) {
+        const std::size_t i = i0 + r0;
+        kn.pack_a(std::min(kn.mr, mc - r0), kc, trans_a ? A + p0 * lda + i : A + i * lda + p0,
+                  lda, trans_a, out + (r0 / kn.mr) * kc * kn.mr);
+    }
+}
+
+// Packs op(B) [k, n] into ceil(n / NR) panels of k rows of NR floats, panel q at out + q*k*NR.
+void pack_b_panel_of(const Kernels& kn, std::size_t k, std::size_t n, const float* B,
+                     std::size_t ldb, bool trans_b, std::size_t q, float* out) {
+    const std::size_t j0 = q * kn.nr;
+    kn.pack_b(k, std::min(kn.nr, n - j0), trans_b ? B + j0 * ldb : B + j0, ldb, trans_b,
+              out + q * k * kn.nr);
+}
+
+// One product of a row block: its packed panels (kb rows each), columns and result.
+struct Target {
+    const float* Bp;     // panel q at Bp + q * kb * NR
+    std::size_t kb;      // rows of each packed panel (of which the first k are used)
+    std::size_t n;       // columns
+    float* C;            // result, row stride ldc
+    std::size_t ldc;
+    const float* bias;   // [n] added to the finished sums, or null
+};
+
+// Rows [i0, i0 + mc) of op(A) @ op(B_t) for every target: A packed once per block of KC terms
+// for all of them.
+void gemm_rows(const Kernels& kn, std::size_t k, const float* A, std::size_t lda, bool trans_a,
+               const Target* targets, std::size_t count, std::size_t i0, std::size_t mc) {
     const std::size_t mr = kn.mr, nr = kn.nr;
     float* Ap = a_scratch(round_up(mc, mr) * std::min(k, KC));
     for (std::size_t p0 = 0; p0 < k; p0 += KC) {
         const std::size_t kc = std::min(KC, k - p0);
-        pack_a(A, lda, trans_a, m, i0, mc, p0, kc, mr, Ap);
-        for (std::size_t j0 = 0; j0 < n; j0 += nr) {
-            const float* Bpanel = Bp + (j0 / nr) * kb * nr + p0 * nr;
-            const std::size_t cols = std::min(nr, n - j0);
-            for (std::size_t r0 = 0; r0 < mc; r0 += mr) {
-                const std::size_t rows = std::min(mr, mc - r0);
-                kn.micro(kc, Ap + (r0 / mr) * kc * mr, Bpanel, C + (i0 + r0) * ldc + j0, ldc,
-                         rows, cols, p0 > 0);
+        const bool last = p0 + kc == k;
+        pack_a_block(kn, A, lda, trans_a, i0, mc, p0, kc, Ap);
+        for (std::size_t t = 0; t < count; ++t) {
+            const Target& g = targets[t];
+            for (std::size_t j0 = 0; j0 < g.n; j0 += nr) {
+                const float* Bpanel = g.Bp + (j0 / nr) * g.kb * nr + p0 * nr;
+                const std::size_t cols = std::min(nr, g.n - j0);
+                const float* bias = last && g.bias ? g.bias + j0 : nullptr;
+                for (std::size_t r0 = 0; r0 < mc; r0 += mr)
+                    kn.micro(kc, Ap + (r0 / mr) * kc * mr, Bpanel, g.C + (i0 + r0) * g.ldc + j0,
+                             g.ldc, std::min(mr, mc - r0), cols, p0 > 0, bias);
             }
         }
     }
 }
 
-void zero_rows(float* C, std::size_t ldc, std::size_t m, std::size_t n) {
-    for (std::size_t i = 0; i < m; ++i) std::fill_n(C + i * ldc, n, 0.0f);
+void zero_rows(float* C, std::size_t ldc, std::size_t m, std::size_t n,
+               const float* bias = nullptr) {
+    for (std::size_t i = 0; i < m; ++i)
+        for (std::size_t j = 0; j < n; ++j) C[i * ldc + j] = bias ? 0.0f + bias[j] : 0.0f;
 }
 
 }  // namespace
@@ -129,26 +143,12 @@ const Kernels& active() { return kernels(); }
 
 void pack_a_panels(const Kernels& kn, std::size_t m, std::size_t k, const float* A,
                    std::size_t lda, bool trans_a, float* out) {
-    pack_a(A, lda, trans_a, m, 0, m, 0, k, kn.mr, out);
+    pack_a_block(kn, A, lda, trans_a, 0, m, 0, k, out);
 }
 
 void pack_b_panels(const Kernels& kn, std::size_t k, std::size_t n, const float* B,
                    std::size_t ldb, bool trans_b, float* out) {
-    const std::size_t nr = kn.nr;
-    for (std::size_t q = 0; q * nr < n; ++q) {
-        float* dst = out + q * k * nr;
-        const std::size_t j0 = q * nr, cols = std::min(nr, n - j0);
-        for (std::size_t c = 0; c < nr; ++c) {
-            if (c >= cols) {
-                for (std::size_t p = 0; p < k; ++p) dst[p * nr + c] = 0.0f;
-            } else if (trans_b) {
-                const float* src = B + (j0 + c) * ldb;
-                for (std::size_t p = 0; p < k; ++p) dst[p * nr + c] = src[p];
-            } else {
-                for (std::size_t p = 0; p < k; ++p) dst[p * nr + c] = B[p * ldb + j0 + c];
-            }
-        }
-    }
+    for (std::size_t q = 0; q * kn.nr < n; ++q) pack_b_panel_of(kn, k, n, B, ldb, trans_b, q, out);
 }
 
 void gemm_prepacked(const Kernels& kn, std::size_t m, std::size_t n, std::size_t k,
@@ -162,7 +162,7 @@ void gemm_prepacked(const Kernels& kn, std::size_t m, std::size_t n, std::size_t
             const std::size_t kc = std::min(KC, k - p0);
             for (std::size_t r0 = 0; r0 < m; r0 += mr)
                 kn.micro(kc, Ap + (r0 / mr) * ka * mr + p0 * mr, Bp + (j0 / nr) * kb * nr + p0 * nr,
-                         C + r0 * ldc + j0, ldc, std::min(mr, m - r0), cols, p0 > 0);
+                         C + r0 * ldc + j0, ldc, std::min(mr, m - r0), cols, p0 > 0, nullptr);
         }
     }
 }
@@ -197,32 +197,13 @@ void use_isa(const std::string& name) {
 void pack_b(std::size_t k, std::size_t n, const float* B, std::size_t ldb, bool trans_b,
             PackedB& out) {
     check_ld("fast::pack_b", "ldb", ldb, trans_b ? k : n);
-    const std::size_t nr = kernels().nr;
-    const std::size_t panels = (n + nr - 1) / nr;
+    const Kernels& kn = kernels();
+    const std::size_t panels = (n + kn.nr - 1) / kn.nr;
     out.k = k;
     out.n = n;
-    out.nr = nr;
-    if (out.data.size() < panels * k * nr + 16) out.data.resize(panels * k * nr + 16);
-    float* base = align64(out.data.data());
-    for (std::size_t q = 0; q < panels; ++q) {
-        float* dst = base + q * k * nr;
-        const std::size_t j0 = q * nr, cols = std::min(nr, n - j0);
-        if (!trans_b) {
-            for (std::size_t p = 0; p < k; ++p) {
-                std::copy_n(B + p * ldb + j0, cols, dst + p * nr);
-                std::fill(dst + p * nr + cols, dst + (p + 1) * nr, 0.0f);
-            }
-        } else {
-            for (std::size_t c = 0; c < nr; ++c) {
-                if (c < cols) {
-                    const float* src = B + (j0 + c) * ldb;
-                    for (std::size_t p = 0; p < k; ++p) dst[p * nr + c] = src[p];
-                } else {
-                    for (std::size_t p = 0; p < k; ++p) dst[p * nr + c] = 0.0f;
-                }
-            }
-        }
-    }
+    out.nr = kn.nr;
+    if (out.data.size() < panels * k * kn.nr + 16) out.data.resize(panels * k * kn.nr + 16);
+    detail::pack_b_panels(kn, k, n, B, ldb, trans_b, align64(out.data.data()));
 }
 
 void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
@@ -249,9 +230,9 @@ void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, st
     check_ld("fast::gemm_packed", "ldc", ldc, n);
     if (m == 0 || n == 0) return;
     if (k == 0) return zero_rows(C, ldc, m, n);
-    const float* Bp = align64(B.data.data());
+    const Target t{align64(B.data.data()), B.k, n, C, ldc, nullptr};
     for (std::size_t i0 = 0; i0 < m; i0 += MC)
-        gemm_rows(kn, m, n, k, A, lda, trans_a, Bp, B.k, C, ldc, i0, std::min(MC, m - i0));
+        gemm_rows(kn, k, A, lda, trans_a, &t, 1, i0, std::min(MC, m - i0));
 }
 
 void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
@@ -260,25 +241,71 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size
     check_ld("fast::gemm", "lda", lda, trans_a ? m : k);
     check_ld("fast::gemm", "ldb", ldb, trans_b ? k : n);
     check_ld("fast::gemm", "ldc", ldc, n);
-    if (m == 0 || n == 0) return;
-    if (k == 0) return zero_rows(C, ldc, m, n);
+    const GemmRight right{B, ldb, trans_b, n, C, ldc, nullptr};
+    gemm_multi(m, k, A, lda, trans_a, &right, 1, threads);
+}
+
+void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, bool trans_a,
+                const GemmRight* rights, std::size_t count, int threads) {
+    check_ld("fast::gemm_multi", "lda", lda, trans_a ? m : k);
+    double flops = 0;
+    for (std::size_t r = 0; r < count; ++r) {
+        check_ld("fast::gemm_multi", "ldb", rights[r].ldb, rights[r].trans_b ? k : rights[r].n);
+        check_ld("fast::gemm_multi", "ldc", rights[r].ldc, rights[r].n);
+        flops += 2.0 * double(m) * double(rights[r].n) * double(k);
+    }
+    if (m == 0) return;
+    if (k == 0) {
+        for (std::size_t r = 0; r < count; ++r)
+            zero_rows(rights[r].C, rights[r].ldc, m, rights[r].n, rights[r].bias);
+        return;
+    }
     const Kernels& kn = kernels();
-    thread_local PackedB packed;
-    pack_b(k, n, B, ldb, trans_b, packed);
-    const float* Bp = align64(packed.data.data());
-    const std::size_t blocks = (m + MC - 1) / MC;
+    const std::size_t nr = kn.nr;
+    // Every right operand's panels side by side in one buffer, which all threads read.
+    // (The calling thread's buffers, seen by the team through these pointers.)
+    thread_local std::vector<Target> target_buf;
+    thread_local std::vector<std::size_t> first_buf;
+    thread_local std::vector<float> packed;
+    target_buf.resize(count);
+    first_buf.assign(count + 1, 0);
+    std::size_t* first = first_buf.data();  // the first panel of each operand
+    for (std::size_t r = 0; r < count; ++r) first[r + 1] = first[r] + (rights[r].n + nr - 1) / nr;
+    const std::size_t panels = first[count];
+    if (packed.size() < panels * k * nr + 16) packed.resize(panels * k * nr + 16);
+    float* Bp = align64(packed.data());
+    Target* targets = target_buf.data();
+    for (std::size_t r = 0; r < count; ++r)
+        targets[r] = {Bp + first[r] * k * nr, k, rights[r].n,
+                      rights[r].C, rights[r].ldc, rights[r].bias};
     // Threads only pay off for large products (waking them costs microseconds, and on a
     // busy machine much more), unless the caller asks for a number.
-    const bool large = 2.0 * double(m) * double(n) * double(k) >= 8e6;
     const int nthreads = omp_in_parallel()  ? 1
                          : threads > 0      ? threads
-                         : large            ? omp_get_max_threads()
+                         : flops >= 8e6     ? omp_get_max_threads()
                                             : 1;
-    // Row blocks of C to threads; each element is still one thread's in-order sum.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (nthreads > 1 && blocks > 1)
-    for (std::size_t b = 0; b < blocks; ++b)
-        gemm_rows(kn, m, n, k, A, lda, trans_a, Bp, k, C, ldc, b * MC,
-                  std::min(MC, m - b * MC));
+    // Rows in blocks of at most MC, at least one block per thread when there are enough rows.
+    const std::size_t team = std::size_t(nthreads);
+    const std::size_t per_thread = round_up((m + team - 1) / team, kn.mr);
+    const std::size_t mc = std::clamp(per_thread, kn.mr, MC);
+    const std::size_t blocks = (m + mc - 1) / mc;
+    // One team packs the right operands (panels shared out), then computes row blocks of C;
+    // each element is still one thread's in-order sum, so the bits do not depend on threads.
+    // Both loops hand out work as threads come for it: on a shared machine a thread that is
+    // descheduled for a while leaves its share to the other rather than holding up the barrier.
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+    {
+#pragma omp for schedule(dynamic, 4)
+        for (std::size_t t = 0; t < panels; ++t) {
+            const std::size_t r =
+                std::size_t(std::upper_bound(first, first + count + 1, t) - first) - 1;
+            pack_b_panel_of(kn, k, rights[r].n, rights[r].B, rights[r].ldb, rights[r].trans_b,
+                            t - first[r], Bp + first[r] * k * nr);
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (std::size_t b = 0; b < blocks; ++b)
+            gemm_rows(kn, k, A, lda, trans_a, targets, count, b * mc, std::min(mc, m - b * mc));
+    }
 }
 
 }  // namespace attn::fast

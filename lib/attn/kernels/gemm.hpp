@@ -61,6 +61,30 @@ void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size
           bool trans_a, const float* B, std::size_t ldb, bool trans_b, float* C,
           std::size_t ldc, int threads = 0);
 
+/// One right operand of `gemm_multi` and where its product goes: `C[m, n] = op(A) @ op(B)`
+/// (`op(B)[p, j]` is `B[p * ldb + j]`, or `B[j * ldb + p]` when `trans_b`), then, when `bias` is
+/// not null, `C[i, j] + bias[j]` (a separate addition after the finished sum, as
+/// `nn::Linear`'s `x @ W^T + b` makes it). float32, row-major, `C[i, j]` at `C[i * ldc + j]`.
+struct GemmRight {
+    const float* B = nullptr;     ///< the right operand
+    std::size_t ldb = 0;          ///< its row stride
+    bool trans_b = false;         ///< `B` holds `op(B)^T` (a `Linear` weight `[n, k]`)
+    std::size_t n = 0;            ///< columns of `op(B)` and of `C`
+    float* C = nullptr;           ///< the result `[m, n]`
+    std::size_t ldc = 0;          ///< its row stride
+    const float* bias = nullptr;  ///< `[n]`, or null
+};
+
+/// Several products with one left operand, `C_r = op(A) @ op(B_r) (+ bias_r)` for
+/// `r < count`, each element as `gemm` computes it (the reference BLAS's bits). The blocks of
+/// `op(A)` are packed once for all the right operands (the queries, keys and values of an
+/// attention layer all project the same `x`), and one team of threads packs the right operands
+/// and computes every product; `threads` as in `gemm`, counting the flops of all products.
+/// @throws std::invalid_argument as `gemm` does for `lda`, and for a right operand whose `ldb`
+/// or `ldc` is too small.
+void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, bool trans_a,
+                const GemmRight* rights, std::size_t count, int threads = 0);
+
 /// `op(B)` `[k, n]` packed once for several products with the same right operand (the
 /// keys or values of one head): column panels of the kernel's width `NR`, each `k` rows of
 /// `NR` floats, the last panel padded with zeros. Made by `pack_b`, used by `gemm_packed`;

@@ -3,7 +3,7 @@
 //   W        floats per vector;           V   float vector type of W lanes (GCC vector_size)
 //   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
 //   vexp(V)  SLEEF's expf_u10 on a vector, equal bit for bit to Sleef_expf1_u10purecfma
-// and included <algorithm>, <cstring>, <limits>.
+// and included <algorithm>, <cstring>, <limits>, <utility>.
 //
 // The file is compiled with -ffp-contract=off: `acc += a * b` stays a rounded product and a
 // rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic.
@@ -25,9 +25,10 @@ inline V load(const float* p) {
 inline void store(float* p, V v) { std::memcpy(p, &v, sizeof(V)); }
 
 // The full MR x NR tile, C with row stride ldc. Each lane of acc[i][v] is one element of C;
-// its terms are added in p order.
+// its terms are added in p order. With `bias`, bias[j] is added to the finished sum.
 inline void micro_full(std::size_t k, const float* __restrict Ap, const float* __restrict Bp,
-                       float* __restrict C, std::size_t ldc, bool accumulate) {
+                       float* __restrict C, std::size_t ldc, bool accumulate,
+                       const float* __restrict bias) {
     V acc[MR][NV];
 #pragma GCC unroll 16
     for (std::size_t i = 0; i < MR; ++i)
@@ -47,6 +48,14 @@ inline void micro_full(std::size_t k, const float* __restrict Ap, const float* _
         Ap += MR;
         Bp += NR;
     }
+    if (bias) {
+#pragma GCC unroll 4
+        for (std::size_t v = 0; v < NV; ++v) {
+            const V b = load(bias + v * W);
+#pragma GCC unroll 16
+            for (std::size_t i = 0; i < MR; ++i) acc[i][v] += b;
+        }
+    }
 #pragma GCC unroll 16
     for (std::size_t i = 0; i < MR; ++i)
 #pragma GCC unroll 4
@@ -54,21 +63,137 @@ inline void micro_full(std::size_t k, const float* __restrict Ap, const float* _
 }
 
 void micro(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
-           std::size_t rows, std::size_t cols, bool accumulate) {
+           std::size_t rows, std::size_t cols, bool accumulate, const float* bias) {
     if (rows == MR && cols == NR) {
-        micro_full(k, Ap, Bp, C, ldc, accumulate);
+        micro_full(k, Ap, Bp, C, ldc, accumulate, bias);
         return;
     }
     // An edge tile: work on a full tile in a local buffer (the padded rows and columns of the
     // packed panels are zeros), then copy out the part that exists.
     alignas(64) float tile[MR * NR] = {};
+    alignas(64) float b[NR] = {};
     if (accumulate)
         for (std::size_t i = 0; i < rows; ++i) std::copy_n(C + i * ldc, cols, tile + i * NR);
-    micro_full(k, Ap, Bp, tile, NR, accumulate);
+    if (bias) std::copy_n(bias, cols, b);
+    micro_full(k, Ap, Bp, tile, NR, accumulate, bias ? b : nullptr);
     for (std::size_t i = 0; i < rows; ++i) std::copy_n(tile + i * NR, cols, C + i * ldc);
 }
 
+// ------------------------------------------------------------------ packing (copies only)
+
+// N floats as one GCC vector (an alias template would lose the attribute).
+template <std::size_t N> struct VecOf;
+template <> struct VecOf<4> { using type = float __attribute__((vector_size(16))); };
+template <> struct VecOf<8> { using type = float __attribute__((vector_size(32))); };
+template <> struct VecOf<16> { using type = float __attribute__((vector_size(64))); };
+template <std::size_t N>
+using VecN = typename VecOf<N>::type;
+
+// One step of an N x N transpose held in N vectors: rows i and i + D (i & D == 0) swap their
+// off-diagonal D-wide blocks. After D = 1, 2, 4, ..., N / 2, row c holds column c.
+template <std::size_t N, std::size_t D, std::size_t... L>
+inline VecN<N> swap_lo(VecN<N> a, VecN<N> b, std::index_sequence<L...>) {
+    return __builtin_shufflevector(a, b, ((L & D) ? N + L - D : L)...);
+}
+template <std::size_t N, std::size_t D, std::size_t... L>
+inline VecN<N> swap_hi(VecN<N> a, VecN<N> b, std::index_sequence<L...>) {
+    return __builtin_shufflevector(a, b, ((L & D) ? N + L : L + D)...);
+}
+template <std::size_t N, std::size_t D>
+inline void transpose_steps(VecN<N>* r) {
+    if constexpr (D < N) {
+#pragma GCC unroll 16
+        for (std::size_t i = 0; i < N; ++i)
+            if (!(i & D)) {
+                const VecN<N> a = r[i], b = r[i + D];
+                r[i] = swap_lo<N, D>(a, b, std::make_index_sequence<N>{});
+                r[i + D] = swap_hi<N, D>(a, b, std::make_index_sequence<N>{});
+            }
+        transpose_steps<N, 2 * D>(r);
+    }
+}
+
+// dst[c * ldd + r] = src[r * lds + c] for r, c < N.
+template <std::size_t N>
+inline void transpose_block(const float* src, std::size_t lds, float* dst, std::size_t ldd) {
+    VecN<N> r[N];
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < N; ++i) std::memcpy(&r[i], src + i * lds, sizeof(VecN<N>));
+    transpose_steps<N, 1>(r);
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < N; ++i) std::memcpy(dst + i * ldd, &r[i], sizeof(VecN<N>));
+}
+
+// dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols: N x N blocks in registers, the
+// edges one float at a time.
+template <std::size_t N>
+void transpose_n(std::size_t rows, std::size_t cols, const float* src, std::size_t lds,
+                 float* dst, std::size_t ldd) {
+    std::size_t r0 = 0;
+    for (; r0 + N <= rows; r0 += N) {
+        std::size_t c0 = 0;
+        for (; c0 + N <= cols; c0 += N)
+            transpose_block<N>(src + r0 * lds + c0, lds, dst + c0 * ldd + r0, ldd);
+        for (std::size_t c = c0; c < cols; ++c)
+            for (std::size_t r = r0; r < r0 + N; ++r) dst[c * ldd + r] = src[r * lds + c];
+    }
+    for (std::size_t c = 0; c < cols; ++c)
+        for (std::size_t r = r0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
+}
+
+void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t lda,
+                  bool trans_a, float* out) {
+    if (trans_a) {  // op(A)[r, p] = A[p * lda + r]: each term's MR values are contiguous
+        if (rows == MR) {  // a copy of constant size: vector moves, not a call per term
+            for (std::size_t p = 0; p < kc; ++p)
+                std::memcpy(out + p * MR, A + p * lda, sizeof(float) * MR);
+            return;
+        }
+        for (std::size_t p = 0; p < kc; ++p) {
+            std::copy_n(A + p * lda, rows, out + p * MR);
+            std::fill(out + p * MR + rows, out + (p + 1) * MR, 0.0f);
+        }
+        return;
+    }
+    transpose_n<MR>(rows, kc, A, lda, out, MR);
+    if (rows < MR)
+        for (std::size_t p = 0; p < kc; ++p)
+            std::fill(out + p * MR + rows, out + (p + 1) * MR, 0.0f);
+}
+
+void pack_b_panel(std::size_t kc, std::size_t cols, const float* B, std::size_t ldb,
+                  bool trans_b, float* out) {
+    if (!trans_b) {  // op(B)[p, c] = B[p * ldb + c]: each term's columns are contiguous
+        if (cols == NR) {
+            for (std::size_t p = 0; p < kc; ++p)
+                std::memcpy(out + p * NR, B + p * ldb, sizeof(float) * NR);
+            return;
+        }
+        for (std::size_t p = 0; p < kc; ++p) {
+            std::copy_n(B + p * ldb, cols, out + p * NR);
+            std::fill(out + p * NR + cols, out + (p + 1) * NR, 0.0f);
+        }
+        return;
+    }
+    transpose_n<W>(cols, kc, B, ldb, out, NR);
+    if (cols < NR)
+        for (std::size_t p = 0; p < kc; ++p)
+            std::fill(out + p * NR + cols, out + (p + 1) * NR, 0.0f);
+}
+
 inline std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
+
+// Whether x / s equals x * (1 / s) for every float x: s a positive power of two whose inverse
+// is a normal float too. Both are then one correct rounding of the same real number x * 2^-e
+// (NaN, infinities and subnormal results included), and the product is several times cheaper
+// than the division (Raschka's / sqrt(head_dim) is / 8 for heads of 64).
+inline bool exact_inverse(float s) {
+    static_assert(sizeof(unsigned) == sizeof(float));
+    unsigned u = 0;
+    std::memcpy(&u, &s, sizeof u);
+    const unsigned exponent = (u >> 23) & 0xFFu;
+    return (u & 0x807FFFFFu) == 0 && exponent >= 1 && exponent <= 253;
+}
 
 // The softmax of one block of NR queries, stored transposed: St[r * NR + c] is the score of
 // query i0 + c against key j0 + r. Lane c of a vector is query c, and every step below is the
@@ -79,7 +204,8 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
     const std::size_t rows = b.rows;
     V lane;  // c, the lane's query offset within its vector
     for (std::size_t l = 0; l < W; ++l) lane[l] = float(l);
-    const V s = splat(b.scale), ninf = splat(neg_inf);
+    const bool divide = b.divide && !exact_inverse(b.scale);
+    const V s = splat(b.divide && !divide ? 1.0f / b.scale : b.scale), ninf = splat(neg_inf);
     // Scale, bias, mask, and the maximum. `x > m ? x : m` is std::max(m, x) lane by lane
     // (a NaN never replaces the maximum).
     V mx[NV];
@@ -89,7 +215,7 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
         const long j = long(b.j0 + r);
         for (std::size_t v = 0; v < NV; ++v) {
             V x = load(row + v * W);
-            x = b.divide ? x / s : x * s;
+            x = divide ? x / s : x * s;
             if (b.bias) x = x + load(b.bias + r * NR + v * W);
             // Query c = v*W + l sees key j when j - diag <= c (causal) and
             // c < j - diag + window (window); the bounds clamped to small floats.

@@ -16,9 +16,23 @@ struct Kernels {
     std::size_t nr;    ///< columns of the register tile (width of a packed B panel)
     /// C[rows, cols] (rows <= mr, cols <= nr, row stride ldc) = (accumulate ? C : +0) plus,
     /// for p = 0..k-1 in order, Ap[p * mr + i] * Bp[p * nr + j], each product and sum rounded
-    /// separately.
+    /// separately; then, when `bias` is not null, + bias[j] (rounded once more, as a separate
+    /// addition after the product would be).
     void (*micro)(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
-                  std::size_t rows, std::size_t cols, bool accumulate);
+                  std::size_t rows, std::size_t cols, bool accumulate, const float* bias);
+    /// One panel of op(A): rows [0, rows) (rows <= mr) and terms [0, kc) into
+    /// out[p * mr + r], rows past `rows` zero. `A` points at op(A)[0, 0]: op(A)[r, p] is
+    /// A[r * lda + p], or A[p * lda + r] when trans_a.
+    void (*pack_a)(std::size_t rows, std::size_t kc, const float* A, std::size_t lda,
+                   bool trans_a, float* out);
+    /// One panel of op(B): terms [0, kc) and columns [0, cols) (cols <= nr) into
+    /// out[p * nr + c], columns past `cols` zero. op(B)[p, c] is B[p * ldb + c], or
+    /// B[c * ldb + p] when trans_b.
+    void (*pack_b)(std::size_t kc, std::size_t cols, const float* B, std::size_t ldb,
+                   bool trans_b, float* out);
+    /// dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols (a copy, no arithmetic).
+    void (*transpose)(std::size_t rows, std::size_t cols, const float* src, std::size_t lds,
+                      float* dst, std::size_t ldd);
     /// The softmax of one block in place (see SoftmaxBlock): scale, bias, mask, then
     /// PyTorch's softmax per query, every float operation as the step-by-step path.
     void (*softmax_block)(float* St, const SoftmaxBlock& block);

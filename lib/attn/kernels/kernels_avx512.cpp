@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include <immintrin.h>
 
@@ -25,7 +26,8 @@ inline V vexp(V x) { return (V)Sleef_expf16_u10avx512f((__m512)x); }
 }  // namespace
 
 const Kernels& kernels_avx512() {
-    static const Kernels k{"avx512f", MR, NR, &micro, &softmax_block, &exp_n};
+    static const Kernels k{"avx512f", MR, NR, &micro, &pack_a_panel, &pack_b_panel,
+                           &transpose_n<W>, &softmax_block, &exp_n};
     return k;
 }
 

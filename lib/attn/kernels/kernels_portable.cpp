@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "attn/kernels/kernels.hpp"
 
@@ -33,7 +34,8 @@ inline V vexp(V x) {
 }  // namespace
 
 const Kernels& kernels_portable() {
-    static const Kernels k{"portable", MR, NR, &micro, &softmax_block, &exp_n};
+    static const Kernels k{"portable", MR, NR, &micro, &pack_a_panel, &pack_b_panel,
+                           &transpose_n<W>, &softmax_block, &exp_n};
     return k;
 }
 
