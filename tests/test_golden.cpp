@@ -152,6 +152,7 @@ TEST_CASE("with another --seed, seeded blocks differ as expected and the chapter
     const auto captured = capture("'" + program + "' --seed=1 --record='" + file.string() + "'");
     const std::string& out = captured.first;
     const int status = captured.second;
+    INFO("the chapter printed:\n" << out);
     CHECK(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
     const auto record = textbook::ChapterRecord::load(file);

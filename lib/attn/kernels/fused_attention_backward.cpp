@@ -64,7 +64,7 @@ void accumulate(const detail::Kernels& kn, std::size_t m, std::size_t n, std::si
     for (std::size_t j0 = 0; j0 < n; j0 += kn.nr)
         for (std::size_t i0 = 0; i0 < m; i0 += kn.mr)
             kn.micro(k, Ap + (i0 / kn.mr) * k * kn.mr, Bp + (j0 / kn.nr) * k * kn.nr, C + i0 * ldc + j0,
-                     ldc, std::min(kn.mr, m - i0), std::min(kn.nr, n - j0), true);
+                     ldc, std::min(kn.mr, m - i0), std::min(kn.nr, n - j0), true, nullptr);
 }
 
 // Steps 2-3 on one block, lane by lane: g = dP ⊙ N, s = rowsum(g ⊙ P) in PyTorch's order
