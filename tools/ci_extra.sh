@@ -11,9 +11,10 @@
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
 #               build-asan; its test suite and every chapter, halting on the first report.
 # 3. fuzzers:   the libFuzzer targets (tests/fuzz/, built in build-asan, so also under ASan +
-#               UBSan): the five data parsers for FUZZ_SECONDS each (default 60) and the
-#               structured fuzzer of the library's API for STRUCTURED_FUZZ_SECONDS (default
-#               120): 0 crashes, hangs, sanitizer reports or broken invariants.
+#               UBSan): the five data parsers and the attention modules' fuzzer
+#               (fuzz_modules) for FUZZ_SECONDS each (default 60) and the structured fuzzer of
+#               the library's core for STRUCTURED_FUZZ_SECONDS (default 120): 0 crashes,
+#               hangs, sanitizer reports or broken invariants.
 #
 # Each part prints how long it took. The counts of all checks go to
 # GCC_BUILD_DIR/ci-extra-counts as "passed failed skipped" for .ci/run's closing line; the exit
@@ -145,7 +146,7 @@ part_fuzzers() {
   dir=build-asan/tests/fuzz
   tmp=$(mktemp -d)
   mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer" \
-    "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured"
+    "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured" "$tmp/seeds/fuzz_modules"
   head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
   local i=0 f
   for f in $(find data/book -name '*.txt' | sort | head -n 20); do
@@ -157,7 +158,7 @@ part_fuzzers() {
   if [ -x "$gcc_build/chapters/chapter_03_simple_mask" ]; then
     "$gcc_build/chapters/chapter_03_simple_mask" --record="$tmp/seeds/fuzz_record/ch03.json" > /dev/null 2>&1 || true
   fi
-  for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_structured; do
+  for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_structured fuzz_modules; do
     if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
     seconds=$fuzz_seconds
     [ "$target" = fuzz_structured ] && seconds=$structured_seconds

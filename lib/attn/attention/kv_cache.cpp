@@ -43,6 +43,7 @@ Tensor token_rows(const Tensor& src, std::size_t first, std::size_t n, std::size
     const Shape s = shape_of(src);
     const Around a = around(s);
     Tensor out = Tensor::from_shape(with_tokens(s, n));
+    if (out.size() == 0) return out;  // [2^40, 0, hd]: nothing to copy, not 2^40 empty rows
     for (std::size_t o = 0; o < a.outer; ++o)
         for (std::size_t t = 0; t < n; ++t) {
             const std::size_t row = slots ? (first + t) % slots : first + t;
@@ -126,6 +127,7 @@ void KVCache::append(const Tensor& keys, const Tensor& values) {
     const std::size_t keep = std::min(T, window);
     for (const auto& [dst, src] : {std::pair<Tensor*, const Tensor*>{&key, &keys}, {&value, &values}}) {
         const Around a = around(shape_of(*src));
+        if (a.inner == 0 || keep == 0) continue;  // an empty batch or head: no loop over it
         for (std::size_t o = 0; o < a.outer; ++o)
             for (std::size_t t = T - keep; t < T; ++t)
                 std::copy_n(src->data() + (o * T + t) * a.inner, a.inner,
@@ -139,6 +141,8 @@ Tensor KVCache::recent_keys(std::size_t n) const {
         throw std::invalid_argument("KVCache: asked for " + std::to_string(n) +
                                     " recent tokens, holds " + std::to_string(length()));
     validate("KVCache::recent_keys");
+    if (key.dimension() < 2)  // nothing appended: no shape to give even 0 tokens
+        throw std::invalid_argument("KVCache::recent_keys: the cache is empty (nothing appended yet)");
     return token_rows(key, window ? (pos - n) % window : pos - n, n, window);
 }
 
@@ -147,6 +151,8 @@ Tensor KVCache::recent_values(std::size_t n) const {
         throw std::invalid_argument("KVCache: asked for " + std::to_string(n) +
                                     " recent tokens, holds " + std::to_string(length()));
     validate("KVCache::recent_values");
+    if (value.dimension() < 2)  // nothing appended: no shape to give even 0 tokens
+        throw std::invalid_argument("KVCache::recent_values: the cache is empty (nothing appended yet)");
     return token_rows(value, window ? (pos - n) % window : pos - n, n, window);
 }
 

@@ -46,10 +46,10 @@ public:
     void append(const Tensor& keys, const Tensor& values);
 
     /// The `n` most recent keys, oldest first: `[..., n, *]`.
-    /// @throws std::invalid_argument when `n > length()`.
+    /// @throws std::invalid_argument when `n > length()` or nothing was appended yet.
     Tensor recent_keys(std::size_t n) const;
     /// The `n` most recent values, oldest first: `[..., n, *]`.
-    /// @throws std::invalid_argument when `n > length()`.
+    /// @throws std::invalid_argument when `n > length()` or nothing was appended yet.
     Tensor recent_values(std::size_t n) const;
 
     /// Tokens held: `pos` for a full cache, `min(pos, W)` for a ring.

@@ -122,11 +122,13 @@ HeadsView HeadsView::split(const float* data, std::size_t B, std::size_t T, std:
         throw_shape_error("HeadsView::split (" + std::to_string(num_heads) + " heads of " +
                               std::to_string(head_dim) + " from column " + std::to_string(column) + ")",
                           "[B, T, C] with C >= column + num_heads * head_dim", Shape{B, T, C});
-    return {data + column, B, num_heads, T, head_dim, T * C, head_dim, C};
+    // An empty tensor's data may be null: no offset applied to it.
+    return {data ? data + column : data, B, num_heads, T, head_dim, T * C, head_dim, C};
 }
 
 Tensor HeadsView::contiguous() const {
     Tensor out = attn::zeros({B, H, T, hd});
+    if (out.size() == 0) return out;  // [2^40, H, T, 0]: no rows to walk
     float* o = out.data();
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < H; ++h)
@@ -326,15 +328,17 @@ Views views(const std::string& where, const Tensor& q, const Tensor& k, const Te
         throw_shape_error(where + " (query)", "[Tq, E], [N, Tq, E] or [B, H, Tq, E]", sq);
     // The key: the query's rank, width and leading dimensions, and a number of heads (dim -3)
     // that divides the query's (grouped-query attention, PyTorch's enable_gqa).
-    std::string lead = "[..., ";
-    if (rank == 4) lead = "[" + std::to_string(sq[0]) + ", ";
     const bool heads_fit = rank < 3 || (sk.size() == rank && sk[rank - 3] != 0 &&
                                         sq[rank - 3] % sk[rank - 3] == 0);
-    if (sk.size() != rank || sk.back() != sq.back() || (rank == 4 && sk[0] != sq[0]) || !heads_fit)
-        throw_shape_error(where + " (key)",
-                          lead + (rank >= 3 ? "H_kv dividing " + std::to_string(sq[rank - 3]) + ", " : "") +
-                              "S, " + std::to_string(sq.back()) + "]",
-                          sk);
+    if (sk.size() != rank || sk.back() != sq.back() || (rank == 4 && sk[0] != sq[0]) || !heads_fit) {
+        // Built by appending (GCC 12 warns falsely on an inlined `"[" + std::string&&`).
+        std::string expected("[");
+        expected.append(rank == 4 ? std::to_string(sq[0]) : std::string("..."));
+        expected.append(", ");
+        if (rank >= 3) expected.append("H_kv dividing ").append(std::to_string(sq[rank - 3])).append(", ");
+        expected.append("S, ").append(std::to_string(sq.back())).append("]");
+        throw_shape_error(where + " (key)", expected, sk);
+    }
     Shape want_v = sk;
     want_v.back() = sv.empty() ? 0 : sv.back();
     if (sv != want_v) {
@@ -350,8 +354,7 @@ Views views(const std::string& where, const Tensor& q, const Tensor& k, const Te
 template <class T>
 void to_rank(T& t, std::size_t rank) {
     if (rank == 4 || t.dimension() != 4) return;
-    Shape s(t.shape().begin(), t.shape().end());
-    s.erase(s.begin(), s.begin() + long(4 - rank));
+    Shape s(t.shape().begin() + long(4 - rank), t.shape().end());
     t.reshape(s);
 }
 
@@ -398,6 +401,10 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
         result = Tensor::from_shape(shape);
         out = result.data();
     }
+    // Nothing to compute (an empty batch, head set, query or value width) and no dropout draw
+    // to make: return at once, not after walking 2^40 empty rows.
+    if (numel(shape) == 0 && (options.dropout_p == 0.0 || p.B == 0 || p.H == 0 || p.Tq == 0 || p.Tk == 0))
+        return result;
     const SDPABackend backend = resolve(options.backend);
     if (backend == SDPABackend::step) {
         const SDPASteps st = detail::step_attention(p, saved ? &saved->dropout_noise : nullptr);

@@ -14,6 +14,7 @@ Linear::Linear(std::size_t in_features, std::size_t out_features, bool has_bias,
     // Both sizes are checked before anything is drawn or allocated.
     check_allocation("Linear (weight [out_features, in_features])",
                      Shape{out_features, in_features});
+    if (has_bias) check_allocation("Linear (bias [out_features])", Shape{out_features});
     // torch.nn.init.kaiming_uniform_(weight, a=sqrt(5)) computes its bound in double as
     // gain * sqrt(3 / fan_in) with gain = sqrt(2 / (1 + a^2)); the bias uses 1 / sqrt(fan_in).
     // A weight without elements (in_features or out_features 0) is left alone and draws

@@ -64,7 +64,7 @@ public:
     /// Builds and initialises the layer from `gen`. A size may be 0, as in PyTorch: the
     /// empty weight draws nothing, and with `in_features == 0` the bias is drawn with bound 0
     /// (all zeros, `out_features` draws), so `forward` of `[N, 0]` gives the bias.
-    /// @throws std::length_error (nothing drawn) when `[out_features, in_features]` cannot be
+    /// @throws std::length_error (nothing drawn) when `[out_features, in_features]` (or the bias) cannot be
     /// allocated (`check_allocation`).
     Linear(std::size_t in_features, std::size_t out_features, bool bias = true,
            Generator& gen = default_generator());
