@@ -189,6 +189,9 @@ SDPAProblem make_problem(const std::string& where, const HeadsView& q, const Hea
                           "[" + std::to_string(k.B) + ", " + std::to_string(k.H) + ", " +
                               std::to_string(k.T) + ", Ev]",
                           Shape{v.B, v.H, v.T, v.hd});
+    // One query's row of scores must be a tensor this machine could hold, as PyTorch's
+    // attention materialises it: 2^40 keys of width 0 are refused, not walked.
+    check_allocation(where + " (one row of attn_scores, Tk keys)", Shape{p.Tk});
     const Shape target{p.B, p.H, p.Tq, p.Tk};
     if (o.attn_mask) {
         const Shape s = shape_of(*o.attn_mask);
@@ -258,6 +261,7 @@ struct OutLayout {
 // query heads that shares it. `lse` ([B, H, Tq]) is filled when not null.
 void run_kernels(const SDPAProblem& p, SDPABackend backend, const OutLayout& out,
                  const Tensor& noise, float* lse) {
+    if ((p.Ev == 0 && !lse) || p.B == 0 || p.H == 0 || p.Tq == 0) return;  // nothing to write
     const fast::HeadMask mask = p.head_mask();
     const std::size_t tasks = p.B * p.Hkv, group = p.group();
     const double flops = 2.0 * double(p.B * p.H) * double(p.Tq) * double(p.Tk) * double(p.E + p.Ev);
@@ -371,6 +375,7 @@ SDPAForward scaled_dot_product_attention_forward(const Tensor& query, const Tens
     const Views w = views(where, query, key, value);
     const SDPAProblem p = detail::make_problem(where, w.q, w.k, w.v, options, w.rank);
     check_allocation(where, Shape{p.B, p.H, p.Tq, p.Ev});
+    check_allocation(where + " (logsumexp)", Shape{p.B, p.H, p.Tq});
     SDPAForward f;
     const SDPABackend backend = resolve(options.backend);
     if (backend == SDPABackend::step) {
@@ -421,6 +426,7 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
     Tensor noise = detail::dropout_noise(p);
     float* lse = nullptr;
     if (saved) {
+        check_allocation("attend (logsumexp)", Shape{p.B, p.H, p.Tq});
         saved->logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
         lse = saved->logsumexp.data();
     }

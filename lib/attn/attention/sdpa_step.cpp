@@ -33,6 +33,7 @@ Tensor sum_groups(const Tensor& x, std::size_t group) {
     const Shape s = shape_of(x);
     Tensor out = attn::zeros({s[0], s[1] / group, s[2], s[3]});
     const std::size_t block = s[2] * s[3];
+    if (block == 0) return out;
     for (std::size_t bh = 0; bh < s[0] * s[1]; ++bh) {
         const float* src = x.data() + bh * block;
         float* dst = out.data() + (bh / group) * block;
@@ -55,7 +56,8 @@ SDPASteps step_attention(const SDPAProblem& p, Tensor* noise_out) {
     bool* hidden = st.hidden.data();
     float* scaled = st.scaled_scores.data();
     float* s = st.masked_scores.data();
-    for (std::size_t b = 0; b < p.B; ++b)
+    const std::size_t B = st.hidden.size() == 0 ? 0 : p.B;  // no 2^40 walks over empty rows
+    for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < p.H; ++h)
             for (std::size_t i = 0; i < p.Tq; ++i)
                 for (std::size_t j = 0; j < p.Tk; ++j, ++hidden, ++scaled, ++s) {
