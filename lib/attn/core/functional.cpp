@@ -5,12 +5,6 @@
 #include <limits>
 #include <numeric>
 
-#include <sleef.h>
-
-// sleef.h declares the FMA variant only when this file is compiled with FMA enabled, but the
-// library always exports it; it is chosen at run time on CPUs that have FMA (see expf_torch).
-extern "C" float Sleef_expf1_u10purecfma(float);
-
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmanipulation.hpp>
 #include <xtensor/xtensor.hpp>
@@ -516,120 +510,6 @@ Tensor& masked_fill_(Tensor& x, const BoolTensor& mask, float value) {
     }
     x = attn::masked_fill(x, mask, value);
     return x;
-}
-
-namespace {
-
-// One row of PyTorch's CPU softmax over the last dimension (`_vec_softmax_lastdim` in
-// aten/src/ATen/native/cpu/SoftMaxKernel.cpp, AVX2 build): the row maximum; exp(x - max)
-// with SLEEF's expf_u10 (what `Vectorized<float>::exp` calls); their sum in PyTorch's
-// `vec::reduce_all` order (8 lanes accumulated vector by vector, then the lanes in order;
-// rows shorter than 8 are summed in order); then multiplication by 1 / sum.
-// exp as PyTorch's AVX2 kernels compute it (`Sleef_expf8_u10`, an FMA algorithm); on a CPU
-// without FMA the same algorithm without fused operations, which may differ in the last bit.
-float expf_torch(float x) {
-    static const bool has_fma = __builtin_cpu_supports("fma");
-    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
-}
-
-// x.repeat_interleave(repeats, dim) (interleave) or x.repeat(...) along dim: the output's
-// slices along dim are the input's, each repeated in place or the whole run tiled.
-Tensor repeat_impl(const std::string& where, const Tensor& x, std::size_t repeats, long dim,
-                   bool interleave) {
-    if (repeats == 0) throw std::invalid_argument(where + ": expected repeats > 0, got 0");
-    const Shape s = shape_of(x);
-    const std::size_t d = wrap_dim(where, dim, s.size());
-    Shape out = s;
-    if (__builtin_mul_overflow(s[d], repeats, &out[d]))
-        throw std::length_error(where + ": " + std::to_string(s[d]) + " * " + std::to_string(repeats) +
-                                " repeats of dimension " + std::to_string(d) + " of " + shape_str(s) +
-                                " overflows");
-    check_allocation(where, out);  // refuses sizes that cannot exist, before any copy
-    std::size_t outer = 1, inner = 1;
-    for (std::size_t i = 0; i < d; ++i) outer *= s[i];
-    for (std::size_t i = d + 1; i < s.size(); ++i) inner *= s[i];
-    const std::size_t n = s[d];
-    Tensor y = Tensor::from_shape(out);
-    for (std::size_t o = 0; o < outer; ++o)
-        for (std::size_t i = 0; i < n; ++i)
-            for (std::size_t r = 0; r < repeats; ++r) {
-                const std::size_t slot = interleave ? i * repeats + r : r * n + i;
-                std::copy_n(x.data() + (o * n + i) * inner, inner,
-                            y.data() + (o * n * repeats + slot) * inner);
-            }
-    return y;
-}
-
-void softmax_row(float* row, std::size_t n) {
-    float mx = -std::numeric_limits<float>::infinity();
-    for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
-    for (std::size_t j = 0; j < n; ++j)
-        row[j] = expf_torch(row[j] - mx);  // all -inf: exp(NaN) = NaN, as PyTorch
-    constexpr std::size_t lanes = 8;
-    float total = 0.0f;
-    if (n < lanes) {
-        for (std::size_t j = 0; j < n; ++j) total += row[j];
-    } else {
-        std::array<float, lanes> acc{};
-        std::copy_n(row, lanes, acc.begin());
-        std::size_t d = lanes;
-        for (; d + lanes <= n; d += lanes)
-            for (std::size_t l = 0; l < lanes; ++l) acc[l] += row[d + l];
-        for (std::size_t l = 0; d + l < n; ++l) acc[l] += row[d + l];  // the ragged tail
-        for (std::size_t l = 0; l < lanes; ++l) total = l ? total + acc[l] : acc[0];
-    }
-    const float inv = 1.0f / total;
-    for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
-}
-
-}  // namespace
-
-Tensor softmax(const Tensor& x, long dim) {
-    const Shape s = shape_of(x);
-    if (s.empty()) throw_shape_error("softmax", "at least 1-D", s);
-    if (wrap_dim("softmax", dim, s.size()) != s.size() - 1) {
-        throw std::invalid_argument("softmax: only the last dimension is supported (dim=-1), got dim=" +
-                                    std::to_string(dim));
-    }
-    Tensor y = x;
-    const std::size_t n = s.back();
-    const std::size_t rows = n ? y.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) softmax_row(y.data() + r * n, n);
-    return y;
-}
-
-Tensor softmax_naive(const Tensor& x) {
-    const Shape s = shape_of(x);
-    if (s.empty()) throw_shape_error("softmax_naive", "at least 1-D", s);
-    Tensor e = attn::exp(x);
-    return Tensor(e / attn::sum(e, -1, true));
-}
-
-Tensor masked_softmax(const Tensor& x) {
-    const Shape s = shape_of(x);
-    if (s.empty()) throw_shape_error("masked_softmax", "at least 1-D", s);
-    Tensor y = attn::softmax(x, -1);
-    const std::size_t n = s.back();
-    const std::size_t rows = n ? x.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* in = x.data() + r * n;
-        bool all_masked = true;
-        for (std::size_t j = 0; j < n && all_masked; ++j)
-            all_masked = std::isinf(in[j]) && in[j] < 0;
-        // A query with nothing to attend to gets zero weights instead of 0/0 = NaN.
-        if (all_masked)
-            for (std::size_t j = 0; j < n; ++j) y.data()[r * n + j] = 0.0f;
-    }
-    return y;
-}
-
-
-Tensor repeat_interleave(const Tensor& x, std::size_t repeats, long dim) {
-    return repeat_impl("repeat_interleave", x, repeats, dim, true);
-}
-
-Tensor repeat_along(const Tensor& x, std::size_t repeats, long dim) {
-    return repeat_impl("repeat", x, repeats, dim, false);
 }
 
 }  // namespace attn
