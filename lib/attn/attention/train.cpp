@@ -71,10 +71,12 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
         check_same_shape(where + " (saved projections)", merged, shape_of(*t));
     for (nn::Linear* layer : {&W_query, &W_key, &W_value}) {
         layer->check_parameters();
-        if (layer->in_features() != sx[2] || layer->out_features() != width)
-            throw_shape_error(where + " (a projection's weight)",
-                              "[" + std::to_string(width) + ", " + std::to_string(sx[2]) + "], as in the forward",
-                              shape_of(layer->weight));
+        if (layer->in_features() != sx[2] || layer->out_features() != width) {
+            // Built by appending (GCC 12 warns falsely on an inlined `"[" + std::string&&`).
+            std::string expected("[");
+            expected.append(std::to_string(width)).append(", ").append(std::to_string(sx[2])).append("], as in the forward");
+            throw_shape_error(where + " (a projection's weight)", expected, shape_of(layer->weight));
+        }
     }
     const std::size_t rows = sx[0] * sx[1];
     const std::size_t n = checked_mul(rows, width, where + " (b * T * d_out)");
@@ -83,7 +85,7 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
     if (out_proj) {
         out_proj->check_parameters();
         if (out_proj->in_features() != width)
-            throw_shape_error(where + " (out_proj.weight)", "[d_out, " + std::to_string(width) + "]",
+            throw_shape_error(where + " (out_proj.weight)", std::string("[d_out, ").append(std::to_string(width)).append("]"),
                               shape_of(out_proj->weight));
         check_same_shape(where + " (grad_output)", Shape{sx[0], sx[1], out_proj->out_features()},
                          shape_of(grad_output));
