@@ -23,10 +23,10 @@ packages=(
 if [ ! -f build/build.ninja ]; then
   echo "Configuring the build in build/ (meson setup build)"
   meson setup build
-  echo "Building the library, the chapters, the tests and the generated book; the first build"
-  echo "compiles about 100 files, 3 to 4 minutes on 2 cores (ninja's [n/N] shows the progress)"
+  echo "Building the library, the chapters and the generated book; the first build takes about"
+  echo "2 minutes on 2 cores (ninja's [n/N] shows the progress; the tests build with meson test)"
 fi
-meson compile -C build
+meson compile -C build book
 chapters=()
 for chapter in build/chapters/chapter_*; do
   [ -x "$chapter" ] && [ -f "$chapter" ] && chapters+=("$chapter")
