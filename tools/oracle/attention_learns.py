@@ -19,9 +19,7 @@ License 2.0, (c) Sebastian Raschka), the copy in tools/oracle/multihead.py, inst
 """
 
 import argparse
-import contextlib
 import datetime
-import io
 import json
 import os
 import platform
@@ -31,7 +29,7 @@ import types
 import numpy as np
 import torch
 from multihead import MultiHeadAttention
-from oracle_common import blas_library, cpu_capability, debian_version
+from oracle_common import blas_library, cpu_capability, debian_version, export_cells
 
 SCRIPT = "tools/oracle/attention_learns.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -103,21 +101,8 @@ for step in range(1000):
 
 
 def export(path, header, cells):
-    """Runs the cells in one namespace and writes them as a notebook's text export."""
-    namespace = {}
-    parts = [header, ""]
-    for n, code in enumerate(cells, start=1):
-        assert "\n\n" not in code, "a cell's code has no blank line (extract_book.py's rule)"
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, f"In [{n}]", "exec"), namespace)
-        parts += [f"In [{n}]:", code, ""]
-        printed = out.getvalue().rstrip("\n")
-        if printed:
-            parts += [printed, ""]
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(parts))
-    return namespace
+    """The cells run and written as a text export (oracle_common.export_cells): the namespace."""
+    return export_cells(path, header, cells)[0]
 
 
 def bits(t):

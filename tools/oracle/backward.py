@@ -32,17 +32,14 @@ committed, and tests/test_backward.cpp and chapter 19 read only that (and data/b
 """
 
 import argparse
-import contextlib
 import datetime
-import io
 import json
 import os
 import platform
 import sys
-import types
 
 import torch
-from oracle_common import blas_library, cpu_capability, debian_version, draws_since
+from oracle_common import blas_library, cpu_capability, debian_version, draws_since, export_cells
 
 SCRIPT = "tools/oracle/backward.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -291,22 +288,9 @@ mha(batch).pow(2).mean().backward()""",
 
 
 def export(path, header, cells):
-    """Runs the cells in one namespace and writes them as a notebook's text export."""
-    module = types.ModuleType("previous_chapters")
-    module.MultiHeadAttention = MultiHeadAttention
-    sys.modules["previous_chapters"] = module
-    namespace, parts = {}, [header, ""]
-    for n, code in enumerate(cells, start=1):
-        assert "\n\n" not in code, "a cell has no blank line (extract_book.py's rule)"
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, f"In [{n}]", "exec"), namespace)
-        parts += [f"In [{n}]:", code, ""]
-        printed = out.getvalue().rstrip("\n")
-        if printed:
-            parts += [printed, ""]
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(parts))
+    """The cells run and written as a text export (oracle_common.export_cells), importing the
+    module as `previous_chapters`."""
+    export_cells(path, header, cells, {"previous_chapters": {"MultiHeadAttention": MultiHeadAttention}})
 
 
 def check_against_book(cases):

@@ -31,18 +31,15 @@ tools/extract_book.py like the notebooks.
 """
 
 import argparse
-import contextlib
 import datetime
-import io
 import json
 import os
 import platform
 import sys
-import types
 
 import torch
 import torch.nn as nn
-from oracle_common import blas_library, cpu_capability, debian_version, draws_since
+from oracle_common import blas_library, cpu_capability, debian_version, draws_since, export_cells
 
 SCRIPT = "tools/oracle/dsa.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -300,21 +297,9 @@ CELLS = [
 
 
 def export(path, header, cells):
-    """Runs the cells in one namespace and writes them as a notebook's text export."""
-    module = types.ModuleType("gpt_with_kv_dsa")
-    module.MultiHeadAttentionWithDSA = MultiHeadAttentionWithDSA
-    sys.modules["gpt_with_kv_dsa"] = module
-    namespace, parts = {}, [header, ""]
-    for n, code in enumerate(cells, start=1):
-        assert "\n\n" not in code, "a cell's code has no blank line (extract_book.py's rule)"
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, f"In [{n}]", "exec"), namespace)
-        parts += [f"In [{n}]:", code, ""]
-        if out.getvalue().strip():
-            parts += [out.getvalue().rstrip("\n"), ""]
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(parts))
+    """The cells run and written as a text export (oracle_common.export_cells), importing the
+    module as `gpt_with_kv_dsa`."""
+    export_cells(path, header, cells, {"gpt_with_kv_dsa": {"MultiHeadAttentionWithDSA": MultiHeadAttentionWithDSA}})
 
 
 def main():

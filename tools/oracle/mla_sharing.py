@@ -31,9 +31,7 @@ what they print is unchanged (the script checks it against his READMEs' printed 
 """
 
 import argparse
-import contextlib
 import datetime
-import io
 import json
 import math
 import os
@@ -43,7 +41,7 @@ import types
 
 import torch
 import torch.nn as nn
-from oracle_common import blas_library, cpu_capability, debian_version, draws_since
+from oracle_common import blas_library, cpu_capability, debian_version, draws_since, export_cells
 
 SCRIPT = "tools/oracle/mla_sharing.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -516,21 +514,8 @@ def install_modules():
 
 
 def export(path, header, cells):
-    """Runs the cells in one namespace and writes them as a notebook's text export."""
-    namespace, printed = {}, []
-    parts = [header, ""]
-    for n, code in enumerate(cells, start=1):
-        assert "\n\n" not in code, "a cell's code has no blank line (extract_book.py's rule)"
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, f"In [{n}]", "exec"), namespace)
-        parts += [f"In [{n}]:", code, ""]
-        printed.append(out.getvalue().rstrip("\n"))
-        if printed[-1]:
-            parts += [printed[-1], ""]
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write("\n".join(parts))
-    return printed
+    """The cells run and written as a text export (oracle_common.export_cells): what each printed."""
+    return export_cells(path, header, cells)[1]
 
 
 def provenance():

@@ -1,7 +1,12 @@
-"""What the oracle scripts share: how they describe the PyTorch that ran them, and how they
-compare generator states. Run the scripts with Debian's /usr/bin/python3 (python3-torch)."""
+"""What the oracle scripts share: how they describe the PyTorch that ran them, how they
+compare generator states, and how they write a run as a notebook's text export. Run the
+scripts with Debian's /usr/bin/python3 (python3-torch)."""
+import contextlib
+import io
 import os
 import subprocess
+import sys
+import types
 
 import torch
 
@@ -56,3 +61,29 @@ def blas_library():
             if "blas" in os.path.basename(path):
                 libs.add(os.path.realpath(path))
     return sorted(libs)
+
+
+def export_cells(path, header, cells, modules=None):
+    """Runs `cells` (code strings) in one namespace, as Jupyter would, and writes them as a
+    notebook's text export at `path`: the `header` line, then for each cell `In [n]:`, its code
+    and what it printed (the form tools/extract_book.py reads; a cell's code has no blank line).
+    `modules` maps a module name to {attribute: object}: importable by the cells (`from
+    previous_chapters import MultiHeadAttention`). Returns (namespace, what each cell printed)."""
+    for name, attributes in (modules or {}).items():
+        module = types.ModuleType(name)
+        for attribute, value in attributes.items():
+            setattr(module, attribute, value)
+        sys.modules[name] = module
+    namespace, printed, parts = {}, [], [header, ""]
+    for n, code in enumerate(cells, start=1):
+        assert "\n\n" not in code, "a cell's code has no blank line (extract_book.py's rule)"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, f"In [{n}]", "exec"), namespace)
+        parts += [f"In [{n}]:", code, ""]
+        printed.append(out.getvalue().rstrip("\n"))
+        if printed[-1]:
+            parts += [printed[-1], ""]
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\n".join(parts))
+    return namespace, printed
