@@ -19,7 +19,6 @@
 #include <doctest/doctest.h>
 
 #include "attn/core/functional.hpp"
-#include "attn/core/ulp.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/core/ulp.hpp"
 #include "textbook/book.hpp"
@@ -130,6 +129,22 @@ inline double max_abs_diff(const attn::Tensor& a, const attn::Tensor& b) {
             continue;
         }
         worst = std::max(worst, std::abs(x - y));
+    }
+    return worst;
+}
+
+/// Decoding equals recomputation: feeds x `[b, T, d]` through `cached(x[:, i:end], i, end)`
+/// in chunks of `chunk` tokens (the cache lives in the caller's lambda) and returns the
+/// largest `max_abs_diff` from `full(x[:, :end])[:, i:end]` over all steps.
+template <class Cached, class Full>
+double decode_gap(const attn::Tensor& x, std::size_t chunk, Cached cached, Full full) {
+    double worst = 0.0;
+    const long T = static_cast<long>(x.shape()[1]);
+    for (long i = 0; i < T; i += long(chunk)) {
+        const long end = std::min(T, i + long(chunk));
+        const attn::Tensor step = cached(attn::slice(x, 1, i, end), i, end);
+        const attn::Tensor recomputed = attn::slice(full(attn::slice(x, 1, 0, end)), 1, i, end);
+        worst = std::max(worst, max_abs_diff(step, recomputed));
     }
     return worst;
 }

@@ -124,14 +124,14 @@ TEST_CASE("GatedDeltaNet decoding with its state equals recomputation at every s
     for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
         INFO("chunk " << chunk);
         attn::DeltaNetState state;
-        double worst = 0.0;
-        for (long i = 0; i < 64; i += long(chunk)) {
-            const long end = std::min(64L, i + long(chunk));
-            const attn::Tensor step = gdn.forward(attn::slice(x, 1, i, end), state);
-            const attn::Tensor recomputed = attn::slice(gdn(attn::slice(x, 1, 0, end)), 1, i, end);
-            worst = std::max(worst, test::max_abs_diff(step, recomputed));
-            CHECK(state.pos == std::size_t(end));
-        }
+        const double worst = test::decode_gap(
+            x, chunk,
+            [&](const attn::Tensor& xs, long, long end) {
+                attn::Tensor step = gdn.forward(xs, state);
+                CHECK(state.pos == std::size_t(end));
+                return step;
+            },
+            [&](const attn::Tensor& prefix) { return gdn(prefix); });
         // the gates' kernels round the last bit by position (elementwise.hpp): not bit for bit
         CHECK(worst <= 1e-6);
         // the state does not grow: b * H * hd * hd floats after any number of tokens
@@ -268,13 +268,9 @@ TEST_CASE("GatedMultiHeadAttention decoding equals recomputation at every step, 
     for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
         INFO("chunk " << chunk);
         attn::KVCache cache;
-        double worst = 0.0;
-        for (long i = 0; i < 64; i += long(chunk)) {
-            const long end = std::min(64L, i + long(chunk));
-            const attn::Tensor step = gmha.forward(attn::slice(x, 1, i, end), cache);
-            const attn::Tensor recomputed = attn::slice(gmha(attn::slice(x, 1, 0, end)), 1, i, end);
-            worst = std::max(worst, test::max_abs_diff(step, recomputed));
-        }
+        const double worst = test::decode_gap(
+            x, chunk, [&](const attn::Tensor& xs, long, long) { return gmha.forward(xs, cache); },
+            [&](const attn::Tensor& prefix) { return gmha(prefix); });
         CHECK(worst <= 1e-6);
         CHECK(cache.pos == 64);
     }

@@ -167,13 +167,9 @@ TEST_CASE("DSA decoding equals recomputation at every step, token by token and i
         for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
             INFO("chunk " << chunk);
             attn::DSACache cache;
-            double worst = 0.0;
-            for (long i = 0; i < 64; i += long(chunk)) {
-                const long end = std::min(64L, i + long(chunk));
-                const attn::Tensor step = dsa.forward(attn::slice(x, 1, i, end), cache);
-                const attn::Tensor recomputed = attn::slice(dsa(attn::slice(x, 1, 0, end)), 1, i, end);
-                worst = std::max(worst, test::max_abs_diff(step, recomputed));
-            }
+            const double worst = test::decode_gap(
+                x, chunk, [&](const attn::Tensor& xs, long, long) { return dsa.forward(xs, cache); },
+                [&](const attn::Tensor& prefix) { return dsa(prefix); });
             CHECK(worst <= 1e-6);
             CHECK(cache.length() == 64);
         }

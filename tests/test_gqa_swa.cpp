@@ -144,14 +144,9 @@ TEST_CASE("GQA decoding equals recomputation at every step, token by token and i
     for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
         INFO("chunk " << chunk);
         attn::KVCache cache;
-        double worst = 0.0;
-        for (long i = 0; i < 64; i += long(chunk)) {
-            const long end = std::min(64L, i + long(chunk));
-            const attn::Tensor step = gqa.forward(attn::slice(x, 1, i, end), cache);
-            // the recomputation of this step: the full forward over the prefix, its last rows
-            const attn::Tensor recomputed = attn::slice(gqa(attn::slice(x, 1, 0, end)), 1, i, end);
-            worst = std::max(worst, test::max_abs_diff(step, recomputed));
-        }
+        const double worst = test::decode_gap(
+            x, chunk, [&](const attn::Tensor& xs, long, long) { return gqa.forward(xs, cache); },
+            [&](const attn::Tensor& prefix) { return gqa(prefix); });
         CHECK(worst <= 1e-6);
         CHECK(cache.length() == 64);
         CHECK(test::max_abs_diff(cache.key, attn::zeros({2, 2, 64, 2})) > 0.0);
@@ -246,16 +241,16 @@ TEST_CASE("SWA decoding equals recomputation at every step, token by token and i
         INFO("chunk " << chunk);
         attn::KVCache cache = swa.make_cache();
         std::size_t bytes = 0;
-        double worst = 0.0;
-        for (long i = 0; i < 64; i += long(chunk)) {
-            const long end = std::min(64L, i + long(chunk));
-            const attn::Tensor step = swa.forward(attn::slice(x, 1, i, end), cache);
-            if (i == 0) bytes = cache.bytes();  // the W slots, allocated by the first forward
-            CHECK(bytes == 2 * 2 * 3 * W * 4 * sizeof(float));
-            const attn::Tensor recomputed = attn::slice(swa(attn::slice(x, 1, 0, end)), 1, i, end);
-            worst = std::max(worst, test::max_abs_diff(step, recomputed));
-            CHECK(cache.bytes() == bytes);  // flat: the ring never grows
-        }
+        const double worst = test::decode_gap(
+            x, chunk,
+            [&](const attn::Tensor& xs, long i, long) {
+                attn::Tensor step = swa.forward(xs, cache);
+                if (i == 0) bytes = cache.bytes();  // the W slots, allocated by the first forward
+                CHECK(bytes == 2 * 2 * 3 * W * 4 * sizeof(float));
+                CHECK(cache.bytes() == bytes);  // flat: the ring never grows
+                return step;
+            },
+            [&](const attn::Tensor& prefix) { return swa(prefix); });
         CHECK(worst <= 1e-6);
         CHECK(cache.length() == W);
         CHECK(cache.pos == 64);

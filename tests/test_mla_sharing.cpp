@@ -74,15 +74,11 @@ attn::Tensor in_chunks(const attn::Tensor& x, std::size_t chunk, Step step) {
 template <class Fresh, class Cached, class Full>
 double worst_decode_gap(const attn::Tensor& x, Fresh fresh, Cached cached, Full full) {
     double worst = 0.0;
-    const long T = static_cast<long>(x.shape()[1]);
-    for (long chunk = 1; chunk <= 20; ++chunk) {
+    for (std::size_t chunk = 1; chunk <= 20; ++chunk) {
         auto cache = fresh();
-        for (long i = 0; i < T; i += chunk) {
-            const long end = std::min(T, i + chunk);
-            const attn::Tensor step = cached(attn::slice(x, 1, i, end), cache);
-            const attn::Tensor recomputed = attn::slice(full(attn::slice(x, 1, 0, end)), 1, i, end);
-            worst = std::max(worst, test::max_abs_diff(step, recomputed));
-        }
+        worst = std::max(worst, test::decode_gap(
+                                    x, chunk, [&](const attn::Tensor& xs, long, long) { return cached(xs, cache); },
+                                    full));
     }
     return worst;
 }
