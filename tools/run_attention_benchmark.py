@@ -10,7 +10,9 @@ For every entry of tools/benchmark/table.py (module and configuration), every si
 thread count, each round runs, one process per run and in an order that rotates from round
 to round (interleaved):
   library           build/benchmarks/module_benchmark --module=KEY (the module's operator())
-  pytorch-default   tools/benchmark/torch_side.py, Raschka's class, glibc's default malloc
+  pytorch-default   tools/benchmark/torch_side.py, Raschka's class, glibc's default malloc,
+                    torch.set_num_threads(n) and OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = n
+                    (Debian's OpenBLAS otherwise starts a thread per core of its own)
   pytorch-reuse     the same with malloc told to keep and reuse freed memory (MALLOC_MMAP_MAX_=0,
                     MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ large): PyTorch at its
                     best here, as it then takes no page faults for its [B, H, T, T] tensors
@@ -103,6 +105,24 @@ def last_json(text):
 
 # ----------------------------------------------------------------------------- the sides
 
+def choose_torch_env(base):
+    """OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS
+    builds) unset for PyTorch when its 1024^3 product then still agrees with float64."""
+    names = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+    if not any(n in base for n in names):
+        return base, "no OPENBLAS_* variables set"
+    trial = {k: v for k, v in base.items() if k not in names}
+    check = ("import torch; torch.manual_seed(0); a, b = torch.rand(1024, 1024), "
+             "torch.rand(1024, 1024); print(((a @ b).double() - a.double() @ b.double())"
+             ".abs().max().item())")
+    try:
+        if float(run_json([TORCH_PY, "-c", check], trial)) < 1e-3:
+            return trial, "OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (OpenBLAS computes right without them)"
+    except (RuntimeError, ValueError):
+        pass
+    return base, "OPENBLAS_* kept (OpenBLAS failed without them)"
+
+
 class Sides:
     """How to run each side; every run returns one record (a dict)."""
 
@@ -112,28 +132,11 @@ class Sides:
         self.pieces_exe = self.build / "benchmarks" / "attention_benchmark"
         self.models = Path(a.models_dir or self.build / "benchmark-models")
         base = {k: v for k, v in os.environ.items()
-                if k not in MALLOC_VARS and k != "OMP_NUM_THREADS"}
+                if k not in MALLOC_VARS and k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
         self.env_library = base
         self.env_ort = base
-        self.env_torch, self.torch_env_note = self.choose_torch_env(base)
+        self.env_torch, self.torch_env_note = choose_torch_env(base)
         self.env_torch_reuse = dict(self.env_torch, **REUSE_MALLOC)
-
-    def choose_torch_env(self, base):
-        """OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS
-        builds) unset for PyTorch when its 1024^3 product then still agrees with float64."""
-        names = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-        if not any(n in base for n in names):
-            return base, "no OPENBLAS_* variables set"
-        trial = {k: v for k, v in base.items() if k not in names}
-        check = ("import torch; torch.manual_seed(0); a, b = torch.rand(1024, 1024), "
-                 "torch.rand(1024, 1024); print(((a @ b).double() - a.double() @ b.double())"
-                 ".abs().max().item())")
-        try:
-            if float(run_json([TORCH_PY, "-c", check], trial)) < 1e-3:
-                return trial, "OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE unset (OpenBLAS computes right without them)"
-        except (RuntimeError, ValueError):
-            pass
-        return base, "OPENBLAS_* kept (OpenBLAS failed without them)"
 
     def library(self, entry, T, th, min_time, output=None):
         name = f"forward/{entry.key}/T:{T}/threads:{th}/real_time"
@@ -150,7 +153,9 @@ class Sides:
                "--threads", th, "--min-time", min_time]
         if output:
             cmd += ["--output", output]
-        r = last_json(run_json(cmd, self.env_torch_reuse if reuse else self.env_torch))
+        env = dict(self.env_torch_reuse if reuse else self.env_torch,
+                   OPENBLAS_NUM_THREADS=str(th), OMP_NUM_THREADS=str(th))
+        r = last_json(run_json(cmd, env))
         r["side"] = "pytorch-reuse" if reuse else "pytorch-default"
         return r
 
@@ -350,6 +355,7 @@ def main():
         "rounds": rounds, "min_time_s": min_time, "threads": threads,
         "environment": {"pytorch-default": "glibc's default malloc",
                         "pytorch-reuse": REUSE_MALLOC, "pytorch_openblas": sides.torch_env_note,
+                        "pytorch_threads": "torch.set_num_threads(n), OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n",
                         "library": "default malloc, OpenMP threads = threads",
                         "onnxruntime": "default malloc, CPU arena, intra-op threads = threads, "
                                        "1 inter-op thread, all graph optimisations"},

@@ -7,8 +7,8 @@ in this process; prints one JSON line.
 
 Builds Raschka's class (tools/oracle/, as the oracle scripts record it) after
 torch.manual_seed(0), draws x = torch.rand(1, T, 768), and times `module(x)` in evaluation
-mode under torch.no_grad(): one warm-up call, then as many calls as fill --min-time seconds
-(at least 2). Reports wall time and process CPU time per call, the peak resident set
+mode under torch.no_grad(): one warm-up call, then calls until --min-time seconds have
+passed (at least 2). Reports wall time and process CPU time per call, the peak resident set
 (ru_maxrss) and the page faults per call of the timed loop. --output writes the warm-up
 call's result as raw float32 (the driver compares it with the library's and ONNX Runtime's).
 --sgemm times a 1024^3 product instead (the BLAS PyTorch runs, for the record).
@@ -18,7 +18,6 @@ malloc told to keep and reuse freed memory; not part of the tests.
 """
 import argparse
 import json
-import math
 import os
 import resource
 import sys
@@ -66,15 +65,17 @@ def blas_info():
 
 
 def timed(fn, min_time):
-    """Warm-up call, then the timed loop; returns (result of the warm-up, record)."""
+    """Warm-up call, then the timed loop: calls until `min_time` seconds have passed (at
+    least 2 calls); returns (result of the warm-up, record)."""
     first = time.perf_counter()
     result = fn()
     first = time.perf_counter() - first
-    iters = max(2, math.ceil(min_time / max(first, 1e-6)))
     u0 = resource.getrusage(resource.RUSAGE_SELF)
     start, cpu0 = time.perf_counter(), time.process_time()
-    for _ in range(iters):
+    iters = 0
+    while iters < 2 or time.perf_counter() - start < min_time:
         fn()
+        iters += 1
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu0
     u1 = resource.getrusage(resource.RUSAGE_SELF)
     faults = (u1.ru_minflt + u1.ru_majflt) - (u0.ru_minflt + u0.ru_majflt)
