@@ -19,17 +19,15 @@ License 2.0, (c) Sebastian Raschka), the copy in tools/oracle/multihead.py, inst
 """
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 import types
 
 import numpy as np
 import torch
 from multihead import MultiHeadAttention
-from oracle_common import blas_library, cpu_capability, debian_version, export_cells
+from oracle_common import export_cells, provenance
 
 SCRIPT = "tools/oracle/attention_learns.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -118,16 +116,7 @@ def main():
     module = types.ModuleType("previous_chapters")
     module.MultiHeadAttention = MultiHeadAttention
     sys.modules["previous_chapters"] = module
-    prov = {
-        "produced_by": SCRIPT,
-        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + SCRIPT,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "torch_version": torch.__version__,
-        "debian_package": "python3-torch " + debian_version(),
-        "blas_loaded": blas_library(),
-        "python_version": platform.python_version(),
-        "cpu_capability": cpu_capability(),
-    }
+    prov = provenance(SCRIPT)
     os.makedirs(args.sources, exist_ok=True)
     ns = export(os.path.join(args.sources, "oracle_21_attention_learns.txt"),
                 f"Text export of an oracle run for chapter 21 (attention learns): Raschka's chapter 3 "

@@ -32,14 +32,12 @@ committed, and tests/test_backward.cpp and chapter 19 read only that (and data/b
 """
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 
 import torch
-from oracle_common import blas_library, cpu_capability, debian_version, draws_since, export_cells
+from oracle_common import draws_since, export_cells, provenance
 
 SCRIPT = "tools/oracle/backward.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -318,17 +316,9 @@ def main():
         cases[name] = result
         listed.append({"name": name, "python": python, **result})
     facts = check_against_book(cases)
-    doc = {
-        "produced_by": SCRIPT,
-        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + SCRIPT,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "torch_version": torch.__version__,
-        "debian_package": "python3-torch " + debian_version(),
-        "blas_loaded": blas_library(),
-        "python_version": platform.python_version(),
-        "cpu_capability": cpu_capability(),
-        "threads": 1,
-        "format": "Each case: `python` is the code that produced it (module classes as in this script). "
+    doc = provenance(SCRIPT,
+        threads=1,
+        format="Each case: `python` is the code that produced it (module classes as in this script). "
                   "`outputs`: context_vecs, loss (with `print`, print(loss)), x (the input), x_grad "
                   "(x.grad), target (mse cases); `parameters`: named_parameters() order, each "
                   "{name, grad, print (print(name, p.grad))}. A tensor is {shape, values (float32 "
@@ -337,9 +327,8 @@ def main():
                   "cases hold `targets` and outputs logits, loss, logits_grad; embedding_* `ids` and "
                   "outputs weight, loss (out.pow(2).mean()), weight_grad. functional_chain_*: each "
                   "intermediate and its `<name>_grad`.",
-        "facts_checked": facts,
-        "cases": listed,
-    }
+        facts_checked=facts,
+        cases=listed)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

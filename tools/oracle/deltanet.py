@@ -36,16 +36,14 @@ tools/extract_book.py like the notebooks.
 """
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from oracle_common import blas_library, cpu_capability, debian_version, draws_since, export_cells
+from oracle_common import draws_since, export_cells, provenance
 
 SCRIPT = "tools/oracle/deltanet.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -288,23 +286,14 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     listed = [{"name": name, "python": python, **fn(**kw)} for name, python, fn, kw in CASES]
-    doc = {
-        "produced_by": SCRIPT,
-        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + SCRIPT,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "torch_version": torch.__version__,
-        "debian_package": "python3-torch " + debian_version(),
-        "blas_loaded": blas_library(),
-        "python_version": platform.python_version(),
-        "cpu_capability": cpu_capability(),
-        "modules_from": UPSTREAM,
-        "format": "Each case: `python` is the code that produced it. `outputs` maps a name to "
+    doc = provenance(SCRIPT,
+        modules_from=UPSTREAM,
+        format="Each case: `python` is the code that produced it. `outputs` maps a name to "
                   "{shape, values (float32 as exact decimal doubles, row-major), repr (print(tensor)) "
                   "for at most 100 elements}. `repr` is print(module); `draws_after_init` counts "
                   "32-bit draws of the construction; `state` is the recurrent state S [b, H, hd, hd] "
                   "after the last token (S[i][j]: key dimension i, value dimension j).",
-        "cases": listed,
-    }
+        cases=listed)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

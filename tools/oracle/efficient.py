@@ -19,17 +19,15 @@ PyTorch 1.13 has no `scaled_dot_product_attention`; those kernels are tested by 
 Neither building nor testing needs this script: tests/test_efficient.cpp reads the JSON.
 """
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from multihead import MultiHeadAttention, record  # noqa: E402
-from oracle_common import cpu_capability, debian_version  # noqa: E402
+from oracle_common import provenance  # noqa: E402
 
 SCRIPT = "tools/oracle/efficient.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -107,18 +105,10 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", "efficient.json"))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    doc = {
-        "produced_by": SCRIPT,
-        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + SCRIPT,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "torch_version": torch.__version__,
-        "debian_package": "python3-torch " + debian_version(),
-        "python_version": platform.python_version(),
-        "cpu_capability": cpu_capability(),
-        "format": "Each case: `python` is the call that produced it; `outputs` maps a name to {shape, "
+    doc = provenance(SCRIPT, blas=False,
+        format="Each case: `python` is the call that produced it; `outputs` maps a name to {shape, "
                   "values (float32 as exact decimal doubles, row-major), repr for small tensors}.",
-        "cases": [{"name": n, "python": p, **fn()} for n, p, fn in CASES],
-    }
+        cases=[{"name": n, "python": p, **fn()} for n, p, fn in CASES])
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

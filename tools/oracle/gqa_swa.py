@@ -22,15 +22,13 @@ generator state). `tests/test_gqa_swa.cpp` reads only the JSON this writes.
 """
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 
 import torch
 import torch.nn as nn
-from oracle_common import blas_library, cpu_capability, debian_version, draws_since
+from oracle_common import draws_since, provenance
 
 SCRIPT = "tools/oracle/gqa_swa.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -287,23 +285,14 @@ def main():
     listed = []
     for name, python, fn, kw in CASES:
         listed.append({"name": name, "python": python, **fn(**kw)})
-    doc = {
-        "produced_by": SCRIPT,
-        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + SCRIPT,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "torch_version": torch.__version__,
-        "debian_package": "python3-torch " + debian_version(),
-        "blas_loaded": blas_library(),
-        "python_version": platform.python_version(),
-        "cpu_capability": cpu_capability(),
-        "modules_from": "rasbt/LLMs-from-scratch 28c65cdfbc3338e2e040016eea4b7fdf556e4d57: "
+    doc = provenance(SCRIPT,
+        modules_from="rasbt/LLMs-from-scratch 28c65cdfbc3338e2e040016eea4b7fdf556e4d57: "
                         "ch04/04_gqa/gpt_with_kv_gqa.py, ch04/06_swa/gpt_with_kv_swa.py",
-        "format": "Each case: `python` is the code that produced it. `outputs` maps a name to "
+        format="Each case: `python` is the code that produced it. `outputs` maps a name to "
                   "{shape, values (float32 as exact decimal doubles, row-major), repr (print(tensor)) "
                   "for at most 100 elements}. `repr` is print(module); `draws_after_init` counts "
                   "32-bit draws of the construction; `cache_k_shape` is print(module.cache_k.shape).",
-        "cases": listed,
-    }
+        cases=listed)
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
         f.write("\n")

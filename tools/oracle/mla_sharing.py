@@ -31,17 +31,15 @@ what they print is unchanged (the script checks it against his READMEs' printed 
 """
 
 import argparse
-import datetime
 import json
 import math
 import os
-import platform
 import sys
 import types
 
 import torch
 import torch.nn as nn
-from oracle_common import blas_library, cpu_capability, debian_version, draws_since, export_cells
+from oracle_common import draws_since, export_cells, provenance
 
 SCRIPT = "tools/oracle/mla_sharing.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -519,16 +517,7 @@ def export(path, header, cells):
 
 
 def provenance():
-    return {
-        "produced_by": SCRIPT,
-        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + SCRIPT,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "torch_version": torch.__version__,
-        "debian_package": "python3-torch " + debian_version(),
-        "blas_loaded": blas_library(),
-        "python_version": platform.python_version(),
-        "cpu_capability": cpu_capability(),
-    }
+    return provenance(SCRIPT)
 
 
 def main():

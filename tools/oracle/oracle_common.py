@@ -2,8 +2,10 @@
 compare generator states, and how they write a run as a notebook's text export. Run the
 scripts with Debian's /usr/bin/python3 (python3-torch)."""
 import contextlib
+import datetime
 import io
 import os
+import platform
 import subprocess
 import sys
 import types
@@ -61,6 +63,25 @@ def blas_library():
             if "blas" in os.path.basename(path):
                 libs.add(os.path.realpath(path))
     return sorted(libs)
+
+
+def provenance(script, blas=True, **extra):
+    """The record every oracle file opens with: which script made it, with which command, when,
+    and on which PyTorch (its version, Debian package, the BLAS it loaded unless `blas` is
+    false, Python, the vector instruction set); `extra` fields follow in the order given."""
+    record = {
+        "produced_by": script,
+        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + script,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "torch_version": torch.__version__,
+        "debian_package": "python3-torch " + debian_version(),
+    }
+    if blas:
+        record["blas_loaded"] = blas_library()
+    record["python_version"] = platform.python_version()
+    record["cpu_capability"] = cpu_capability()
+    record.update(extra)
+    return record
 
 
 def export_cells(path, header, cells, modules=None):
