@@ -11,6 +11,7 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
 #if ATTN_BLAS_REFERENCE
+#include "attn/core/reduce.hpp"
 #include "attn/kernels/gemm.hpp"
 #else
 #include <xtensor-blas/xblas.hpp>
@@ -325,29 +326,6 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     return y;
 }
 
-namespace {
-// The sum of `n` floats `x[0], x[stride], ...` in PyTorch's order where this project can
-// follow it. PyTorch's CPU sum (`cascade_sum`, aten/src/ATen/native/cpu/SumKernel.cpp) adds a
-// row shorter than one vector (8 floats on AVX2) with `row_sum`: four partial sums over the
-// first 4 * (n / 4) elements, the rest added to the first partial sum, then the four partial
-// sums added in order. For n = 6: ((((x0 + x4) + x5) + x1) + x2) + x3. Longer rows go through
-// its vectorised path, which is not reproduced here: they are summed in order.
-float row_sum_torch(const float* x, std::size_t n, std::size_t stride) {
-    float acc = 0.0f;
-    if (n >= 8) {
-        for (std::size_t j = 0; j < n; ++j) acc += x[j * stride];
-        return acc;
-    }
-    float partial[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    const std::size_t n4 = n / 4 * 4;
-    for (std::size_t j = 0; j < n4; j += 4)
-        for (std::size_t k = 0; k < 4; ++k) partial[k] += x[(j + k) * stride];
-    for (std::size_t j = n4; j < n; ++j) partial[0] += x[j * stride];
-    for (std::size_t k = 1; k < 4; ++k) partial[0] += partial[k];
-    return partial[0];
-}
-}  // namespace
-
 Tensor sum(const Tensor& x, long dim, bool keepdim) {
     const Shape s = shape_of(x);
     const std::size_t d = wrap_dim("sum", dim, s.size());
@@ -361,8 +339,8 @@ Tensor sum(const Tensor& x, long dim, bool keepdim) {
     Tensor y = xt::zeros<float>(out);
     for (std::size_t o = 0; o < outer; ++o)
         for (std::size_t i = 0; i < inner; ++i) {
-            if (inner == 1) {  // a contiguous row: PyTorch's row order
-                y.data()[o] = row_sum_torch(x.data() + o * len, len, 1);
+            if (inner == 1) {  // a contiguous row: PyTorch's cascade order (reduce.hpp)
+                y.data()[o] = detail::torch_sum(x.data() + o * len, len);
                 continue;
             }
             float acc = 0.0f;
@@ -374,7 +352,7 @@ Tensor sum(const Tensor& x, long dim, bool keepdim) {
 
 Tensor sum(const Tensor& x) {
     shape_of(x);  // refuses a shape that does not match the storage
-    return scalar_tensor(row_sum_torch(x.data(), x.size(), 1));
+    return scalar_tensor(detail::torch_sum(x.data(), x.size()));
 }
 
 LongTensor argmax(const Tensor& x, long dim) {

@@ -114,9 +114,9 @@ void gemm_rowmajor(const float* A, const float* B, float* C, std::size_t m, std:
                    std::size_t n, bool transpose_b);
 
 /// `x.sum(dim, keepdim)`: float32 sum over one dimension. A contiguous row (the last
-/// dimension) shorter than 8 is added in PyTorch's order (`row_sum`: four partial sums, then
-/// the rest, then the partial sums: for 6 elements ((((x0 + x4) + x5) + x1) + x2) + x3);
-/// everything else is accumulated in order.
+/// dimension) is added in PyTorch 1.13's one-thread CPU order (`detail::torch_sum`,
+/// core/reduce.hpp: for 6 elements `row_sum`'s ((((x0 + x4) + x5) + x1) + x2) + x3, longer rows
+/// its vectorised cascade); a sum over another dimension is accumulated in order.
 /// @throws std::invalid_argument when `dim` is out of range.
 Tensor sum(const Tensor& x, long dim, bool keepdim = false);
 
