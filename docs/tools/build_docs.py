@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bookpages  # noqa: E402  (the page-writing half, shared with the test)
 import benchmark_page  # noqa: E402  (the benchmarks page, from data/benchmarks/)
+import training_page  # noqa: E402  (the training page, from data/benchmarks/training.json)
 import glossary  # noqa: E402
 import mainpage  # noqa: E402
 
@@ -149,11 +150,12 @@ def main():
                                    proc.stdout)
     (pages_dir / "mainpage.md").write_text(main_text, encoding="utf-8")
     deps += benchmark_page.write(src, pages_dir, fig_dir)
+    deps += training_page.write(src, pages_dir)
     # Every page, hand-written or generated, through the same Markdown fix-ups.
-    bench_page = pages_dir / "benchmarks.md"
-    if bench_page.is_file():
-        bench_page.write_text(bookpages.doxygen_markdown(bench_page.read_text(encoding="utf-8")),
-                              encoding="utf-8")
+    for bench_page in (pages_dir / "benchmarks.md", pages_dir / "training.md"):
+        if bench_page.is_file():
+            bench_page.write_text(bookpages.doxygen_markdown(bench_page.read_text(encoding="utf-8")),
+                                  encoding="utf-8")
     for headers in sorted((src / "lib" / "attn").iterdir()) + [src / "lib" / "textbook"]:
         if headers.is_dir():
             deps += [headers] + sorted(headers.glob("*.hpp"))

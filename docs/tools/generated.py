@@ -8,7 +8,10 @@ prose, and a re-recorded benchmark shows up at the next build:
 
 - `efficient`: chapter 11's table, from data/benchmarks/efficient.json (one forward of each
   layout, C++ beside PyTorch);
-- `flash`: chapter 12's table, from data/benchmarks/flash.json (naive against tiled).
+- `flash`: chapter 12's table, from data/benchmarks/flash.json (naive against tiled);
+- `training_step`, `training_induction`: chapters 20 and 21, from data/benchmarks/training.json
+  (a training step beside PyTorch's autograd, the backward's memory; training steps per second),
+  rendered by training_page.py as on the training page.
 
 Each comes with a caption saying where, when and at which commit it was recorded, and how
 loaded the machine was, read from the data.
@@ -233,7 +236,32 @@ def flash(data_dir, source_root):
     return "\n\n".join(text)
 
 
-GENERATORS = {"efficient": efficient, "flash": flash}
+# ------------------------------------------------------------------------- chapters 20, 21
+
+
+def _training_page(data_dir):
+    import training_page  # beside this file (docs/tools), which renders the training page
+    path = Path(data_dir) / "benchmarks" / "training.json"
+    data = _load(path)
+    if not isinstance(data.get("meta"), dict) or not all("sides" in r for r in data.get("summary", [])):
+        raise DataError(f"{path}: not the format of tools/run_training_benchmark.py")
+    return training_page.Page(data)
+
+
+def training_step(data_dir, source_root):
+    """Chapter 20: a training step of MultiHeadAttention beside PyTorch, the backward's memory."""
+    page = _training_page(data_dir)
+    return "\n\n".join(t for t in [page.caption(), page.STEP(), page.MEMORY(), page.step_summary()] if t)
+
+
+def training_induction(data_dir, source_root):
+    """Chapter 21: the first steps of its training run, steps per second beside PyTorch."""
+    page = _training_page(data_dir)
+    return "\n\n".join([page.caption(), page.INDUCTION()])
+
+
+GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
+              "training_induction": training_induction}
 
 
 def expand(name, data_dir, source_root):
@@ -255,6 +283,8 @@ def expand_lines(markdown, data_dir, source_root):
 
 def inputs(markdown, data_dir):
     """The data files a page's generated text reads (for build dependencies)."""
-    files = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"]}
+    files = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
+             "training_step": ["benchmarks/training.json"],
+             "training_induction": ["benchmarks/training.json"]}
     return [Path(data_dir) / f for line in markdown.split("\n")
             for m in [GENERATED_RE.match(line)] if m for f in files.get(m.group(1), [])]

@@ -1,0 +1,183 @@
+"""The book's training page, generated from data/benchmarks/training.json (written by
+tools/run_training_benchmark.py) when the docs are built.
+
+docs/training.md is the page's prose; each line that is only a marker `@NAME@` is replaced by
+what NAME() below renders from the data, as on the benchmarks page (benchmark_page.py): no
+number on the page is copied by hand. Python 3 standard library only.
+
+    write(source_root, pages_dir) -> list of files read (for the depfile)
+"""
+import json
+from pathlib import Path
+
+from benchmark_page import ms, ratio
+
+RUN_COMMAND = "tools/run_training_benchmark.py --build build --install-peers"
+STEP_SIDES = [("library", "library"), ("library-fresh", "library, buffers allocated each step"),
+              ("pytorch-default", "PyTorch, default malloc"),
+              ("pytorch-reuse", "PyTorch, malloc reusing")]
+
+
+def bold_fastest(values):
+    present = [v for v in values if v is not None]
+    best = min(present) if present else None
+    return [f"**{ms(v)}**" if v is not None and v == best else ms(v) for v in values]
+
+
+class Page:
+    def __init__(self, data):
+        self.data = data
+        self.meta = data.get("meta", {})
+        self.rows = data.get("summary", [])
+
+    def row(self, case, threads):
+        return next((r for r in self.rows if r["case"] == case and r["threads"] == threads), None)
+
+    def RECORD(self):
+        m, v, mach = self.meta, self.meta.get("versions", {}), self.meta.get("machine", {})
+        lines = []
+        if m.get("kind") == "smoke":
+            lines += ["<b>This is a smoke run, not a measurement:</b> one short round; its times",
+                      f"are not to be compared. The recording is made with `{RUN_COMMAND}`.", ""]
+        lines += [
+            f"Recorded {m.get('date', '?')} at commit `{m.get('commit', '?')[:12]}` "
+            f"({m.get('kind', '?')}: {m.get('rounds', '?')} round(s), each run at least "
+            f"{m.get('min_time_s', '?')} s; command `{m.get('command', '?')}`).",
+            f"Machine: {mach.get('cpu', '?')}, {mach.get('cores', '?')} cores "
+            f"({', '.join(mach.get('isa', []))}), {mach.get('memory_GB', '?')} GB, "
+            f"{mach.get('hypervisor') or 'no hypervisor reported'}. Load average (1, 5, 15 min) "
+            f"before: {' '.join(m.get('loadavg_before', []))}; after: "
+            f"{' '.join(m.get('loadavg_after', []))}; at the start of each round: "
+            f"{'; '.join(' '.join(r) for r in m.get('loadavg_rounds', []))}.",
+            f"Versions: {v.get('compiler', '?')}; Google Benchmark {v.get('google_benchmark', '?')}; "
+            f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
+            f"{v.get('libopenblas0', '?')}), {v.get('python', '?')}.",
+        ]
+        if m.get("note"):
+            lines.append(f"Note: {m['note']}")
+        return "\n".join(lines)
+
+    def STEP(self):
+        rows = [r for r in self.rows if r["case"] == "mha_train"]
+        if not rows:
+            return "(No MultiHeadAttention training results in the data.)"
+        head = ["threads"] + [t for _, t in STEP_SIDES] + ["library ÷ PyTorch best"]
+        out = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
+        for r in rows:
+            times = [r["sides"].get(k, {}).get("time_ms") for k, _ in STEP_SIDES]
+            out.append("| " + " | ".join([str(r["threads"])] + bold_fastest(times) +
+                                         [ratio(r.get("library_over_pytorch_best"))]) + " |")
+        return "\n".join(out)
+
+    def STEP_MEMORY(self):
+        rows = [r for r in self.rows if r["case"] == "mha_train"]
+        if not rows:
+            return "(No results.)"
+        head = ["threads", "side", "page faults per step", "peak RSS (MB)", "CPU ms per step"]
+        out = ["| " + " | ".join(head) + " |", "|---:|:---|---:|---:|---:|"]
+        for r in rows:
+            for k, title in STEP_SIDES:
+                s = r["sides"].get(k)
+                if s:
+                    out.append(f"| {r['threads']} | {title} | {s['faults']:.0f} | "
+                               f"{s['peak_rss_MB']:.0f} | {ms(s['cpu_ms'])} |")
+        return "\n".join(out)
+
+    def INDUCTION(self):
+        r = self.row("induction_train", 1)
+        if not r:
+            return "(No induction-head training results in the data.)"
+        steps = self.meta.get("steps", "?")
+        out = ["| side | steps per second | ms for the first " + str(steps) + " steps | "
+               "page faults per run |", "|:---|---:|---:|---:|"]
+        sides = [(k, t) for k, t in STEP_SIDES if k in r["sides"]]
+        best = max(r["sides"][k]["steps_per_s"] for k, _ in sides)
+        for k, title in sides:
+            s = r["sides"][k]
+            rate = f"{s['steps_per_s']:.0f}"
+            out.append(f"| {title} | {'**' + rate + '**' if s['steps_per_s'] == best else rate} | "
+                       f"{ms(s['time_ms'])} | {s['faults']:.0f} |")
+        out += ["", f"Library ÷ PyTorch best, in time: {ratio(r.get('library_over_pytorch_best'))}."]
+        return "\n".join(out)
+
+    def MEMORY(self):
+        runs = self.data.get("memory", [])
+        if not runs:
+            return "(The memory runs were not recorded.)"
+        out = ["| backward | T | peak RSS (MB) | q, k, v, dO (MB) | time (s, forward + backward) |",
+               "|:---|---:|---:|---:|---:|"]
+        for r in runs:
+            out.append(f"| {r['backend']} | {r['T']} | {r['peak_rss_MB']:.0f} | "
+                       f"{r.get('inputs_MB', 0):.0f} | {r['time_ms'] / 1e3:.1f} |")
+        return "\n".join(out)
+
+    def caption(self):
+        """One sentence: where, when, at which commit and how loaded (for a chapter page)."""
+        m, mach = self.meta, self.meta.get("machine", {})
+        loads = [float(r[0]) for r in m.get("loadavg_rounds", []) if r]
+        text = (f"Recorded in `data/benchmarks/training.json` by `tools/run_training_benchmark.py` "
+                f"on {mach.get('cpu', '?')} ({mach.get('cores', '?')} cores), "
+                f"{str(m.get('date', '?'))[:10]}, at commit `{str(m.get('commit', '?'))[:12]}`; "
+                f"{m.get('rounds', '?')} round(s), the fastest kept")
+        if loads:
+            text += f"; one-minute load average at each round's start {min(loads):.1f} to {max(loads):.1f}"
+        if m.get("kind") == "smoke":
+            text += " (a smoke run: not a measurement)"
+        return text + ". The whole record is on the training benchmarks page."
+
+    def step_summary(self):
+        parts = []
+        for th in (1, 2):
+            r = self.row("mha_train", th)
+            if r and "library" in r["sides"] and r.get("library_over_pytorch_best") is not None:
+                best = min((r["sides"][k]["time_ms"], k) for k in ("pytorch-default", "pytorch-reuse")
+                           if k in r["sides"])
+                parts.append(f"on {th} thread{'s' if th > 1 else ''} a step took "
+                             f"{ms(r['sides']['library']['time_ms'])} ms in the library and "
+                             f"{ms(best[0])} ms in PyTorch at its best "
+                             f"({r['library_over_pytorch_best']:.2f} times its time)")
+        mem = {(r["backend"], r["T"]): r for r in self.data.get("memory", [])}
+        big = max((T for b, T in mem if b == "tiled"), default=None)
+        if big is not None:
+            parts.append(f"the tiled backward at T = {big} peaked at "
+                         f"{mem[('tiled', big)]['peak_rss_MB']:.0f} MB")
+        naive = max((T for b, T in mem if b == "naive"), default=None)
+        if naive is not None:
+            parts.append(f"the naive one at T = {naive} at {mem[('naive', naive)]['peak_rss_MB']:.0f} MB")
+        return ("At this recording, " + "; ".join(parts) + ".") if parts else ""
+
+    def CHECKS(self):
+        c = self.data.get("checks", {})
+        if not c:
+            return "(No checks recorded.)"
+        ind = c.get("induction_last_loss", {})
+        return (f"- `MultiHeadAttention` at T = {self.meta.get('T', '?')}: the largest "
+                f"|dL/dx − `x.grad`| is {c['mha_train_grad_x_max_abs_diff']:.2g}, the largest "
+                f"|`x.grad`| {c['mha_train_grad_x_max_abs']:.2g}.\n"
+                f"- The induction run after {ind.get('steps', '?')} steps: loss "
+                f"{ind.get('library', float('nan')):.6f} in the library, "
+                f"{ind.get('pytorch', float('nan')):.6f} in PyTorch (chapter 21 says where and "
+                f"why the two runs part).")
+
+
+def write(source_root, pages_dir):
+    """Writes pages_dir/training.md; returns the files read."""
+    src = Path(source_root)
+    template = src / "docs" / "training.md"
+    data_file = src / "data" / "benchmarks" / "training.json"
+    data = json.loads(data_file.read_text()) if data_file.is_file() else {}
+    if data and not all("sides" in r for r in data.get("summary", [])):
+        raise SystemExit(f"{data_file}: not written by tools/run_training_benchmark.py: record it again")
+    page = Page(data)
+    lines = []
+    for line in template.read_text(encoding="utf-8").splitlines():
+        marker = line.strip()
+        if len(marker) > 2 and marker[0] == marker[-1] == "@" and marker[1:-1].isupper():
+            render = getattr(page, marker[1:-1], None)
+            if render is None:
+                raise SystemExit(f"{template}: unknown marker {marker}")
+            lines.append(render() if data else f"(No results recorded yet: run `{RUN_COMMAND}`.)")
+        else:
+            lines.append(line)
+    Path(pages_dir, "training.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [template, data_file, Path(__file__).resolve()]
