@@ -340,7 +340,7 @@ TEST_CASE("softmax_block equals scale, bias, mask and softmax of the step path")
                                 Bt[r * nr + c] = b[(i0 + c) * T + j0 + r];
                                 At[r * nr + c] = allow[(i0 + c) * T + j0 + r];
                             }
-                        attn::fast::SoftmaxBlock blk{.rows = rows, .j0 = j0, .causal = causal, .window = window,
+                        attn::fast::SoftmaxBlock blk{.rows = rows, .j0 = j0, .keys = T, .causal = causal, .window = window,
                                                      .diag = long(i0) + offset,
                                                      .allow = variant == 2 ? At.data() : nullptr,
                                                      .bias = variant == 2 ? Bt.data() : nullptr,

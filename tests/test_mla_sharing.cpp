@@ -316,7 +316,7 @@ TEST_CASE("his GPTModel's loop over 4 layers, 2 producing, equals PyTorch's with
     CHECK(test::max_ulp(caches[1].key, test::oracle_tensor(c["outputs"]["last_producer_cache_k"])) <= kUlps);
 }
 
-TEST_CASE("KV-sharing decoding equals recomputation at every step (64 tokens, chunks 1..20)") {
+TEST_CASE("KV-sharing decoding equals recomputation within float32 rounding (64 tokens, chunks 1..20)") {
     attn::Generator gen(16);
     std::vector<attn::MultiHeadAttentionWithKVSharing> layers;
     for (int i = 0; i < 5; ++i)
@@ -330,7 +330,13 @@ TEST_CASE("KV-sharing decoding equals recomputation at every step (64 tokens, ch
     const auto cached = [&](const attn::Tensor& t, std::vector<attn::KVCache>& caches) {
         return attn::forward_kv_sharing(layers, 2, t, caches);
     };
-    CHECK(worst_decode_gap(x, [] { return std::vector<attn::KVCache>(); }, cached, full) == 0.0);
+    // Not 0: a row decoded early holds the keys seen so far, and under 8 keys PyTorch's
+    // softmax adds them in order; the same row in a longer recomputation has 8 keys or more
+    // (the hidden ones as zeros) and is added as 8 lanes and their tree (core/reduce.hpp).
+    // One layer stays exact (the MLA test above); the second producer and the consumers read
+    // the first's rows, so the last bits differ: at most 2 ulp of outputs below 1.
+    const double gap = worst_decode_gap(x, [] { return std::vector<attn::KVCache>(); }, cached, full);
+    CHECK(gap <= 1.2e-7);
     std::vector<attn::KVCache> caches;
     cached(x, caches);
     CHECK(caches.size() == 2);

@@ -38,6 +38,12 @@ void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out)
 /// then added as a tree, `((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))`.
 float softmax_backward_sum(const float* dp, const float* p, std::size_t n);
 
+/// `vec::reduce_all` of a row of `n` floats with `+` (PyTorch 1.13, AVX2 build), as
+/// `_vec_softmax_lastdim` sums a row's exponentials and the cross-entropy backward its
+/// gradient: below 8 elements added in order; otherwise 8 lanes (lane `l` adds `x[j]`,
+/// `j % 8 == l`, in order), then the lanes' tree (`lane_tree_sum`). 0 for `n == 0`.
+float reduce_all_sum(const float* x, std::size_t n);
+
 /// The 8-lane tree of `softmax_backward_sum` (AVX2's `vec_reduce_all`):
 /// `((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))`.
 float lane_tree_sum(const float* lanes);

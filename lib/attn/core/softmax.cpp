@@ -3,6 +3,7 @@
 /// lane order), the naive and the masked softmax, and repeat_interleave / repeat: the part of
 /// attn/core/functional.hpp that attention's weights and grouped heads need.
 #include "attn/core/functional.hpp"
+#include "attn/core/reduce.hpp"
 
 #include <algorithm>
 #include <array>
@@ -23,8 +24,8 @@ namespace {
 // One row of PyTorch's CPU softmax over the last dimension (`_vec_softmax_lastdim` in
 // aten/src/ATen/native/cpu/SoftMaxKernel.cpp, AVX2 build): the row maximum; exp(x - max)
 // with SLEEF's expf_u10 (what `Vectorized<float>::exp` calls); their sum in PyTorch's
-// `vec::reduce_all` order (8 lanes accumulated vector by vector, then the lanes in order;
-// rows shorter than 8 are summed in order); then multiplication by 1 / sum.
+// `vec::reduce_all` order (detail::reduce_all_sum: 8 lanes accumulated vector by vector, then
+// the lanes' tree; rows shorter than 8 summed in order); then multiplication by 1 / sum.
 // exp as PyTorch's AVX2 kernels compute it (`Sleef_expf8_u10`, an FMA algorithm); on a CPU
 // without FMA the same algorithm without fused operations, which may differ in the last bit.
 float expf_torch(float x) {
@@ -65,20 +66,7 @@ void softmax_row(float* row, std::size_t n) {
     for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
     for (std::size_t j = 0; j < n; ++j)
         row[j] = expf_torch(row[j] - mx);  // all -inf: exp(NaN) = NaN, as PyTorch
-    constexpr std::size_t lanes = 8;
-    float total = 0.0f;
-    if (n < lanes) {
-        for (std::size_t j = 0; j < n; ++j) total += row[j];
-    } else {
-        std::array<float, lanes> acc{};
-        std::copy_n(row, lanes, acc.begin());
-        std::size_t d = lanes;
-        for (; d + lanes <= n; d += lanes)
-            for (std::size_t l = 0; l < lanes; ++l) acc[l] += row[d + l];
-        for (std::size_t l = 0; d + l < n; ++l) acc[l] += row[d + l];  // the ragged tail
-        for (std::size_t l = 0; l < lanes; ++l) total = l ? total + acc[l] : acc[0];
-    }
-    const float inv = 1.0f / total;
+    const float inv = 1.0f / detail::reduce_all_sum(row, n);
     for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
 }
 

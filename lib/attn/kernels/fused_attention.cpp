@@ -109,7 +109,7 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
                 detail::gemm_prepacked(kn, rows, nr, a.hd, Kp + jlo * a.hd, a.hd, Qb, a.hd, St, nr);
             }
             if (stages & stage_softmax) {
-                SoftmaxBlock b{.rows = rows, .j0 = jlo, .causal = m.causal, .window = m.window,
+                SoftmaxBlock b{.rows = rows, .j0 = jlo, .keys = a.Tk, .causal = m.causal, .window = m.window,
                                .diag = long(i0) + m.offset, .allow = nullptr, .bias = nullptr,
                                .divide = m.divide, .scale = m.scale,
                                .zero_fully_masked = m.zero_fully_masked};

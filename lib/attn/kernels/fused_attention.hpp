@@ -15,7 +15,8 @@
 /// - the softmax of a block (`SoftmaxBlock`) makes each query's float operations in the step
 ///   path's order: the scaling (`* scale` or `/ scale`), the additive mask, `-inf` where the
 ///   key is hidden, the row maximum, SLEEF's `expf_u10` (vector kernels equal bit for bit to
-///   the scalar one), the sum in `vec::reduce_all`'s 8-lane order (key `j` in lane `j % 8`),
+///   the scalar one), the sum in `vec::reduce_all`'s 8-lane order (key `j` in lane `j % 8`;
+///   the lanes added in order for rows of fewer than 8 keys, as a tree from 8: `keys`),
 ///   the multiplication by `1 / sum`; then the dropout multipliers.
 /// When a value is not finite, a hidden key's `0 * v` is NaN in the step path, so the head is
 /// computed over every key, without skipping: the bits stay equal for every input.
@@ -119,6 +120,10 @@ void attend_head(const HeadArgs& args, const HeadMask& mask, const QueryHead* he
 struct SoftmaxBlock {
     std::size_t rows = 0;   ///< keys in the block
     std::size_t j0 = 0;     ///< the first key's column: key `j` is added in lane `j % 8` of the sum
+    /// The softmax's row length, hidden keys included (the `Tk` of the whole attention): with
+    /// fewer than 8 keys PyTorch adds a row's exponentials in order, with 8 or more it adds
+    /// its 8 lanes as a tree (`vec::reduce_all`, core/reduce.hpp `reduce_all_sum`).
+    std::size_t keys = 0;
     bool causal = false;    ///< query `i0 + c` sees key `j` only when `j <= diag + c`
     std::size_t window = 0; ///< when > 0, query `i0 + c` sees key `j` only when `j > diag + c - window`
     long diag = 0;          ///< `i0 + offset` (see `HeadMask::offset`)

@@ -185,7 +185,7 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
             // 1. P, exactly as the forward: scores, then the softmax of the block
             detail::pack_b_panels(kn, hd, lanes, q.Q + i0 * a.ldq, a.ldq, true, Qb);
             detail::gemm_prepacked(kn, rows, nr, hd, Kp + jlo * hd, hd, Qb, hd, St, nr);
-            SoftmaxBlock b{.rows = rows, .j0 = jlo, .causal = m.causal, .window = m.window,
+            SoftmaxBlock b{.rows = rows, .j0 = jlo, .keys = a.Tk, .causal = m.causal, .window = m.window,
                            .diag = long(i0) + m.offset, .allow = nullptr, .bias = nullptr,
                            .divide = m.divide, .scale = m.scale, .zero_fully_masked = m.zero_fully_masked};
             if (q.allow) {

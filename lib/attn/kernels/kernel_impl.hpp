@@ -240,7 +240,7 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
     if (b.zero_fully_masked)  // every exp is then exp(-inf - 0) = 0 and the sum 0
         for (std::size_t v = 0; v < NV; ++v) mx[v] = mx[v] == ninf ? V{} : mx[v];
     // exp(x - max), and the sum in vec::reduce_all's order: lane l of 8 adds the keys
-    // j = l (mod 8) in order, then the 8 are added in order. Masked keys add exact zeros
+    // j = l (mod 8) in order, then the 8 are added (see below). Masked keys add exact zeros
     // (every exp is >= +0, so no partial sum is -0 and adding +0 changes nothing), so the
     // block may start at any key j0 as long as key j goes to lane j % 8.
     V acc[8][NV];
@@ -273,8 +273,14 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
         }
     V inv[NV];
     for (std::size_t v = 0; v < NV; ++v) {
+        // vec::reduce_all's end: a row under 8 keys in order (the unused lanes hold exact
+        // zeros), a longer one as AVX2's tree of the 8 lanes (detail::lane_tree_sum).
         V total = acc[0][v];
-        for (std::size_t l = 1; l < 8; ++l) total = total + acc[l][v];
+        if (b.keys < 8)
+            for (std::size_t l = 1; l < 8; ++l) total = total + acc[l][v];
+        else
+            total = ((acc[0][v] + acc[4][v]) + (acc[2][v] + acc[6][v])) +
+                    ((acc[1][v] + acc[5][v]) + (acc[3][v] + acc[7][v]));
         if (b.row_max) store(b.row_max + v * W, mx[v]);
         if (b.row_sum) store(b.row_sum + v * W, total);
         inv[v] = splat(1.0f) / total;

@@ -126,20 +126,6 @@ float exp_u10(float x) {
     return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
 }
 
-// vec::reduce_all of a row (PyTorch 1.13, AVX2): in order below 8, else 8 lanes and a tree.
-float reduce_all(const float* x, std::size_t n) {
-    constexpr std::size_t lanes = 8;
-    if (n < lanes) {
-        float s = 0.0f;
-        for (std::size_t j = 0; j < n; ++j) s += x[j];
-        return s;
-    }
-    float acc[lanes];
-    std::copy_n(x, lanes, acc);
-    for (std::size_t j = lanes; j < n; ++j) acc[j % lanes] += x[j];
-    return detail::lane_tree_sum(acc);
-}
-
 float scalar_grad(const std::string& where, const Tensor& grad_output) {
     const Shape s = shape_of(grad_output);
     if (!s.empty()) throw_shape_error(where + " (grad_output)", "a 0-d tensor", s);
@@ -158,7 +144,7 @@ Tensor log_softmax_backward(const Tensor& grad_output, const Tensor& output) {
         const float* dy = grad_output.data() + r * n;
         const float* y = output.data() + r * n;
         float* d = dx.data() + r * n;
-        const float sum = reduce_all(dy, n);
+        const float sum = detail::reduce_all_sum(dy, n);
         // x - exp(y) * sum, contracted to one fused multiply-add in PyTorch's AVX2 build
         for (std::size_t j = 0; j < n; ++j) d[j] = std::fma(-exp_u10(y[j]), sum, dy[j]);
     }
