@@ -156,8 +156,10 @@ class Page:
                 f"|`x.grad`| {c['mha_train_grad_x_max_abs']:.2g}.\n"
                 f"- The induction run after {ind.get('steps', '?')} steps: loss "
                 f"{ind.get('library', float('nan')):.6f} in the library, "
-                f"{ind.get('pytorch', float('nan')):.6f} in PyTorch (chapter 21 says where and "
-                f"why the two runs part).")
+                f"{ind.get('pytorch', float('nan')):.6f} in PyTorch. Here PyTorch runs on its fast "
+                f"BLAS (OpenBLAS, which adds a product's terms in another order), so the runs part "
+                f"in the last bits; on the reference BLAS, as the oracle runs it, the two runs are "
+                f"one, step for step (chapter 21).")
 
 
 def write(source_root, pages_dir):
