@@ -24,7 +24,7 @@ Then, unless --no-memory, the attention core's forward + backward alone, once pe
 
 Writes DIR/training.json (default data/benchmarks/): machine, commit, versions, environment,
 load average before, between rounds and after, every run, the summary. The book's training
-page is generated from it. Not part of the tests. About 20 minutes on a quiet 2-core machine
+page is generated from it. Not part of the tests. About 10 minutes on a quiet 2-core machine
 (the naive backward at T = 4096 alone takes over a minute and 7.7 GB).
 """
 import argparse

@@ -46,6 +46,51 @@ def times_row(sides, keys):
     return cells
 
 
+def record(m, run_command, versions):
+    """The paragraph that opens a benchmark page: a smoke run's warning, when, at which commit,
+    with which command, on which machine and under which load (from a driver's `meta`), then
+    `versions` (the page's own sentence) and the recording's note."""
+    mach = m.get("machine", {})
+    lines = []
+    if m.get("kind") == "smoke":
+        lines += ["<b>This is a smoke run, not a measurement:</b> it shows that every part of",
+                  "the pipeline runs (one short round on a machine other work was using), and its",
+                  "times are not to be compared. The recording is made on a quiet machine with",
+                  f"`{run_command}`.", ""]
+    lines += [
+        f"Recorded {m.get('date', '?')} at commit `{m.get('commit', '?')[:12]}` "
+        f"({m.get('kind', '?')}: {m.get('rounds', '?')} round(s), each run at least "
+        f"{m.get('min_time_s', '?')} s; command `{m.get('command', '?')}`).",
+        f"Machine: {mach.get('cpu', '?')}, {mach.get('cores', '?')} cores "
+        f"({', '.join(mach.get('isa', []))}), {mach.get('memory_GB', '?')} GB, "
+        f"{mach.get('hypervisor') or 'no hypervisor reported'}. "
+        f"Load average (1, 5, 15 min) before: {' '.join(m.get('loadavg_before', []))}; after: "
+        f"{' '.join(m.get('loadavg_after', []))}; at the start of each round: "
+        f"{'; '.join(' '.join(r) for r in m.get('loadavg_rounds', []))}.",
+        versions,
+    ]
+    if m.get("note"):
+        lines.append(f"Note: {m['note']}")
+    return "\n".join(lines)
+
+
+def fill(template, page, has_data, run_command):
+    """`template`'s text with each line that is only `@NAME@` replaced by `page.NAME()` (or,
+    without data, by a line saying how to record it).
+    @raises SystemExit naming the template and the marker when `page` has no such method."""
+    lines = []
+    for line in Path(template).read_text(encoding="utf-8").splitlines():
+        marker = line.strip()
+        if len(marker) > 2 and marker[0] == marker[-1] == "@" and marker[1:-1].isupper():
+            render = getattr(page, marker[1:-1], None)
+            if render is None:
+                raise SystemExit(f"{template}: unknown marker {marker}")
+            lines.append(render() if has_data else f"(No results recorded yet: run `{run_command}`.)")
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 class Page:
     def __init__(self, data):
         self.data = data
@@ -55,34 +100,12 @@ class Page:
     # ---------------------------------------------------------------- markers
 
     def RECORD(self):
-        m = self.meta
-        v = m.get("versions", {})
-        mach = m.get("machine", {})
-        load = m.get("loadavg_before", []), m.get("loadavg_after", [])
-        lines = []
-        if m.get("kind") == "smoke":
-            lines += ["<b>This is a smoke run, not a measurement:</b> it shows that every part of",
-                      "the pipeline runs (one short round on a machine other work was using), and its",
-                      "times are not to be compared. The recording is made on a quiet machine with",
-                      f"`{RUN_COMMAND}`.", ""]
-        lines += [
-            f"Recorded {m.get('date', '?')} at commit `{m.get('commit', '?')[:12]}` "
-            f"({m.get('kind', '?')}: {m.get('rounds', '?')} round(s), each run at least "
-            f"{m.get('min_time_s', '?')} s; command `{m.get('command', '?')}`).",
-            f"Machine: {mach.get('cpu', '?')}, {mach.get('cores', '?')} cores "
-            f"({', '.join(mach.get('isa', []))}), {mach.get('memory_GB', '?')} GB, "
-            f"{mach.get('hypervisor') or 'no hypervisor reported'}. "
-            f"Load average (1, 5, 15 min) before: {' '.join(load[0])}; after: {' '.join(load[1])}; "
-            f"at the start of each round: "
-            f"{'; '.join(' '.join(r) for r in m.get('loadavg_rounds', []))}.",
-            f"Versions: {v.get('compiler', '?')}, library BLAS `{v.get('library_blas', '?')}`; "
-            f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
-            f"{v.get('libopenblas0', '?')}); ONNX `python3-onnx` {v.get('python3-onnx', '?')}; "
-            f"onnxruntime-node {v.get('onnxruntime-node', '?')} on Node.js {v.get('node', '?')}.",
-        ]
-        if m.get("note"):
-            lines.append(f"Note: {m['note']}")
-        return "\n".join(lines)
+        v = self.meta.get("versions", {})
+        return record(self.meta, RUN_COMMAND,
+                      f"Versions: {v.get('compiler', '?')}, library BLAS `{v.get('library_blas', '?')}`; "
+                      f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
+                      f"{v.get('libopenblas0', '?')}); ONNX `python3-onnx` {v.get('python3-onnx', '?')}; "
+                      f"onnxruntime-node {v.get('onnxruntime-node', '?')} on Node.js {v.get('node', '?')}.")
 
     def PEERS(self):
         rows = [r for r in self.data.get("summary", []) if r["entry"] == "mha"]
@@ -246,18 +269,7 @@ def write(source_root, pages_dir, figures_dir):
                      all("sides" in r for r in data.get("summary", []))):
         raise SystemExit(f"{data_file}: not written by tools/run_attention_benchmark.py "
                          "(an older format?): record it again")
-    page = Page(data)
-    lines = []
-    for line in template.read_text(encoding="utf-8").splitlines():
-        marker = line.strip()
-        if len(marker) > 2 and marker[0] == marker[-1] == "@" and marker[1:-1].isupper():
-            render = getattr(page, marker[1:-1], None)
-            if render is None:
-                raise SystemExit(f"{template}: unknown marker {marker}")
-            lines.append(render() if data else
-                         f"(No results recorded yet: run `{RUN_COMMAND}`.)")
-        else:
-            lines.append(line)
-    Path(pages_dir, "benchmarks.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    Path(pages_dir, "benchmarks.md").write_text(fill(template, Page(data), bool(data), RUN_COMMAND),
+                                                 encoding="utf-8")
     svg(data, Path(figures_dir) / "attention.svg")
     return [template, data_file, Path(__file__).resolve()]

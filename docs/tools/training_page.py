@@ -10,7 +10,7 @@ number on the page is copied by hand. Python 3 standard library only.
 import json
 from pathlib import Path
 
-from benchmark_page import ms, ratio
+from benchmark_page import fill, ms, ratio, record
 
 RUN_COMMAND = "tools/run_training_benchmark.py --build build --install-peers"
 STEP_SIDES = [("library", "library"), ("library-fresh", "library, buffers allocated each step"),
@@ -34,28 +34,11 @@ class Page:
         return next((r for r in self.rows if r["case"] == case and r["threads"] == threads), None)
 
     def RECORD(self):
-        m, v, mach = self.meta, self.meta.get("versions", {}), self.meta.get("machine", {})
-        lines = []
-        if m.get("kind") == "smoke":
-            lines += ["<b>This is a smoke run, not a measurement:</b> one short round; its times",
-                      f"are not to be compared. The recording is made with `{RUN_COMMAND}`.", ""]
-        lines += [
-            f"Recorded {m.get('date', '?')} at commit `{m.get('commit', '?')[:12]}` "
-            f"({m.get('kind', '?')}: {m.get('rounds', '?')} round(s), each run at least "
-            f"{m.get('min_time_s', '?')} s; command `{m.get('command', '?')}`).",
-            f"Machine: {mach.get('cpu', '?')}, {mach.get('cores', '?')} cores "
-            f"({', '.join(mach.get('isa', []))}), {mach.get('memory_GB', '?')} GB, "
-            f"{mach.get('hypervisor') or 'no hypervisor reported'}. Load average (1, 5, 15 min) "
-            f"before: {' '.join(m.get('loadavg_before', []))}; after: "
-            f"{' '.join(m.get('loadavg_after', []))}; at the start of each round: "
-            f"{'; '.join(' '.join(r) for r in m.get('loadavg_rounds', []))}.",
-            f"Versions: {v.get('compiler', '?')}; Google Benchmark {v.get('google_benchmark', '?')}; "
-            f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
-            f"{v.get('libopenblas0', '?')}), {v.get('python', '?')}.",
-        ]
-        if m.get("note"):
-            lines.append(f"Note: {m['note']}")
-        return "\n".join(lines)
+        v = self.meta.get("versions", {})
+        return record(self.meta, RUN_COMMAND,
+                      f"Versions: {v.get('compiler', '?')}; Google Benchmark {v.get('google_benchmark', '?')}; "
+                      f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
+                      f"{v.get('libopenblas0', '?')}), {v.get('python', '?')}.")
 
     def STEP(self):
         rows = [r for r in self.rows if r["case"] == "mha_train"]
@@ -170,16 +153,6 @@ def write(source_root, pages_dir):
     data = json.loads(data_file.read_text()) if data_file.is_file() else {}
     if data and not all("sides" in r for r in data.get("summary", [])):
         raise SystemExit(f"{data_file}: not written by tools/run_training_benchmark.py: record it again")
-    page = Page(data)
-    lines = []
-    for line in template.read_text(encoding="utf-8").splitlines():
-        marker = line.strip()
-        if len(marker) > 2 and marker[0] == marker[-1] == "@" and marker[1:-1].isupper():
-            render = getattr(page, marker[1:-1], None)
-            if render is None:
-                raise SystemExit(f"{template}: unknown marker {marker}")
-            lines.append(render() if data else f"(No results recorded yet: run `{RUN_COMMAND}`.)")
-        else:
-            lines.append(line)
-    Path(pages_dir, "training.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    Path(pages_dir, "training.md").write_text(fill(template, Page(data), bool(data), RUN_COMMAND),
+                                               encoding="utf-8")
     return [template, data_file, Path(__file__).resolve()]
