@@ -45,7 +45,8 @@ float cascade(const float* x, std::size_t stride, std::size_t n) {
 float ilp_sum(const float* x, std::size_t stride, std::size_t n) {
     const std::size_t quads = n / 4;
     std::array<float, 4> partial{};
-    for (std::size_t k = 0; k < 4; ++k) partial[k] = cascade(x + k * stride, 4 * stride, quads);
+    if (quads > 0)  // (no pointer is formed past a short row, nor from a null one)
+        for (std::size_t k = 0; k < 4; ++k) partial[k] = cascade(x + k * stride, 4 * stride, quads);
     for (std::size_t i = quads * 4; i < n; ++i) partial[0] += x[i * stride];
     for (std::size_t k = 1; k < 4; ++k) partial[0] += partial[k];
     return partial[0];
@@ -55,6 +56,7 @@ float ilp_sum(const float* x, std::size_t stride, std::size_t n) {
 
 float torch_sum(const float* x, std::size_t n) {
     constexpr std::size_t lanes = 8;
+    if (n == 0) return 0.0f;  // an empty tensor's data pointer may be null
     if (n < lanes) return ilp_sum(x, 1, n);
     // vectorized_inner_sum: lane l sums x[8 v + l] over the n / 8 vectors as a row_sum.
     const std::size_t vectors = n / lanes;
@@ -65,6 +67,10 @@ float torch_sum(const float* x, std::size_t n) {
 }
 
 void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out) {
+    if (rows == 0) {  // x may be null
+        std::fill_n(out, cols, 0.0f);
+        return;
+    }
     if (cols == 1) {  // a contiguous column: PyTorch reduces it as one row
         out[0] = torch_sum(x, rows);
         return;
