@@ -57,6 +57,9 @@ REUSE_MALLOC = {"MALLOC_MMAP_MAX_": "0", "MALLOC_MMAP_THRESHOLD_": "4294967296",
                 "MALLOC_TRIM_THRESHOLD_": "100000000000"}
 MALLOC_VARS = ("MALLOC_MMAP_MAX_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_",
                "MALLOC_TOP_PAD_", "MALLOC_ARENA_MAX")
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+# "n threads" is n cores on every side: Debian's OpenBLAS otherwise starts a thread per core.
+TORCH_THREADS = "torch.set_num_threads(n), OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n"
 ORT_BOUND = 1e-5     # largest |ONNX Runtime - PyTorch| accepted (outputs are below 1.5)
 FUSED = ("attention", "mha", "gqa")
 PIECES = ("mha_projections", "mha_scores", "mha_mask_softmax", "mha_weights_values")
@@ -105,6 +108,21 @@ def last_json(text):
 
 # ----------------------------------------------------------------------------- the sides
 
+def clean_environ():
+    """This process's environment without the malloc and thread-count variables the drivers
+    set per run."""
+    return {k: v for k, v in os.environ.items() if k not in MALLOC_VARS + THREAD_VARS}
+
+
+def torch_run_env(env_torch, threads, reuse):
+    """PyTorch's environment for one run: `threads` cores (TORCH_THREADS), malloc reusing
+    memory when `reuse`."""
+    env = dict(env_torch, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    if reuse:
+        env.update(REUSE_MALLOC)
+    return env
+
+
 def choose_torch_env(base):
     """OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE (set on some machines for old OpenBLAS
     builds) unset for PyTorch when its 1024^3 product then still agrees with float64."""
@@ -131,12 +149,10 @@ class Sides:
         self.module_exe = self.build / "benchmarks" / "module_benchmark"
         self.pieces_exe = self.build / "benchmarks" / "attention_benchmark"
         self.models = Path(a.models_dir or self.build / "benchmark-models")
-        base = {k: v for k, v in os.environ.items()
-                if k not in MALLOC_VARS and k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+        base = clean_environ()
         self.env_library = base
         self.env_ort = base
         self.env_torch, self.torch_env_note = choose_torch_env(base)
-        self.env_torch_reuse = dict(self.env_torch, **REUSE_MALLOC)
 
     def library(self, entry, T, th, min_time, output=None):
         name = f"forward/{entry.key}/T:{T}/threads:{th}/real_time"
@@ -153,9 +169,7 @@ class Sides:
                "--threads", th, "--min-time", min_time]
         if output:
             cmd += ["--output", output]
-        env = dict(self.env_torch_reuse if reuse else self.env_torch,
-                   OPENBLAS_NUM_THREADS=str(th), OMP_NUM_THREADS=str(th))
-        r = last_json(run_json(cmd, env))
+        r = last_json(run_json(cmd, torch_run_env(self.env_torch, th, reuse)))
         r["side"] = "pytorch-reuse" if reuse else "pytorch-default"
         return r
 
@@ -203,10 +217,15 @@ def gbench_record(b, side, data):
             "GFLOPs": b.get("GFLOPs"), "library_context": data.get("context", {})}
 
 
+def read_floats(path):
+    """A raw float32 file (what the sides' --output writes) as an array."""
+    values = array.array("f")
+    values.frombytes(Path(path).read_bytes())
+    return values
+
+
 def max_abs_diff(path_a, path_b):
-    a, b = array.array("f"), array.array("f")
-    a.frombytes(Path(path_a).read_bytes())
-    b.frombytes(Path(path_b).read_bytes())
+    a, b = read_floats(path_a), read_floats(path_b)
     if len(a) != len(b):
         return float("inf")
     return max((abs(x - y) for x, y in zip(a, b)), default=0.0)
@@ -355,7 +374,7 @@ def main():
         "rounds": rounds, "min_time_s": min_time, "threads": threads,
         "environment": {"pytorch-default": "glibc's default malloc",
                         "pytorch-reuse": REUSE_MALLOC, "pytorch_openblas": sides.torch_env_note,
-                        "pytorch_threads": "torch.set_num_threads(n), OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n",
+                        "pytorch_threads": TORCH_THREADS,
                         "library": "default malloc, OpenMP threads = threads",
                         "onnxruntime": "default malloc, CPU arena, intra-op threads = threads, "
                                        "1 inter-op thread, all graph optimisations"},

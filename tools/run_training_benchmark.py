@@ -30,7 +30,6 @@ page is generated from it. Not part of the tests. About 10 minutes on a quiet 2-
 import argparse
 import datetime
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -50,22 +49,20 @@ GRAD_BOUND = 1e-4  # largest |library dL/dx - PyTorch x.grad| accepted, over max
 class Sides:
     def __init__(self, build):
         self.exe = Path(build) / "benchmarks" / "training_benchmark"
-        base = {k: v for k, v in os.environ.items()
-                if k not in rab.MALLOC_VARS and k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+        base = rab.clean_environ()
         self.env_library = base
         self.env_torch, self.torch_env_note = rab.choose_torch_env(base)
 
-    def library(self, name, min_time, output=None, fresh=False):
-        flt = name.replace("mha_train", "mha_train_fresh") if fresh else name
-        cmd = [self.exe, f"--benchmark_filter=^{flt}/real_time$", "--benchmark_format=json",
+    def library(self, name, min_time, output=None, side="library"):
+        cmd = [self.exe, f"--benchmark_filter=^{name}/real_time$", "--benchmark_format=json",
                f"--benchmark_min_time={min_time}"]
         if output:
             cmd.append(f"--output={output}")
         data = json.loads(rab.run_json(cmd, self.env_library))
         if not data["benchmarks"]:
-            raise RuntimeError(f"training_benchmark has no case {flt}")
+            raise RuntimeError(f"training_benchmark has no case {name}")
         b = data["benchmarks"][0]
-        r = rab.gbench_record(b, "library-fresh" if fresh else "library", data)
+        r = rab.gbench_record(b, side, data)
         for k in ("steps_per_s", "last_loss", "inputs_MB"):
             if k in b:
                 r[k] = b[k]
@@ -76,17 +73,16 @@ class Sides:
                "--min-time", min_time, "--T", T, "--steps", STEPS]
         if output:
             cmd += ["--output", output]
-        env = dict(self.env_torch, OPENBLAS_NUM_THREADS=str(th), OMP_NUM_THREADS=str(th))
-        if reuse:
-            env.update(rab.REUSE_MALLOC)
-        r = rab.last_json(rab.run_json(cmd, env))
+        r = rab.last_json(rab.run_json(cmd, rab.torch_run_env(self.env_torch, th, reuse)))
         r["side"] = "pytorch-reuse" if reuse else "pytorch-default"
         return r
 
 
-def case_name(case, th):
-    return f"mha_train/T:{T}/threads:{th}" if case == "mha_train" else \
-        f"induction_train/steps:{STEPS}/threads:{th}"
+def case_name(case, th, side="library"):
+    """The Google Benchmark case of `case` at `th` threads (library-fresh: mha_train_fresh)."""
+    if case == "mha_train":
+        return f"mha_train{'_fresh' if side == 'library-fresh' else ''}/T:{T}/threads:{th}"
+    return f"induction_train/steps:{STEPS}/threads:{th}"
 
 
 def summarise(runs):
@@ -159,7 +155,7 @@ def main():
         "rounds": rounds, "min_time_s": min_time, "threads": threads, "T": T, "steps": STEPS,
         "environment": {"pytorch-default": "glibc's default malloc",
                         "pytorch-reuse": rab.REUSE_MALLOC,
-                        "pytorch_threads": "torch.set_num_threads(n), OPENBLAS_NUM_THREADS=n, OMP_NUM_THREADS=n",
+                        "pytorch_threads": rab.TORCH_THREADS,
                         "pytorch_openblas": sides.torch_env_note,
                         "library": "default malloc, OpenMP threads = n"},
         "loadavg_before": rab.loadavg(), "loadavg_rounds": [],
@@ -172,12 +168,11 @@ def main():
     work = Path(a.build) / "training-benchmark"
     work.mkdir(parents=True, exist_ok=True)
     mine, theirs = work / "dx-library.bin", work / "dx-torch.bin"
-    lib = sides.library(case_name("mha_train", 1), 0.01, output=mine)
+    sides.library(case_name("mha_train", 1), 0.01, output=mine)
     sides.torch("mha_train", 1, 0.01, True, output=theirs)
-    (work / "zeros.bin").write_bytes(bytes(theirs.stat().st_size))
     lib_ind = sides.library(case_name("induction_train", 1), 0.01)
     torch_ind = sides.torch("induction_train", 1, 0.01, True)
-    scale = rab.max_abs_diff(theirs, work / "zeros.bin")
+    scale = max(map(abs, rab.read_floats(theirs)), default=0.0)
     checks = {"mha_train_grad_x_max_abs_diff": rab.max_abs_diff(mine, theirs),
               "mha_train_grad_x_max_abs": scale,
               "induction_last_loss": {"library": lib_ind["last_loss"],
@@ -189,7 +184,6 @@ def main():
     if not checks["mha_train_grad_x_max_abs_diff"] <= GRAD_BOUND * scale:
         sys.exit(f"the library's dL/dx is {checks['mha_train_grad_x_max_abs_diff']:.3g} from "
                  f"PyTorch's x.grad (bound {GRAD_BOUND} x {scale:.3g}): not the same function")
-    del lib
 
     cases = [("mha_train", th) for th in threads] + [("induction_train", 1)]
     runs = []
@@ -202,7 +196,7 @@ def main():
             k = rnd % len(order)
             for side in order[k:] + order[:k]:
                 if side.startswith("library"):
-                    r = sides.library(case_name(case, th), min_time, fresh=side == "library-fresh")
+                    r = sides.library(case_name(case, th, side), min_time, side=side)
                 else:
                     r = sides.torch(case, th, min_time, side == "pytorch-reuse")
                 r.update(case=case, threads_asked=th, round=rnd)

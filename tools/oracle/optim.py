@@ -16,15 +16,13 @@ default (foreach=None means False on the CPU), whose float operations the librar
 """
 
 import argparse
-import datetime
 import json
 import os
-import platform
 import sys
 
 import numpy as np
 import torch
-from oracle_common import cpu_capability, debian_version
+from oracle_common import provenance
 
 SCRIPT = "tools/oracle/optim.py"
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -82,23 +80,16 @@ def main():
     for i, (name, python, make) in enumerate(CASES):
         seed = 100 + i
         cases.append({"name": name, "python": python, "seed": seed, **run_case(seed, make)})
-    doc = {
-        "produced_by": SCRIPT,
-        "command": "/usr/bin/python3 " + SCRIPT,
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "torch_version": torch.__version__,
-        "debian_package": "python3-torch " + debian_version(),
-        "numpy_version": np.__version__,
-        "python_version": platform.python_version(),
-        "cpu_capability": cpu_capability(),
-        "format": "Each case: `python` is the optimizer built over the four parameters `parameters` "
+    doc = provenance(
+        SCRIPT, blas=False, command="/usr/bin/python3 " + SCRIPT,
+        numpy_version=np.__version__,
+        format="Each case: `python` is the optimizer built over the four parameters `parameters` "
                   "lists (name, shape, in named_parameters() order); `initial` maps a name to its "
                   "float32 bits (uint32, row-major); `steps[k]` holds the gradients given before "
                   "step k (null: .grad is None) and every parameter after step k, as bits.",
-        "parameters": [{"name": n, "shape": list(s)} for n, s in SHAPES],
-        "steps": STEPS,
-        "cases": cases,
-    }
+        parameters=[{"name": n, "shape": list(s)} for n, s in SHAPES],
+        steps=STEPS,
+        cases=cases)
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         # One case a line keeps the file readable and small.

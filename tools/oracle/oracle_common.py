@@ -65,13 +65,14 @@ def blas_library():
     return sorted(libs)
 
 
-def provenance(script, blas=True, **extra):
-    """The record every oracle file opens with: which script made it, with which command, when,
-    and on which PyTorch (its version, Debian package, the BLAS it loaded unless `blas` is
-    false, Python, the vector instruction set); `extra` fields follow in the order given."""
+def provenance(script, blas=True, command=None, **extra):
+    """The record every oracle file opens with: which script made it, with which command (by
+    default on Debian's reference BLAS), when, and on which PyTorch (its version, Debian
+    package, the BLAS it loaded unless `blas` is false, Python, the vector instruction set);
+    `extra` fields follow in the order given."""
     record = {
         "produced_by": script,
-        "command": "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + script,
+        "command": command or "LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3 " + script,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "torch_version": torch.__version__,
         "debian_package": "python3-torch " + debian_version(),

@@ -89,16 +89,7 @@ float lane_tree_sum(const float* l) {
 }
 
 float reduce_all_sum(const float* x, std::size_t n) {
-    constexpr std::size_t lanes = 8;
-    if (n < lanes) {
-        float s = 0.0f;
-        for (std::size_t j = 0; j < n; ++j) s += x[j];
-        return s;
-    }
-    std::array<float, lanes> acc{};
-    std::copy_n(x, lanes, acc.begin());
-    for (std::size_t j = lanes; j < n; ++j) acc[j % lanes] += x[j];
-    return lane_tree_sum(acc.data());
+    return reduce_all_sum_of(n, [x](std::size_t j) { return x[j]; });
 }
 
 float softmax_backward_sum(const float* dp, const float* p, std::size_t n) {

@@ -38,14 +38,32 @@ void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out)
 /// then added as a tree, `((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7))`.
 float softmax_backward_sum(const float* dp, const float* p, std::size_t n);
 
-/// `vec::reduce_all` of a row of `n` floats with `+` (PyTorch 1.13, AVX2 build), as
-/// `_vec_softmax_lastdim` sums a row's exponentials and the cross-entropy backward its
-/// gradient: below 8 elements added in order; otherwise 8 lanes (lane `l` adds `x[j]`,
-/// `j % 8 == l`, in order), then the lanes' tree (`lane_tree_sum`). 0 for `n == 0`.
-float reduce_all_sum(const float* x, std::size_t n);
-
 /// The 8-lane tree of `softmax_backward_sum` (AVX2's `vec_reduce_all`):
 /// `((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]))`.
 float lane_tree_sum(const float* lanes);
+
+/// `vec::reduce_all` of a row of `n` floats with `+` (PyTorch 1.13, AVX2 build), as
+/// `_vec_softmax_lastdim` sums a row's exponentials and the cross-entropy backward its
+/// gradient: below 8 elements added in order; otherwise 8 lanes (lane `l` adds `x[j]`,
+/// `j % 8 == l`, in order), then the lanes' tree (`lane_tree_sum`). `x`: `[n]` contiguous
+/// float32 (may be null when `n == 0`: the sum is then 0). Never throws.
+float reduce_all_sum(const float* x, std::size_t n);
+
+/// `reduce_all_sum` of `term(0), ..., term(n - 1)`, each term computed where it is added (as
+/// `vec::map_reduce_all` maps then sums: `_vec_log_softmax_lastdim`'s `exp(x - max)`).
+/// `term`: `std::size_t -> float`. 0 for `n == 0`.
+template <class Term>
+float reduce_all_sum_of(std::size_t n, Term term) {
+    constexpr std::size_t lanes = 8;
+    float acc[lanes] = {};
+    if (n < lanes) {
+        for (std::size_t j = 0; j < n; ++j) acc[0] += term(j);
+        return acc[0];
+    }
+    for (std::size_t l = 0; l < lanes; ++l) acc[l] = term(l);
+    for (std::size_t j = lanes; j < n; ++j) acc[j % lanes] += term(j);
+    return lane_tree_sum(acc);
+}
+
 
 }  // namespace attn::detail

@@ -18,24 +18,11 @@ namespace attn {
 namespace {
 
 // sum_j exp(row[j] - mx) in the order of PyTorch 1.13's `_vec_log_softmax_lastdim` (AVX2 build):
-// `vec::map_reduce_all` keeps 8 lanes (lane l adds keys j = l mod 8 in order; a last partial
-// vector adds into its first lanes only), then the lanes' tree (`lane_tree_sum`); fewer than 8
-// keys are added into lane 0 one by one. exp and log are SLEEF's u10 functions, as
-// Vectorized<float>::exp / log call them.
+// `vec::map_reduce_all`, i.e. detail::reduce_all_sum_of (8 lanes and their tree; fewer than 8
+// keys added one by one). exp and log are SLEEF's u10 functions, as Vectorized<float>::exp /
+// log call them.
 float log_softmax_exp_sum(const float* row, std::size_t n, float mx) {
-    const auto e = [mx](float x) { return Sleef_expf1_u10purecfma(x - mx); };
-    if (n < 8) {
-        float acc = e(row[0]);
-        for (std::size_t j = 1; j < n; ++j) acc = acc + e(row[j]);
-        return acc;
-    }
-    float lanes[8];
-    for (std::size_t l = 0; l < 8; ++l) lanes[l] = e(row[l]);
-    std::size_t d = 8;
-    for (; d < n - n % 8; d += 8)
-        for (std::size_t l = 0; l < 8; ++l) lanes[l] = lanes[l] + e(row[d + l]);
-    for (std::size_t l = 0; d + l < n; ++l) lanes[l] = lanes[l] + e(row[d + l]);
-    return detail::lane_tree_sum(lanes);
+    return detail::reduce_all_sum_of(n, [row, mx](std::size_t j) { return Sleef_expf1_u10purecfma(row[j] - mx); });
 }
 
 }  // namespace
