@@ -41,7 +41,7 @@
 #include "attn/core/functional.hpp"
 #include "attn/kernels/gemm.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "counters.hpp"
 
 namespace {

@@ -12,12 +12,12 @@
 
 #include <benchmark/benchmark.h>
 
-#include "attn/attention/efficient.hpp"
-#include "attn/attention/causal.hpp"
+#include "attn/modules/efficient.hpp"
+#include "attn/modules/causal.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 
 namespace {
 

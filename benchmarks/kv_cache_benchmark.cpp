@@ -16,7 +16,7 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/base_self_attention.hpp"
+#include "attn/modules/base_self_attention.hpp"
 #include "attn/attention/kv_cache.hpp"
 
 namespace {

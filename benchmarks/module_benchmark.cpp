@@ -26,16 +26,16 @@
 #include <string>
 #include <vector>
 
-#include "attn/attention/causal.hpp"
-#include "attn/attention/deltanet.hpp"
-#include "attn/attention/dsa.hpp"
-#include "attn/attention/gated_attention.hpp"
-#include "attn/attention/gpt2.hpp"
-#include "attn/attention/gqa.hpp"
-#include "attn/attention/kv_sharing.hpp"
-#include "attn/attention/mla.hpp"
-#include "attn/attention/multihead.hpp"
-#include "attn/attention/swa.hpp"
+#include "attn/modules/causal.hpp"
+#include "attn/modules/deltanet.hpp"
+#include "attn/modules/dsa.hpp"
+#include "attn/modules/gated_attention.hpp"
+#include "attn/modules/gpt2.hpp"
+#include "attn/modules/gqa.hpp"
+#include "attn/modules/kv_sharing.hpp"
+#include "attn/modules/mla.hpp"
+#include "attn/modules/multihead.hpp"
+#include "attn/modules/swa.hpp"
 #include "attn/core/generator.hpp"
 #include "counters.hpp"
 

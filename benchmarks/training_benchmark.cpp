@@ -43,8 +43,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "attn/attention/attention_only.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/attention_only.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/optim.hpp"

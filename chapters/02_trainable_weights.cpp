@@ -2,7 +2,7 @@
 // notebook 002 In [1]; Raschka 3 In [17]-[24]). Prose: docs/chapters/02_trainable_weights.md.
 #include <cmath>
 
-#include "attn/attention/self_attention.hpp"
+#include "attn/modules/self_attention.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/nn.hpp"

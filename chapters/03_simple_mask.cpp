@@ -2,7 +2,7 @@
 // (notebook 002 In [3]-[8], notebook 004 In [30]-[41], Raschka 3 In [25]-[28]). Prose: docs/chapters/03_simple_mask.md.
 #include <cmath>
 
-#include "attn/attention/self_attention.hpp"
+#include "attn/modules/self_attention.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/print/print.hpp"

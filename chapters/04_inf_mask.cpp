@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/attention/self_attention.hpp"
+#include "attn/modules/self_attention.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

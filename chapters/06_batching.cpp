@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "attn/attention/causal.hpp"
+#include "attn/modules/causal.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

@@ -2,7 +2,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/attention/gpt2.hpp"
+#include "attn/modules/gpt2.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/print/print.hpp"

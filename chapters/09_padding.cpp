@@ -9,8 +9,9 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/masks.hpp"
-#include "attn/attention/base_self_attention.hpp"
+#include "attn/modules/base_self_attention.hpp"
 #include "attn/attention/padding.hpp"
+#include "textbook/tokenizer_data.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"
@@ -56,7 +57,7 @@ int main(int argc, char** argv) {
         ch.step("tokenizer");
         //! [tokenizer]
         const auto tokenizer =
-            attn::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
+            textbook::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
         //! [tokenizer]
         ch.show("the recorded ids (bos <s> = 1 first)", textbook::lines(tokenizer.texts, [](const auto& t) {
                     return attn::repr_str(t.text) + " -> " + textbook::int_list(t.input_ids); }));

@@ -3,13 +3,13 @@
 #include <utility>
 #include <vector>
 
-#include "attn/attention/efficient.hpp"
-#include "attn/attention/causal.hpp"
+#include "attn/modules/efficient.hpp"
+#include "attn/modules/causal.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"

@@ -14,7 +14,7 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/ulp.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"

@@ -9,7 +9,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
-#include "attn/attention/gqa.hpp"
+#include "attn/modules/gqa.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
 #include "textbook/chapter.hpp"

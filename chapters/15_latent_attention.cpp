@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <string>
 
-#include "attn/attention/gqa.hpp"
+#include "attn/modules/gqa.hpp"
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
-#include "attn/attention/mla.hpp"
+#include "attn/modules/mla.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/print/print.hpp"

@@ -5,7 +5,7 @@
 
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
-#include "attn/attention/kv_sharing.hpp"
+#include "attn/modules/kv_sharing.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/print/print.hpp"

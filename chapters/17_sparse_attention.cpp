@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <string>
 
-#include "attn/attention/dsa.hpp"
+#include "attn/modules/dsa.hpp"
 #include "attn/attention/kv_cache.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/print/print.hpp"

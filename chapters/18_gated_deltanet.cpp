@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "attn/attention/deltanet.hpp"
-#include "attn/attention/gated_attention.hpp"
+#include "attn/modules/deltanet.hpp"
+#include "attn/modules/gated_attention.hpp"
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
 #include "attn/core/functional.hpp"

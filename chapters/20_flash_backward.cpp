@@ -2,7 +2,7 @@
 #include <cmath>
 #include <string>
 
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

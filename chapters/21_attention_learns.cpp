@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/attention/attention_only.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/attention_only.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/optim.hpp"

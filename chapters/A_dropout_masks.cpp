@@ -9,10 +9,10 @@
 
 #include <xtensor/xmath.hpp>
 
-#include "attn/attention/causal.hpp"
+#include "attn/modules/causal.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"

@@ -4,11 +4,11 @@
 #include <cstdio>
 #include <string>
 
-#include "attn/attention/self_attention.hpp"
-#include "attn/attention/causal.hpp"
+#include "attn/modules/self_attention.hpp"
+#include "attn/modules/causal.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
 

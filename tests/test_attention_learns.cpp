@@ -17,8 +17,8 @@
 
 #include "oracle.hpp"
 #include "support.hpp"
-#include "attn/attention/attention_only.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/attention_only.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/ulp.hpp"

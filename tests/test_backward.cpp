@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/attention/causal.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/causal.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

@@ -15,7 +15,7 @@
 
 #include "bad_input.hpp"
 
-#include "attn/core/text_file.hpp"
+#include "textbook/text_file.hpp"
 #include "textbook/book.hpp"
 #include "textbook/prose.hpp"
 #include "textbook/record.hpp"
@@ -25,6 +25,7 @@ namespace test_bad_input_parsers {  // every test file is a namespace of its own
 namespace {
 
 using namespace attn;
+using namespace textbook;
 using namespace bad_input;
 
 const std::string header = "# id\tnotebook\tcell\tchapter\tstyle\tprecision\tcheck\tfile\twhat\n";

@@ -11,7 +11,7 @@
 
 #include "bad_input.hpp"
 
-#include "attn/attention/gpt2.hpp"
+#include "attn/modules/gpt2.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

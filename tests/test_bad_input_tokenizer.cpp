@@ -13,12 +13,14 @@
 #include "bad_input.hpp"
 
 #include "attn/attention/padding.hpp"
+#include "textbook/tokenizer_data.hpp"
 
 namespace test_bad_input_tokenizer {  // every test file is a namespace of its own (tests/meson.build)
 
 namespace {
 
 using namespace attn;
+using namespace textbook;
 using namespace bad_input;
 
 const std::string good_tokens =

@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention/deltanet.hpp"
-#include "attn/attention/gated_attention.hpp"
+#include "attn/modules/deltanet.hpp"
+#include "attn/modules/gated_attention.hpp"
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
 #include "attn/attention/sdpa.hpp"

@@ -26,7 +26,7 @@
 #include "support.hpp"
 #include <nlohmann/json.hpp>
 
-#include "attn/attention/self_attention.hpp"
+#include "attn/modules/self_attention.hpp"
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

@@ -18,8 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention/dsa.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/dsa.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/attention/masks.hpp"
-#include "attn/attention/efficient.hpp"
+#include "attn/modules/efficient.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/print/print.hpp"
 
 namespace test_efficient {  // every test file is a namespace of its own (tests/meson.build)

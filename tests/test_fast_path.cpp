@@ -41,7 +41,7 @@
 #include "attn/core/functional.hpp"
 #include "attn/kernels/gemm.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 
 // sleef.h declares the FMA variant only with FMA enabled; the library exports both.
 extern "C" float Sleef_expf1_u10purecfma(float);

@@ -23,10 +23,10 @@
 #include "attn/core/generator.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/kv_cache.hpp"
-#include "attn/attention/gqa.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/gqa.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/print/print.hpp"
-#include "attn/attention/swa.hpp"
+#include "attn/modules/swa.hpp"
 #include "textbook/book.hpp"
 
 namespace test_gqa_swa {  // every test file is a namespace of its own (tests/meson.build)

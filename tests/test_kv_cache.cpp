@@ -20,7 +20,7 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/masks.hpp"
-#include "attn/attention/base_self_attention.hpp"
+#include "attn/modules/base_self_attention.hpp"
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
 #include "textbook/decoding.hpp"

@@ -26,8 +26,8 @@
 #include <nlohmann/json.hpp>
 
 #include "attn/attention/kv_memory.hpp"
-#include "attn/attention/kv_sharing.hpp"
-#include "attn/attention/mla.hpp"
+#include "attn/modules/kv_sharing.hpp"
+#include "attn/modules/mla.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/print/print.hpp"

@@ -12,16 +12,16 @@
 #include <functional>
 #include <string>
 
-#include "attn/attention/base_self_attention.hpp"
-#include "attn/attention/causal.hpp"
-#include "attn/attention/efficient.hpp"
-#include "attn/attention/gpt2.hpp"
-#include "attn/attention/gqa.hpp"
+#include "attn/modules/base_self_attention.hpp"
+#include "attn/modules/causal.hpp"
+#include "attn/modules/efficient.hpp"
+#include "attn/modules/gpt2.hpp"
+#include "attn/modules/gqa.hpp"
 #include "attn/attention/masks.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
-#include "attn/attention/self_attention.hpp"
-#include "attn/attention/swa.hpp"
+#include "attn/modules/self_attention.hpp"
+#include "attn/modules/swa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 

@@ -24,12 +24,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/attention/causal.hpp"
-#include "attn/attention/gpt2.hpp"
+#include "attn/modules/causal.hpp"
+#include "attn/modules/gpt2.hpp"
 #include "textbook/book.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 #include "attn/core/ulp.hpp"

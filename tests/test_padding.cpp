@@ -19,8 +19,9 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/attention/masks.hpp"
-#include "attn/attention/base_self_attention.hpp"
+#include "attn/modules/base_self_attention.hpp"
 #include "attn/attention/padding.hpp"
+#include "textbook/tokenizer_data.hpp"
 #include "attn/print/print.hpp"
 
 namespace test_padding {  // every test file is a namespace of its own (tests/meson.build)
@@ -29,9 +30,9 @@ namespace {
 
 const float inf = std::numeric_limits<float>::infinity();
 
-const attn::TokenizerData& tokenizer() {
-    static const attn::TokenizerData data =
-        attn::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
+const textbook::TokenizerData& tokenizer() {
+    static const textbook::TokenizerData data =
+        textbook::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
     return data;
 }
 

@@ -1,7 +1,7 @@
 // Chapter 6's figure: each sequence of a batch gets its own dropout mask.
 #include "figures.hpp"
 
-#include "attn/attention/causal.hpp"
+#include "attn/modules/causal.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "textbook/book.hpp"

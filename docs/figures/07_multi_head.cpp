@@ -1,7 +1,7 @@
 // Chapter 7's figure: the weights of each head of notebook 003's GPT-2 layer.
 #include "figures.hpp"
 
-#include "attn/attention/gpt2.hpp"
+#include "attn/modules/gpt2.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 

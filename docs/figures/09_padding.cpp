@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "attn/attention/padding.hpp"
+#include "textbook/tokenizer_data.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 
@@ -15,7 +16,7 @@ FIGURES{{
                "random logits (seed 0) with the causal mask and the attention mask applied, then "
                "masked_softmax. Pad keys get no weight; pad queries attend to nothing (rows of 0).",
     .draw = [](const figures::Data& data) {
-        const auto tok = attn::TokenizerData::load(data.dir / "tokenizer" / "mistral-7b-v0.1_000.tsv");
+        const auto tok = textbook::TokenizerData::load(data.dir / "tokenizer" / "mistral-7b-v0.1_000.tsv");
         const auto batch = attn::pad_batch(tok.sequences(), tok.eos_token_id, attn::PaddingSide::left);
         const std::size_t B = batch.input_ids.shape()[0], S = batch.input_ids.shape()[1];
         attn::manual_seed(0);

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/attention/dsa.hpp"
+#include "attn/modules/dsa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "textbook/book.hpp"

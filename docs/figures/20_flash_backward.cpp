@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"

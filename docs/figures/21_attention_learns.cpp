@@ -8,7 +8,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "attn/attention/attention_only.hpp"
+#include "attn/modules/attention_only.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/optim.hpp"

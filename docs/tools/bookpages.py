@@ -166,7 +166,7 @@ MAX_PARAGRAPH = 8192  # bytes: a paragraph is one regular-expression subject whe
 
 
 def page_lines(path):
-    """A page's lines, checked as the library checks its data files (attn/core/text_file.hpp):
+    """A page's lines, checked as the library checks its data files (textbook/text_file.hpp):
     UTF-8 text in LF lines, no control character but a tab, a final line ending, no paragraph
     over MAX_PARAGRAPH bytes. Raises SystemExit naming `path:line` otherwise."""
     p = Path(path)

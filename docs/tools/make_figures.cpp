@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "../figures/figures.hpp"
-#include "attn/attention/self_attention.hpp"
+#include "attn/modules/self_attention.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "textbook/book.hpp"

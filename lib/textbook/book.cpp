@@ -1,6 +1,6 @@
 #include "textbook/book.hpp"
 
-#include "attn/attention/self_attention.hpp"
+#include "attn/modules/self_attention.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 
@@ -13,7 +13,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "attn/core/text_file.hpp"
+#include "textbook/text_file.hpp"
 #include "attn/core/ulp.hpp"
 
 namespace textbook {
@@ -53,8 +53,8 @@ void check_block_name(const std::filesystem::path& manifest, std::size_t line,
     for (const auto& part : p)
         if (part == "..") inside = false;
     if (!inside)
-        attn::throw_at(manifest, line, "file must be a relative path inside data/book/, got " +
-                                      attn::quoted(name));
+        textbook::throw_at(manifest, line, "file must be a relative path inside data/book/, got " +
+                                      textbook::quoted(name));
 }
 
 }  // namespace
@@ -63,11 +63,11 @@ Book Book::load(const std::filesystem::path& data_dir) {
     const std::filesystem::path manifest = data_dir / "book" / "manifest.tsv";
     std::string file;
     try {
-        file = attn::read_data_file(manifest);
+        file = textbook::read_data_file(manifest);
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(std::string(e.what()) + ": cannot open the book's manifest");
     }
-    const auto lines = attn::data_lines(manifest, file);
+    const auto lines = textbook::data_lines(manifest, file);
     Book book;
     std::map<std::string, std::size_t, std::less<>> ids;  // id -> its line
     for (std::size_t i = 0; i < lines.size(); ++i) {
@@ -76,43 +76,43 @@ Book Book::load(const std::filesystem::path& data_dir) {
         if (line.empty() || line[0] == '#') continue;
         const auto f = split_tabs(line);
         if (f.size() != 9)
-            attn::throw_at(manifest, number,
+            textbook::throw_at(manifest, number,
                       "expected 9 tab-separated fields (id notebook cell chapter style precision "
                       "check file what), got " + std::to_string(f.size()));
         for (std::size_t k = 0; k < f.size(); ++k)
-            if (f[k].empty()) attn::throw_at(manifest, number, "field " + std::to_string(k + 1) + " is empty");
+            if (f[k].empty()) textbook::throw_at(manifest, number, "field " + std::to_string(k + 1) + " is empty");
         Entry e;
         e.line = static_cast<int>(std::min<std::size_t>(number, INT_MAX));
         e.id = f[0];
         if (const auto [it, fresh] = ids.emplace(e.id, number); !fresh)
-            attn::throw_at(manifest, number, "duplicate id " + attn::quoted(e.id) + " (first on line " +
+            textbook::throw_at(manifest, number, "duplicate id " + textbook::quoted(e.id) + " (first on line " +
                                             std::to_string(it->second) + ")");
         e.notebook = f[1];
         e.cell = f[2];
         e.chapter = f[3];
         if (!is_chapter_key(e.chapter))
-            attn::throw_at(manifest, number, "chapter must be a number or a capital letter, got " +
-                                            attn::quoted(e.chapter));
+            textbook::throw_at(manifest, number, "chapter must be a number or a capital letter, got " +
+                                            textbook::quoted(e.chapter));
         e.style = f[4];
         if (e.style != "torch" && e.style != "numpy" && e.style != "text")
-            attn::throw_at(manifest, number, "style must be torch, numpy or text, got " + attn::quoted(e.style));
+            textbook::throw_at(manifest, number, "style must be torch, numpy or text, got " + textbook::quoted(e.style));
         // A printed tensor has its number of fraction digits; text has none (`-`).
         if (e.style == "text") {
             if (f[5] != "-")
-                attn::throw_at(manifest, number, "precision of a text block must be '-', got " +
-                                                attn::quoted(f[5]));
+                textbook::throw_at(manifest, number, "precision of a text block must be '-', got " +
+                                                textbook::quoted(f[5]));
         } else {
-            const auto precision = attn::parse_integer(f[5], 99);
+            const auto precision = textbook::parse_integer(f[5], 99);
             if (!precision)
-                attn::throw_at(manifest, number, "precision must be a non-negative integer (at most "
+                textbook::throw_at(manifest, number, "precision must be a non-negative integer (at most "
                                             "99) for a " + e.style + " block, got " +
-                                                attn::quoted(f[5]));
+                                                textbook::quoted(f[5]));
             e.precision = static_cast<int>(*precision);
         }
         try {
             e.check = Check::parse(std::string(f[6]));
         } catch (const std::invalid_argument& err) {
-            attn::throw_at(manifest, number, err.what());
+            textbook::throw_at(manifest, number, err.what());
         }
         check_block_name(manifest, number, f[7]);
         e.file = f[7];
@@ -120,27 +120,27 @@ Book Book::load(const std::filesystem::path& data_dir) {
         const std::filesystem::path block = data_dir / "book" / e.file;
         std::string text;
         try {
-            text = attn::read_data_file(block);
+            text = textbook::read_data_file(block);
         } catch (const std::runtime_error& err) {
-            attn::throw_at(manifest, number, "cannot read block file " + std::string(err.what()));
+            textbook::throw_at(manifest, number, "cannot read block file " + std::string(err.what()));
         }
         // A bad line in a block names the block's own line, not the manifest's.
-        const auto block_lines = attn::data_lines(block, text);
+        const auto block_lines = textbook::data_lines(block, text);
         std::size_t last = block_lines.size();
         while (last > 0 && block_lines[last - 1].empty()) --last;
-        if (last == 0) attn::throw_at(manifest, number, "block file " + block.string() + " is empty");
+        if (last == 0) textbook::throw_at(manifest, number, "block file " + block.string() + " is empty");
         // The block verbatim, without the final line ending(s).
         e.text = text.substr(0, static_cast<std::size_t>(block_lines[last - 1].data() - text.data()) +
                                     block_lines[last - 1].size());
         book.entries_.push_back(std::move(e));
     }
     if (book.entries_.empty())
-        attn::throw_at(manifest, lines.size(), "no entries by the end of the file");
+        textbook::throw_at(manifest, lines.size(), "no entries by the end of the file");
     // The sources' titles (file, name, title, about), when the data directory has them.
     const std::filesystem::path titles = data_dir / "sources" / "titles.tsv";
     if (std::filesystem::exists(titles)) {
-        const std::string titles_text = attn::read_data_file(titles);
-        const auto title_lines = attn::data_lines(titles, titles_text);
+        const std::string titles_text = textbook::read_data_file(titles);
+        const auto title_lines = textbook::data_lines(titles, titles_text);
         for (std::size_t n = 0; n < title_lines.size(); ++n) {
             const std::string line(title_lines[n]);
             if (line.empty() || line[0] == '#') continue;
@@ -148,7 +148,7 @@ Book Book::load(const std::filesystem::path& data_dir) {
             std::stringstream ss(line);
             for (std::string field; std::getline(ss, field, '\t');) f.push_back(field);
             if (f.size() != 4)
-                attn::throw_at(titles, n + 1, "expected 4 tab-separated fields (file, name, title, about)");
+                textbook::throw_at(titles, n + 1, "expected 4 tab-separated fields (file, name, title, about)");
             book.titles_.emplace_back(f[0], f[1] + " \u00b7 " + f[2]);
         }
     }
@@ -340,11 +340,11 @@ Check Check::parse(const std::string& text) {
         c.kind = Kind::exact;
     } else if (text.rfind("ulp:", 0) == 0) {
         // N in full: `ulp:4x` or `ulp: 4` is a typo, not 4.
-        const auto n = attn::parse_integer(std::string_view(text).substr(4), 999999999);
+        const auto n = textbook::parse_integer(std::string_view(text).substr(4), 999999999);
         if (!n)
             throw std::invalid_argument("check must be exact, ulp:N (N a whole number up to "
                                         "999999999), relation:<name> or unreproducible:<why>, got " +
-                                        attn::quoted(text));
+                                        textbook::quoted(text));
         c.kind = Kind::ulp;
         c.detail = text.substr(4);
         c.max_ulp = static_cast<long long>(*n);
@@ -352,7 +352,7 @@ Check Check::parse(const std::string& text) {
                !with_detail("unreproducible:", Kind::unreproducible)) {
         throw std::invalid_argument(
             "check must be exact, ulp:N, relation:<name> or unreproducible:<why>, got " +
-            attn::quoted(text));
+            textbook::quoted(text));
     }
     return c;
 }

@@ -76,7 +76,7 @@ struct Entry {
 class Book {
 public:
     /// Reads `<data_dir>/book/manifest.tsv` and every block it names. Both are data files
-    /// (attn/core/text_file.hpp): UTF-8 text in LF-terminated lines, read whole.
+    /// (textbook/text_file.hpp): UTF-8 text in LF-terminated lines, read whole.
     /// @throws std::runtime_error naming the file and line of a malformed manifest line
     /// (wrong number of fields, unknown style or check, bad chapter, a precision that is not
     /// a whole number for a tensor block or not `-` for a text block, a duplicate id naming

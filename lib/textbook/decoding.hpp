@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "attn/attention/base_self_attention.hpp"
+#include "attn/modules/base_self_attention.hpp"
 
 namespace textbook {
 

@@ -6,14 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/core/text_file.hpp"
+#include "textbook/text_file.hpp"
 
 namespace textbook {
 
 Page Page::load(const std::filesystem::path& file) {
     std::string text;
     try {
-        text = attn::read_data_file(file);  // refuses a FIFO or a directory before opening it
+        text = textbook::read_data_file(file);  // refuses a FIFO or a directory before opening it
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(std::string(e.what()) +
                                  ": cannot read the chapter's prose; it is rendered from "

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attn/core/text_file.hpp"
+#include "textbook/text_file.hpp"
 
 namespace textbook {
 
@@ -134,7 +134,7 @@ void one_of(const std::string& value, std::initializer_list<const char*> allowed
         if (value == a) return;
         list += (list.empty() ? "" : ", ") + std::string(a);
     }
-    throw std::runtime_error(path + ": expected one of " + list + ", got " + attn::quoted(value));
+    throw std::runtime_error(path + ": expected one of " + list + ", got " + textbook::quoted(value));
 }
 
 // Parses the text, refusing an object that repeats a key (nlohmann keeps the last one
@@ -150,7 +150,7 @@ json parse_unique_keys(const std::string& text) {
             const auto& key = parsed.get_ref<const std::string&>();
             auto& seen = keys.back();
             if (std::find(seen.begin(), seen.end(), key) != seen.end())
-                throw std::runtime_error("duplicate key " + attn::quoted(key));
+                throw std::runtime_error("duplicate key " + textbook::quoted(key));
             seen.push_back(key);
         }
         return true;
@@ -163,7 +163,7 @@ json parse_unique_keys(const std::string& text) {
 ChapterRecord ChapterRecord::load(const std::filesystem::path& file) {
     std::string text;
     try {
-        text = attn::read_data_file(file);
+        text = textbook::read_data_file(file);
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(std::string(e.what()) + ": cannot read the chapter's record");
     }

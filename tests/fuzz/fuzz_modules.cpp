@@ -16,14 +16,14 @@
 #include <optional>
 #include <vector>
 
-#include "attn/attention/causal.hpp"
-#include "attn/attention/gpt2.hpp"
-#include "attn/attention/gqa.hpp"
+#include "attn/modules/causal.hpp"
+#include "attn/modules/gpt2.hpp"
+#include "attn/modules/gqa.hpp"
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
-#include "attn/attention/swa.hpp"
+#include "attn/modules/swa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "structured.hpp"

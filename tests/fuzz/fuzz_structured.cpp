@@ -16,7 +16,7 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
-#include "attn/core/text_file.hpp"
+#include "textbook/text_file.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/print/numpy.hpp"
 #include "attn/print/python.hpp"
@@ -272,8 +272,8 @@ void sizes_and_fields(FuzzedDataProvider& p) {
     try { expect(attn::checked_add(a, b, "fuzz") == sum, "checked_add: wrong sum"); } catch (const std::length_error&) { threw = true; }
     expect(threw == (sum >> 64 != 0), "checked_add: refused a sum that fits, or let one overflow");
     const std::string field = p.ConsumeRandomLengthString(64);
-    if (const auto v = attn::parse_integer(field)) expect(std::to_string(*v).size() <= field.size(), "parse_integer: read more than the field");
-    const std::string q = attn::quoted(field);
+    if (const auto v = textbook::parse_integer(field)) expect(std::to_string(*v).size() <= field.size(), "parse_integer: read more than the field");
+    const std::string q = textbook::quoted(field);
     expect(std::none_of(q.begin(), q.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; }), "quoted: echoed a control byte");
 }
 

@@ -3,13 +3,14 @@
 #include <exception>
 
 #include "attn/attention/padding.hpp"
+#include "textbook/tokenizer_data.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const auto path = fuzz::work_dir() / "tokenizer.tsv";
     fuzz::write(path, data, size);
     try {
-        const auto tok = attn::TokenizerData::load(path);
+        const auto tok = textbook::TokenizerData::load(path);
         const auto seqs = tok.sequences();
         if (!seqs.empty()) {
             std::size_t total = 0;

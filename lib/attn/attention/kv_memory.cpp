@@ -4,7 +4,7 @@
 #include <initializer_list>
 #include <stdexcept>
 
-#include "attn/attention/config.hpp"
+#include "attn/core/require.hpp"
 
 namespace attn {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "attn/attention/config.hpp"
+#include "attn/core/require.hpp"
 #include "attn/core/functional.hpp"
 
 namespace attn {

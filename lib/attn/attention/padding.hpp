@@ -16,13 +16,10 @@
 #include <vector>
 
 #include "attn/core/tensor.hpp"
-#include "attn/core/tokenizer_data.hpp"
 
 namespace attn {
 
 // ---------------------------------------------------------------- token ids
-
-// TokenizedText and TokenizerData (the recorded tokenizer files): attn/core/tokenizer_data.hpp.
 
 /// `torch.tensor(list_of_id_lists)`: a `[B, S]` int64 tensor, which only exists when every
 /// sequence has the same length; the collator below is what makes ragged batches rectangular.

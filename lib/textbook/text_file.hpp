@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace attn {
+namespace textbook {
 
 /// The byte offset of the first byte in `text` that does not belong to a well-formed UTF-8
 /// sequence (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF), or
@@ -76,4 +76,4 @@ std::optional<std::uint64_t> parse_integer(std::string_view field,
 /// (`require_text_line`, or a JSON string nlohmann checked as UTF-8).
 std::string quoted(std::string_view field);
 
-}  // namespace attn
+}  // namespace textbook

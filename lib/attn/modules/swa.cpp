@@ -1,12 +1,12 @@
 // MultiHeadAttentionWithSWA (swa.hpp): Raschka's ch04/06_swa module on the attention core.
-#include "attn/attention/swa.hpp"
+#include "attn/modules/swa.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <string>
 
-#include "attn/attention/causal.hpp"
+#include "attn/modules/causal.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"

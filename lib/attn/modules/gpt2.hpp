@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "attn/attention/masks.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"

@@ -1,6 +1,6 @@
 // BaseSelfAttention (base_self_attention.hpp): notebook 000 In [26] and In [41], and decoding
 // token by token with and without the cache.
-#include "attn/attention/base_self_attention.hpp"
+#include "attn/modules/base_self_attention.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/attention/config.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/core/functional.hpp"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace attn {
+namespace textbook {
 
 /// One text and the ids a tokenizer gave it (with the BOS token, without padding).
 struct TokenizedText {
@@ -41,4 +41,4 @@ struct TokenizerData {
     std::vector<std::vector<std::int64_t>> sequences() const;
 };
 
-}  // namespace attn
+}  // namespace textbook

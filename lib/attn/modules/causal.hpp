@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attn/attention/masks.hpp"
+#include "attn/modules/saved.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
@@ -34,23 +35,6 @@ struct CausalAttentionConfig {
     /// `dropout` is NaN or outside [0, 1]; std::length_error when a weight or the
     /// `[context_length, context_length]` mask cannot be allocated.
     void validate() const;
-};
-
-/// What an attention module's training forward keeps for its backward pass: PyTorch's saved
-/// tensors of the autograd graph, written out. Filled by `forward(x, saved)`, read by
-/// `backward(saved, grad_output)` of `CausalAttention` and `MultiHeadAttention`; reusing one
-/// object across steps reuses its storage. Shapes for `x: [b, T, d_in]`.
-struct AttentionSaved {
-    Tensor x;        ///< the input `[b, T, d_in]` (a copy)
-    Tensor queries;  ///< `W_query(x)`: `[b, T, d_out]`
-    Tensor keys;     ///< `W_key(x)`: `[b, T, d_out]`
-    Tensor values;   ///< `W_value(x)`: `[b, T, d_out]`
-    Tensor context;  ///< the attention's output, heads merged: `[b, T, d_out]`
-    AttendSaved attention;  ///< each query row's log-sum-exp and the dropout multipliers drawn
-    BufferMask mask;        ///< the mask the forward read from the module's buffer
-    std::size_t num_heads = 0;  ///< the forward's heads
-    std::size_t head_dim = 0;   ///< the forward's head width
-    double dropout_p = 0.0;     ///< the forward's dropout probability (0 in evaluation mode)
 };
 
 /// `CausalAttention` of notebook 002 In [16] and 004 In [52] (Raschka ch. 3.5.3): batched

@@ -1,13 +1,13 @@
 // MultiHeadLatentAttention and its absorbed form (mla.hpp): Raschka's ch04/05_mla module on the
 // attention core, with the latent cache as a configuration of the one KVCache.
-#include "attn/attention/mla.hpp"
+#include "attn/modules/mla.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 

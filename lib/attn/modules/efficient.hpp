@@ -24,7 +24,7 @@
 
 #include "attn/attention/masks.hpp"
 #include "attn/attention/sdpa.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
 

@@ -1,5 +1,5 @@
 // The reader of the recorded tokenizer files (data/tokenizer/*.tsv): `TokenizerData::load`
-// (attn/core/tokenizer_data.hpp; the collator that uses it: attn/attention/padding.hpp). It parses whole
+// (textbook/tokenizer_data.hpp; the collator that uses it: attn/attention/padding.hpp). It parses whole
 // fields only and refuses what the recorder (tools/tokenize/tokenize.mjs) never writes: a
 // row twice, a field with something left over, a file cut short, CR line endings.
 #include <array>
@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "attn/core/tokenizer_data.hpp"
-#include "attn/core/text_file.hpp"
+#include "textbook/tokenizer_data.hpp"
+#include "textbook/text_file.hpp"
 
-namespace attn {
+namespace textbook {
 
 namespace {
 
@@ -96,4 +96,4 @@ std::vector<std::vector<std::int64_t>> TokenizerData::sequences() const {
     return out;
 }
 
-}  // namespace attn
+}  // namespace textbook

@@ -1,6 +1,6 @@
 // DeepSeek sparse attention (dsa.hpp): the lightning indexer, the top-k selection with a stated
 // tie rule, and the module, whose attention is the core's with the selection as its mask.
-#include "attn/attention/dsa.hpp"
+#include "attn/modules/dsa.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 

@@ -1,12 +1,12 @@
 // CausalAttention and MultiHeadAttentionWrapper (causal.hpp): Raschka ch. 3.5.3 and 3.6.1.
-#include "attn/attention/causal.hpp"
+#include "attn/modules/causal.hpp"
 
 #include <cmath>
 #include <limits>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
-#include "attn/attention/train.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
+#include "attn/modules/train.hpp"
 #include "attn/core/functional.hpp"
 
 namespace attn {

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "attn/attention/causal.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/causal.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/nn/nn.hpp"

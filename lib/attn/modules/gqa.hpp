@@ -12,7 +12,7 @@
 
 #include "attn/core/generator.hpp"
 #include "attn/attention/kv_cache.hpp"
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"

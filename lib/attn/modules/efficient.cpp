@@ -1,4 +1,4 @@
-#include "attn/attention/efficient.hpp"
+#include "attn/modules/efficient.hpp"
 
 #include <cmath>
 #include <limits>
@@ -7,8 +7,8 @@
 
 #include <xtensor/xmanipulation.hpp>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 
 namespace attn {

@@ -1,4 +1,4 @@
-#include "attn/attention/gqa.hpp"
+#include "attn/modules/gqa.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/print/torch.hpp"
 #include "attn/core/functional.hpp"
 

@@ -1,5 +1,5 @@
 // The gated delta rule (recurrent and chunked) and the Gated DeltaNet layer (deltanet.hpp).
-#include "attn/attention/deltanet.hpp"
+#include "attn/modules/deltanet.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"

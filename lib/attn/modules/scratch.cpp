@@ -1,4 +1,4 @@
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/scratch.hpp"
 
 #include <array>
 #include <stdexcept>

@@ -1,5 +1,5 @@
 // SelfAttention_v1 and SelfAttention_v2 (self_attention.hpp): Raschka ch. 3.4's forwards.
-#include "attn/attention/self_attention.hpp"
+#include "attn/modules/self_attention.hpp"
 
 #include <cmath>
 

@@ -1,5 +1,5 @@
 // GPT2Attention (gpt2.hpp): notebook 003's layer, nanoGPT's CausalSelfAttention.
-#include "attn/attention/gpt2.hpp"
+#include "attn/modules/gpt2.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <optional>
 #include <stdexcept>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 

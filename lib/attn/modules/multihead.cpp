@@ -1,5 +1,5 @@
 // MultiHeadAttention (multihead.hpp): Raschka ch. 3.6.2, and stack_heads.
-#include "attn/attention/multihead.hpp"
+#include "attn/modules/multihead.hpp"
 
 #include <cmath>
 #include <limits>
@@ -8,9 +8,9 @@
 
 #include <xtensor/xbuilder.hpp>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
-#include "attn/attention/train.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
+#include "attn/modules/train.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 

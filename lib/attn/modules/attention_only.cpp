@@ -1,7 +1,7 @@
 /// @file attention_only.cpp
 /// @brief The attention-only transformer's forward and backward (see attention_only.hpp).
 
-#include "attn/attention/attention_only.hpp"
+#include "attn/modules/attention_only.hpp"
 
 #include <algorithm>
 #include <stdexcept>

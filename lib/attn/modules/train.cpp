@@ -6,12 +6,12 @@
 //   backward: 1. d_context = out_proj.backward(context, dy)       (+ out_proj's .grad)
 //             2. dq, dk, dv = attend_backward(d_context, q, k, v, context, L, N)
 //             3. dx = (W_value.backward(x, dv) + W_key.backward(x, dk)) + W_query.backward(x, dq)
-#include "attn/attention/train.hpp"
+#include "attn/modules/train.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/scratch.hpp"
 
 namespace attn::detail {
 

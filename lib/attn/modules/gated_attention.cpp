@@ -1,11 +1,11 @@
 // Gated attention (gated_attention.hpp): the attention core, then the sigmoid gate.
-#include "attn/attention/gated_attention.hpp"
+#include "attn/modules/gated_attention.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-#include "attn/attention/causal.hpp"
+#include "attn/modules/saved.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/nn/nn.hpp"
 

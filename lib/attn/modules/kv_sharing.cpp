@@ -1,13 +1,13 @@
 // MultiHeadAttentionWithKVSharing (kv_sharing.hpp): Raschka's ch04/10_kv-sharing module on the
 // attention core; producers and consumers share the one KVCache.
-#include "attn/attention/kv_sharing.hpp"
+#include "attn/modules/kv_sharing.hpp"
 
 #include <cmath>
 #include <stdexcept>
 #include <utility>
 
-#include "attn/attention/config.hpp"
-#include "attn/attention/scratch.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/print/torch.hpp"
 
 namespace attn {

@@ -1,4 +1,4 @@
-#include "attn/core/text_file.hpp"
+#include "textbook/text_file.hpp"
 
 #include <charconv>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <system_error>
 
-namespace attn {
+namespace textbook {
 
 namespace {
 
@@ -155,4 +155,4 @@ std::string quoted(std::string_view field) {
     return out + (cut < field.size() ? "...'" : "'");
 }
 
-}  // namespace attn
+}  // namespace textbook
