@@ -116,18 +116,6 @@ std::vector<Tensor> AttentionOnlyTransformer::attn_weights(const LongTensor& ids
     return weights;
 }
 
-std::vector<nn::NamedParameter> AttentionOnlyTransformer::named_parameters() {
-    std::vector<nn::NamedParameter> out = tok_emb.named_parameters("tok_emb.");
-    for (auto& p : pos_emb.named_parameters("pos_emb.")) out.push_back(p);
-    for (std::size_t l = 0; l < blocks.size(); ++l)
-        for (auto& p : blocks[l].named_parameters()) {
-            p.name = "blocks." + std::to_string(l) + "." + p.name;
-            out.push_back(p);
-        }
-    for (auto& p : out_head.named_parameters("out_head.")) out.push_back(p);
-    return out;
-}
-
 std::pair<LongTensor, LongTensor> next_token_pairs(const LongTensor& seq) {
     const Shape s = shape_of(seq);
     if (s.size() != 2 || s[1] < 2) throw_shape_error("next_token_pairs (seq)", "[b, n] with n >= 2", s);

@@ -15,6 +15,7 @@
 #include "attn/modules/multihead.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -41,8 +42,15 @@ struct AttentionOnlyConfig {
 ///               return out_head(x)
 /// ```
 /// built in that order, so a seed gives PyTorch's weights.
-class AttentionOnlyTransformer {
+class AttentionOnlyTransformer : public nn::Module {
 public:
+    /// `"AttentionOnlyTransformer"`, as repr prints it.
+    std::string type_name() const override { return "AttentionOnlyTransformer"; }
+    /// The submodules in PyTorch's registration order: `tok_emb`, `pos_emb`, `blocks`, `out_head`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"tok_emb", &tok_emb}, {"pos_emb", &pos_emb}, {"blocks", &blocks}, {"out_head", &out_head}};
+    }
+
     /// What `forward` keeps for `backward`.
     struct Saved {
         LongTensor ids;                     ///< the input ids `[b, T]`
@@ -76,14 +84,10 @@ public:
     /// @throws as `operator()`.
     std::vector<Tensor> attn_weights(const LongTensor& ids) const;
 
-    /// `named_parameters()` in PyTorch's order: `tok_emb.weight`, `pos_emb.weight`,
-    /// `blocks.<i>.W_query.weight`, `...W_key.weight`, `...W_value.weight`,
-    /// `...out_proj.weight`, `...out_proj.bias` for each block, `out_head.weight`.
-    std::vector<nn::NamedParameter> named_parameters();
 
     nn::Embedding tok_emb;                   ///< `[V, d]`
     nn::Embedding pos_emb;                   ///< `[context_length, d]`
-    std::vector<MultiHeadAttention> blocks;  ///< `num_layers` blocks of `MultiHeadAttention(d, d)`
+    nn::ModuleList<MultiHeadAttention> blocks;  ///< `num_layers` blocks of `MultiHeadAttention(d, d)`
     nn::Linear out_head;                     ///< `Linear(d, V, bias=False)`
 };
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/core/functional.hpp"

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/modules/train.hpp"
 #include "attn/core/functional.hpp"
@@ -42,10 +42,8 @@ Shape CausalAttention::check(const Tensor& x) const {
 SDPAOptions CausalAttention::options(const BufferMask& causal, Generator& gen) const {
     // keys.shape[-1]**0.5 is a Python float; dividing a float32 tensor by it rounds it to
     // float32 first, as std::sqrt of the float d_k does.
-    SDPAOptions o{.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(d_out()))),
-                  .dropout_p = dropout.training ? dropout.p : 0.0,
-                  .dropout_backend = dropout.backend,
-                  .generator = &gen};
+    SDPAOptions o = dropout_options(dropout, gen);
+    o.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(d_out())));
     causal.apply(o);
     return o;
 }
@@ -71,13 +69,6 @@ Tensor CausalAttention::forward(const Tensor& x, AttentionSaved& saved, Generato
 Tensor CausalAttention::backward(const AttentionSaved& saved, const Tensor& grad_output) {
     return detail::train_backward(W_query, W_key, W_value, nullptr, saved, grad_output,
                                   "CausalAttention::backward");
-}
-
-std::vector<nn::NamedParameter> CausalAttention::named_parameters() {
-    std::vector<nn::NamedParameter> out;
-    for (auto [name, layer] : {std::pair{"W_query.", &W_query}, {"W_key.", &W_key}, {"W_value.", &W_value}})
-        for (auto& p : layer->named_parameters(name)) out.push_back(p);
-    return out;
 }
 
 CausalAttention::Steps CausalAttention::forward_steps(const Tensor& x, Generator& gen) const {
@@ -139,10 +130,6 @@ MultiHeadAttentionWrapper::Steps MultiHeadAttentionWrapper::forward_steps(const 
 
 Tensor MultiHeadAttentionWrapper::operator()(const Tensor& x, Generator& gen) const {
     return forward_steps(x, gen).context_vec;
-}
-
-void MultiHeadAttentionWrapper::train(bool mode) {
-    for (auto& head : heads) head.train(mode);
 }
 
 }  // namespace attn

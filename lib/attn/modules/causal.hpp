@@ -15,6 +15,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -44,8 +45,15 @@ struct CausalAttentionConfig {
 /// Three `nn.Linear(d_in, d_out, bias=qkv_bias)` layers built in the order query, key, value,
 /// then `nn.Dropout(dropout)` (which draws nothing when built), and the buffer
 /// `mask = torch.triu(torch.ones(context_length, context_length), diagonal=1)`.
-class CausalAttention {
+class CausalAttention : public nn::Module {
 public:
+    /// `"CausalAttention"`, as repr prints it.
+    std::string type_name() const override { return "CausalAttention"; }
+    /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"dropout", &dropout}};
+    }
+
     /// What `forward` computed, step by step, for a reader (shapes for `x: [b, T, d_in]`).
     struct Steps {
         Tensor queries;          ///< `W_query(x)`: `[b, T, d_out]`
@@ -96,16 +104,7 @@ public:
     /// replaced by one that does not fit since the forward.
     Tensor backward(const AttentionSaved& saved, const Tensor& grad_output);
 
-    /// `named_parameters()`: `W_query.weight`, `W_key.weight`, `W_value.weight` (each followed
-    /// by its bias with `qkv_bias`), PyTorch's registration order.
-    std::vector<nn::NamedParameter> named_parameters();
-    /// `module.zero_grad(set_to_none)` (see `nn::zero_grad`).
-    void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
 
-    /// `module.train(mode)`: dropout is active in training mode (the default).
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     /// The input width `d_in`.
     std::size_t d_in() const { return W_query.in_features(); }
@@ -152,8 +151,15 @@ struct MultiHeadAttentionWrapperConfig {
 /// Raschka's `MultiHeadAttentionWrapper`: `num_heads` `CausalAttention(d_in, d_out, ...)`
 /// heads, built one after the other, run one after the other, outputs concatenated:
 /// `x: [b, T, d_in] -> [b, T, num_heads * d_out]`. Here `d_out` is each head's width.
-class MultiHeadAttentionWrapper {
+class MultiHeadAttentionWrapper : public nn::Module {
 public:
+    /// `"MultiHeadAttentionWrapper"`, as repr prints it.
+    std::string type_name() const override { return "MultiHeadAttentionWrapper"; }
+    /// The submodules in PyTorch's registration order: `heads`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"heads", &heads}};
+    }
+
     /// What `forward` computed.
     struct Steps {
         std::vector<Tensor> head_outputs;  ///< head `h`'s context vectors: `[b, T, d_out]`
@@ -174,15 +180,11 @@ public:
     /// `forward` keeping each head's output.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
 
-    /// `module.train(mode)` on every head: dropout is active in training mode (the default).
-    void train(bool mode = true);
-    /// `module.eval()`: dropout off in every head.
-    void eval() { train(false); }
 
     /// The number of heads.
     std::size_t num_heads() const { return heads.size(); }
 
-    std::vector<CausalAttention> heads;  ///< `nn.ModuleList` of the heads
+    nn::ModuleList<CausalAttention> heads;  ///< `nn.ModuleList` of the heads
 };
 
 }  // namespace attn

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
@@ -356,18 +356,6 @@ GatedDeltaNet::Gates GatedDeltaNet::gates(const Tensor& x) const {
     Gates g{heads(p.q, hd), heads(p.k, hd), heads(p.v, hd), heads(p.beta, hd), heads(p.alpha_log, 1)};
     g.alpha_log = attn::view(g.alpha_log, {static_cast<long>(b), static_cast<long>(H), static_cast<long>(T)});
     return g;
-}
-
-std::string repr(const GatedDeltaNet& m) {
-    return module_repr(kModule, {{"W_query", nn::repr(m.W_query)},
-                                 {"W_key", nn::repr(m.W_key)},
-                                 {"W_value", nn::repr(m.W_value)},
-                                 {"W_gate", nn::repr(m.W_gate)},
-                                 {"W_beta", nn::repr(m.W_beta)},
-                                 {"W_alpha", nn::repr(m.W_alpha)},
-                                 {"norm", nn::repr(m.norm)},
-                                 {"out_proj", nn::repr(m.out_proj)},
-                                 {"dropout", nn::repr(m.dropout)}});
 }
 
 }  // namespace attn

@@ -29,6 +29,7 @@
 
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -107,8 +108,15 @@ struct GatedDeltaNetConfig {
 /// The gates: `beta = sigmoid(W_beta(x))` (one per value channel),
 /// `alpha_log = -exp(A_log) * softplus(W_alpha(x) + dt_bias)` (one per head),
 /// `gate = W_gate(x)`, applied as `norm(context) * silu(gate)`.
-class GatedDeltaNet {
+class GatedDeltaNet : public nn::Module {
 public:
+    /// `"GatedDeltaNet"`, as repr prints it.
+    std::string type_name() const override { return "GatedDeltaNet"; }
+    /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `W_gate`, `W_beta`, `W_alpha`, `norm`, `out_proj`, `dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"W_gate", &W_gate}, {"W_beta", &W_beta}, {"W_alpha", &W_alpha}, {"norm", &norm}, {"out_proj", &out_proj}, {"dropout", &dropout}};
+    }
+
     /// Builds the parameters from `gen`: `(5 * d_out + num_heads) * d_in + num_heads + d_out *
     /// d_out + d_out` 32-bit draws (plus `3 * d_out` with `qkv_bias`). Nothing is drawn when
     /// the config is invalid.
@@ -138,10 +146,6 @@ public:
     /// @throws std::invalid_argument as `operator()`.
     Gates gates(const Tensor& x) const;
 
-    /// `module.train(mode)`: dropout is active in training mode (the default).
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     std::size_t d_in() const { return W_query.in_features(); }   ///< input width
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
@@ -166,10 +170,5 @@ private:
     // The forward from `S` ([b, H, hd, hd], updated in place).
     Tensor run(const Tensor& x, float* S, Generator& gen) const;
 };
-
-/// `repr(module)` as PyTorch prints it (parameters `dt_bias` and `A_log` are not shown, as in
-/// PyTorch): `GatedDeltaNet(\n  (W_query): Linear(...)\n ...  (norm): RMSNorm((2,), eps=1e-06,
-/// elementwise_affine=True)\n ...)`.
-std::string repr(const GatedDeltaNet& module);
 
 }  // namespace attn

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
@@ -186,12 +186,6 @@ BoolTensor LightningIndexer::operator()(const Tensor& x, const Tensor& x_ctx, st
     return topk_selection(scores(x, keys(x_ctx)), topk, query_start, ties);
 }
 
-std::string repr(const LightningIndexer& m) {
-    return module_repr("LightningIndexer", {{"W_q_index", nn::repr(m.W_q_index)},
-                                            {"W_k_index", nn::repr(m.W_k_index)},
-                                            {"W_weights", nn::repr(m.W_weights)}});
-}
-
 // ---------------------------------------------------------------- the cache
 
 void DSACache::validate(const std::string& where) const {
@@ -283,13 +277,8 @@ Tensor MultiHeadAttentionWithDSA::attend_selected(const Tensor& x, const HeadsVi
         kept = BoolTensor::from_shape(mask_shape);
     }
     select_into(scores, b, T, S, topk, start, ties, kept.data());
-    const SDPAOptions options{.attn_mask = &kept,
-                              .is_causal = true,
-                              .query_start = start,
-                              .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
-                              .dropout_p = dropout.training ? dropout.p : 0.0,
-                              .dropout_backend = dropout.backend,
-                              .generator = &gen};
+    SDPAOptions options = causal_options(head_dim, start, dropout, gen);
+    options.attn_mask = &kept;
     return detail::attend_project(queries, keys, values, &out_proj, options);
 }
 
@@ -332,15 +321,6 @@ MultiHeadAttentionWithDSA::Selection MultiHeadAttentionWithDSA::select(const Ten
     out.index_scores = indexer.scores(x, indexer.W_k_index(x));
     out.selected = topk_selection(out.index_scores, topk, 0, ties);
     return out;
-}
-
-std::string repr(const MultiHeadAttentionWithDSA& m) {
-    return module_repr(kModule, {{"W_query", nn::repr(m.W_query)},
-                                 {"W_key", nn::repr(m.W_key)},
-                                 {"W_value", nn::repr(m.W_value)},
-                                 {"out_proj", nn::repr(m.out_proj)},
-                                 {"dropout", nn::repr(m.dropout)},
-                                 {"indexer", repr(m.indexer)}});
 }
 
 }  // namespace attn

@@ -27,6 +27,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -54,8 +55,15 @@ BoolTensor topk_selection(const Tensor& index_scores, std::size_t topk, std::siz
 /// `k = W_k_index(x_ctx)` per token, `w = softmax(W_weights(x))` over the index heads, and
 /// `scale = index_head_dim ** -0.5`. Layers in his order: `W_q_index`, `W_k_index`,
 /// `W_weights`, all without bias.
-class LightningIndexer {
+class LightningIndexer : public nn::Module {
 public:
+    /// `"LightningIndexer"`, as repr prints it.
+    std::string type_name() const override { return "LightningIndexer"; }
+    /// The submodules in PyTorch's registration order: `W_q_index`, `W_k_index`, `W_weights`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_q_index", &W_q_index}, {"W_k_index", &W_k_index}, {"W_weights", &W_weights}};
+    }
+
     /// Builds the layers from `gen`: `d_model * (index_n_heads * (index_head_dim + 1) +
     /// index_head_dim)` 32-bit draws.
     /// @throws std::invalid_argument naming the field when a size is 0; std::length_error (nothing
@@ -104,9 +112,6 @@ public:
     void scores_into(const float* x, std::size_t b, std::size_t T, const float* index_keys,
                      std::size_t S, float* out) const;
 };
-
-/// `repr(indexer)`: `LightningIndexer(\n  (W_q_index): Linear(...)\n  ...\n)`.
-std::string repr(const LightningIndexer& indexer);
 
 /// The arguments of his `MultiHeadAttentionWithDSA(d_in, d_out, dropout, num_heads,
 /// qkv_bias=False, index_n_heads=4, index_head_dim=64, topk=64)`, plus `context_length` (the
@@ -161,8 +166,15 @@ struct DSACache {
 /// with bias), `Dropout(dropout)`, then `indexer`. The attention is the core's: scores
 /// divided by `sqrt(head_dim)`, the causal mask and the indexer's selection as `attn_mask`
 /// (his `causal_float + sparse_mask`, -inf where not kept).
-class MultiHeadAttentionWithDSA {
+class MultiHeadAttentionWithDSA : public nn::Module {
 public:
+    /// `"MultiHeadAttentionWithDSA"`, as repr prints it.
+    std::string type_name() const override { return "MultiHeadAttentionWithDSA"; }
+    /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `out_proj`, `dropout`, `indexer`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}, {"indexer", &indexer}};
+    }
+
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out + d_out` draws (plus
     /// `3 * d_out` with `qkv_bias`), then the indexer's. Nothing is drawn when the config is
     /// invalid.
@@ -194,10 +206,6 @@ public:
     /// @throws std::invalid_argument as `operator()`.
     Selection select(const Tensor& x) const;
 
-    /// `module.train(mode)`: dropout is active in training mode (the default).
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     std::size_t d_in() const { return W_query.in_features(); }   ///< input width
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
@@ -223,9 +231,5 @@ private:
                            const HeadsView& values, const float* index_keys, std::size_t S,
                            std::size_t start, Generator& gen) const;
 };
-
-/// `repr(module)` as PyTorch prints it, the indexer nested:
-/// `MultiHeadAttentionWithDSA(\n  (W_query): ...\n  (indexer): LightningIndexer(\n    ...\n  )\n)`.
-std::string repr(const MultiHeadAttentionWithDSA& module);
 
 }  // namespace attn

@@ -7,7 +7,7 @@
 
 #include <xtensor/xmanipulation.hpp>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
@@ -57,13 +57,7 @@ Tensor GatedMultiHeadAttention::gated(const Tensor& x, const HeadsView& q, const
     const std::size_t rows = q.B * q.T, d = d_out();
     const std::size_t n = checked_mul(rows, d, "GatedMultiHeadAttention (b * T * d_out)");
     float* context = detail::scratch(7, n);
-    attend(q, k, v, context,
-           {.is_causal = true,
-            .query_start = start,
-            .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
-            .dropout_p = dropout.training ? dropout.p : 0.0,
-            .dropout_backend = dropout.backend,
-            .generator = &gen});
+    attend(q, k, v, context, causal_options(head_dim, start, dropout, gen));
     float* gate = detail::scratch(3, n);
     W_gate.forward_into(x.data(), rows, gate);
     sigmoid_into(gate, n, gate);
@@ -85,28 +79,11 @@ Tensor GatedMultiHeadAttention::operator()(const Tensor& x, Generator& gen) cons
 
 Tensor GatedMultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
     const std::string where = kModule;
-    const Shape s = check(x);
-    const std::size_t b = s[0], T = s[1], start = cache.pos;
-    if (cache.window != 0)
-        throw std::invalid_argument(where + ": expected a full KVCache, got a sliding-window one (window = " +
-                                    std::to_string(cache.window) + ")");
-    cache.validate(where + " (cache)");
-    if (start > 0 && shape_of(cache.key) != Shape{b, num_heads, start, head_dim})
-        throw_shape_error(where + " (cache.key)", shape_str(Shape{b, num_heads, start, head_dim}), shape_of(cache.key));
-    check_positions(where, start, T, context_length);
-    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
-    cache.append(detail::project_heads(1, W_key, x, num_heads, head_dim).contiguous(),
-                 detail::project_heads(2, W_value, x, num_heads, head_dim).contiguous());
+    check(x);
+    const std::size_t start = cache.pos;
+    const HeadsView queries = detail::project_into_cache(where, cache, W_query, W_key, W_value, x, num_heads,
+                                                         num_heads, head_dim, context_length);
     return gated(x, queries, HeadsView::of(cache.key), HeadsView::of(cache.value), start, gen);
-}
-
-std::string repr(const GatedMultiHeadAttention& m) {
-    return module_repr(kModule, {{"W_query", nn::repr(m.W_query)},
-                                 {"W_gate", nn::repr(m.W_gate)},
-                                 {"W_key", nn::repr(m.W_key)},
-                                 {"W_value", nn::repr(m.W_value)},
-                                 {"out_proj", nn::repr(m.out_proj)},
-                                 {"dropout", nn::repr(m.dropout)}});
 }
 
 }  // namespace attn

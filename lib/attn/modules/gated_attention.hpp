@@ -16,6 +16,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -41,8 +42,15 @@ struct GatedMultiHeadAttentionConfig {
 /// (`Linear(d_in, d_out, qkv_bias)`), `out_proj` (`Linear(d_out, d_out)`, with bias),
 /// `Dropout(dropout)`. `out = out_proj(attention(x) * sigmoid(W_gate(x)))`, the attention
 /// the core's (causal, scores divided by `sqrt(head_dim)`).
-class GatedMultiHeadAttention {
+class GatedMultiHeadAttention : public nn::Module {
 public:
+    /// `"GatedMultiHeadAttention"`, as repr prints it.
+    std::string type_name() const override { return "GatedMultiHeadAttention"; }
+    /// The submodules in PyTorch's registration order: `W_query`, `W_gate`, `W_key`, `W_value`, `out_proj`, `dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_gate", &W_gate}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}};
+    }
+
     /// Builds the layers from `gen`: `4 * d_in * d_out + d_out * d_out + d_out` draws (plus
     /// `4 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
     /// @throws std::invalid_argument as `GatedMultiHeadAttentionConfig::validate`.
@@ -61,10 +69,6 @@ public:
     /// another shape (nothing changed then).
     Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
 
-    /// `module.train(mode)`: dropout is active in training mode (the default).
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     std::size_t d_in() const { return W_query.in_features(); }   ///< input width
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
@@ -86,8 +90,5 @@ private:
     Tensor gated(const Tensor& x, const HeadsView& q, const HeadsView& k, const HeadsView& v,
                  std::size_t start, Generator& gen) const;
 };
-
-/// `repr(module)` as PyTorch prints it (the mask buffer is not shown).
-std::string repr(const GatedMultiHeadAttention& module);
 
 }  // namespace attn

@@ -7,7 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
@@ -96,10 +96,8 @@ Shape GPT2Attention::check(const Tensor& x) const {
 SDPAOptions GPT2Attention::options(const BufferMask& causal, Generator& gen) const {
     // `* (1.0 / math.sqrt(k.size(-1)))`: a Python double, rounded to float32 by the multiply.
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
-    SDPAOptions o{.scale = ScoreScale::multiply_by(scale),
-                  .dropout_p = attn_dropout.training ? attn_dropout.p : 0.0,
-                  .dropout_backend = attn_dropout.backend,
-                  .generator = &gen};
+    SDPAOptions o = dropout_options(attn_dropout, gen);
+    o.scale = ScoreScale::multiply_by(scale);
     causal.apply(o);
     return o;
 }
@@ -143,13 +141,6 @@ Tensor GPT2Attention::operator()(const Tensor& x, Generator& gen) const {
     const HeadsView k = HeadsView::split(q.data, s[0], s[1], 3 * S, num_heads, head_dim, S);
     const HeadsView v = HeadsView::split(q.data, s[0], s[1], 3 * S, num_heads, head_dim, 2 * S);
     return resid_dropout(detail::attend_project(q, k, v, &c_proj, options(causal, gen)), gen);
-}
-
-std::string repr(const GPT2Attention& layer) {
-    return module_repr("GPT2Attention", {{"c_attn", nn::repr(layer.c_attn)},
-                                         {"c_proj", nn::repr(layer.c_proj)},
-                                         {"attn_dropout", nn::repr(layer.attn_dropout)},
-                                         {"resid_dropout", nn::repr(layer.resid_dropout)}});
 }
 
 MultiHeadAttention split_c_attn(const GPT2Attention& layer) {

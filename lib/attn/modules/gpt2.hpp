@@ -13,6 +13,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -39,8 +40,15 @@ struct GPT2Config {
 /// Built in the order `c_attn = nn.Linear(S, 3S, bias)`, `c_proj = nn.Linear(S, S, bias)`,
 /// `attn_dropout`, `resid_dropout`; the buffer `bias = tril(ones(block_size, block_size))`
 /// viewed as `[1, 1, block_size, block_size]`.
-class GPT2Attention {
+class GPT2Attention : public nn::Module {
 public:
+    /// `"GPT2Attention"`, as repr prints it.
+    std::string type_name() const override { return "GPT2Attention"; }
+    /// The submodules in PyTorch's registration order: `c_attn`, `c_proj`, `attn_dropout`, `resid_dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"c_attn", &c_attn}, {"c_proj", &c_proj}, {"attn_dropout", &attn_dropout}, {"resid_dropout", &resid_dropout}};
+    }
+
     /// What `forward` computed, for `x: [B, T, S]`, `H = n_head`, `hs = S / H`.
     struct Steps {
         Tensor qkv;                  ///< `c_attn(x)`: `[B, T, 3S]`
@@ -80,10 +88,6 @@ public:
     /// `forward` keeping every intermediate tensor (same draws, same result).
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
 
-    /// `module.train(mode)`: both dropouts are active in training mode (the default).
-    void train(bool mode = true) { attn_dropout.training = resid_dropout.training = mode; }
-    /// `module.eval()`: both dropouts off (notebook 003 In [2]).
-    void eval() { train(false); }
 
     std::size_t max_positions;  ///< `block_size`
 private:
@@ -102,10 +106,6 @@ public:
     nn::Dropout resid_dropout;  ///< on the output
     Tensor bias;  ///< `[1, 1, block_size, block_size]`, 1 on and below the diagonal
 };
-
-/// `repr(layer)` as PyTorch prints the module (notebook 003 In [2]):
-/// `GPT2Attention(\n  (c_attn): Linear(in_features=12, out_features=36, bias=False)\n ...`.
-std::string repr(const GPT2Attention& layer);
 
 /// The `MultiHeadAttention` that computes what `layer` computes: `c_attn`'s weight
 /// `[3S, S]` split by rows into `W_query` (rows `0..S-1`), `W_key` (`S..2S-1`) and `W_value`

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/print/torch.hpp"
 #include "attn/core/functional.hpp"
@@ -63,12 +63,7 @@ Shape GroupedQueryAttention::check(const Tensor& x) const {
 SDPAOptions GroupedQueryAttention::options(std::size_t query_start, Generator& gen) const {
     // Raschka's mask from positions (PR #697): key j hidden when its position is past the
     // query's; the cached keys start at position 0.
-    return {.is_causal = true,
-            .query_start = query_start,
-            .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
-            .dropout_p = dropout.training ? dropout.p : 0.0,
-            .dropout_backend = dropout.backend,
-            .generator = &gen};
+    return causal_options(head_dim, query_start, dropout, gen);
 }
 
 Tensor GroupedQueryAttention::operator()(const Tensor& x, Generator& gen) const {
@@ -83,33 +78,13 @@ Tensor GroupedQueryAttention::operator()(const Tensor& x, Generator& gen) const 
 
 Tensor GroupedQueryAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
     const std::string where = "GroupedQueryAttention";
-    const Shape s = check(x);
-    const std::size_t b = s[0], T = s[1], start = cache.pos;
-    if (cache.window != 0)
-        throw std::invalid_argument(where + ": expected a full KVCache, got a sliding-window one (window = " +
-                                    std::to_string(cache.window) + ")");
-    cache.validate(where + " (cache)");
-    if (cache.pos > 0 && shape_of(cache.key) != Shape{b, num_kv_heads, cache.pos, head_dim})
-        throw_shape_error(where + " (cache.key)",
-                          "[" + std::to_string(b) + ", " + std::to_string(num_kv_heads) + ", " +
-                              std::to_string(cache.pos) + ", " + std::to_string(head_dim) + "]",
-                          shape_of(cache.key));
-    check_positions(where, start, T, context_length);
-    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
-    // The new keys and values as heads [b, G, T, hd], appended to the cache (Raschka's
-    // torch.cat along dim 2); the queries attend to every cached key.
-    cache.append(detail::project_heads(1, W_key, x, num_kv_heads, head_dim).contiguous(),
-                 detail::project_heads(2, W_value, x, num_kv_heads, head_dim).contiguous());
+    check(x);
+    const std::size_t start = cache.pos;
+    // The new keys and values [b, G, T, hd] appended; the queries attend to every cached key.
+    const HeadsView queries = detail::project_into_cache(where, cache, W_query, W_key, W_value, x,
+                                                         num_heads, num_kv_heads, head_dim, context_length);
     return detail::attend_project(queries, HeadsView::of(cache.key), HeadsView::of(cache.value),
                                   &out_proj, options(start, gen));
-}
-
-std::string repr(const GroupedQueryAttention& m) {
-    return module_repr("GroupedQueryAttention", {{"W_key", nn::repr(m.W_key)},
-                                                 {"W_value", nn::repr(m.W_value)},
-                                                 {"W_query", nn::repr(m.W_query)},
-                                                 {"out_proj", nn::repr(m.out_proj)},
-                                                 {"dropout", nn::repr(m.dropout)}});
 }
 
 MultiHeadAttention expand_kv_groups(const GroupedQueryAttention& gqa) {

@@ -14,6 +14,7 @@
 #include "attn/attention/kv_cache.hpp"
 #include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
 
@@ -51,8 +52,15 @@ struct GroupedQueryAttentionConfig {
 /// `W_query = Linear(d_in, d_out, qkv_bias)`, `out_proj = Linear(d_out, d_out, bias=False)`,
 /// then `Dropout(dropout)`. The causal mask is built from positions (`q_pos < k_pos` is
 /// masked), as Raschka's file does since PR #697.
-class GroupedQueryAttention {
+class GroupedQueryAttention : public nn::Module {
 public:
+    /// `"GroupedQueryAttention"`, as repr prints it.
+    std::string type_name() const override { return "GroupedQueryAttention"; }
+    /// The submodules in PyTorch's registration order: `W_key`, `W_value`, `W_query`, `out_proj`, `dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_key", &W_key}, {"W_value", &W_value}, {"W_query", &W_query}, {"out_proj", &out_proj}, {"dropout", &dropout}};
+    }
+
     /// Builds the layers from `gen`: `2 * d_in * G * hd + d_in * d_out + d_out * d_out`
     /// 32-bit draws (plus `2 * G * hd + d_out` with `qkv_bias`). Nothing is drawn when the
     /// config is invalid.
@@ -76,10 +84,6 @@ public:
     /// then).
     Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
 
-    /// `module.train(mode)`: dropout is active in training mode (the default).
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     std::size_t d_in() const { return W_query.in_features(); }   ///< input width
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
@@ -101,10 +105,6 @@ private:
     // The core's options: causal from positions, / sqrt(head_dim), dropout.
     SDPAOptions options(std::size_t query_start, Generator& gen) const;
 };
-
-/// `repr(module)` as PyTorch prints it: `GroupedQueryAttention(\n  (W_key): Linear(...)\n
-/// ...  (dropout): Dropout(p=0.0, inplace=False)\n)`, layers in registration order.
-std::string repr(const GroupedQueryAttention& module);
 
 /// The `MultiHeadAttention` that computes what `gqa` computes: `W_key`'s and `W_value`'s
 /// rows of group `g` (rows `g*hd .. (g+1)*hd - 1`) repeated for each of the `group_size`

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/print/torch.hpp"
 
@@ -60,12 +60,7 @@ Shape MultiHeadAttentionWithKVSharing::check(const Tensor& x, bool producer) con
 
 SDPAOptions MultiHeadAttentionWithKVSharing::options(std::size_t query_start, Generator& gen) const {
     // His mask from positions: key j (cached from position 0) hidden when past the query.
-    return {.is_causal = true,
-            .query_start = query_start,
-            .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
-            .dropout_p = dropout.training ? dropout.p : 0.0,
-            .dropout_backend = dropout.backend,
-            .generator = &gen};
+    return causal_options(head_dim, query_start, dropout, gen);
 }
 
 Tensor MultiHeadAttentionWithKVSharing::operator()(const Tensor& x, Generator& gen) const {
@@ -79,19 +74,10 @@ Tensor MultiHeadAttentionWithKVSharing::operator()(const Tensor& x, Generator& g
 
 Tensor MultiHeadAttentionWithKVSharing::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
     const std::string where = "MultiHeadAttentionWithKVSharing";
-    const Shape s = check(x, true);
-    const std::size_t b = s[0], T = s[1], start = cache.pos;
-    if (cache.window != 0)
-        throw std::invalid_argument(where + ": expected a full KVCache, got a sliding-window one (window = " +
-                                    std::to_string(cache.window) + ")");
-    cache.validate(where + " (cache)");
-    if (cache.pos > 0 && shape_of(cache.key) != Shape{b, num_heads, cache.pos, head_dim})
-        throw_shape_error(where + " (cache.key)", heads_shape(b, num_heads, std::to_string(cache.pos), head_dim),
-                          shape_of(cache.key));
-    check_positions(where, start, T, context_length);
-    const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);
-    cache.append(detail::project_heads(1, W_key, x, num_heads, head_dim).contiguous(),
-                 detail::project_heads(2, W_value, x, num_heads, head_dim).contiguous());
+    check(x, true);
+    const std::size_t start = cache.pos;
+    const HeadsView q = detail::project_into_cache(where, cache, W_query, W_key, W_value, x, num_heads,
+                                                   num_heads, head_dim, context_length);
     return detail::attend_project(q, HeadsView::of(cache.key), HeadsView::of(cache.value), &out_proj,
                                   options(start, gen));
 }
@@ -123,14 +109,6 @@ KVSharingOutput MultiHeadAttentionWithKVSharing::forward_with_kv(const Tensor& x
     KVCache produced;  // his new_shared_kv = (keys, values) of this call alone
     Tensor context_vec = forward(x, produced, gen);
     return {std::move(context_vec), std::move(produced)};
-}
-
-std::string repr(const MultiHeadAttentionWithKVSharing& m) {
-    return module_repr("MultiHeadAttentionWithKVSharing", {{"W_query", nn::repr(m.W_query)},
-                                                           {"W_key", nn::repr(m.W_key)},
-                                                           {"W_value", nn::repr(m.W_value)},
-                                                           {"out_proj", nn::repr(m.out_proj)},
-                                                           {"dropout", nn::repr(m.dropout)}});
 }
 
 Tensor forward_kv_sharing(const std::vector<MultiHeadAttentionWithKVSharing>& layers,

@@ -20,6 +20,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -59,8 +60,15 @@ struct KVSharingOutput {
 /// qkv_bias)`), `out_proj` (`Linear(d_out, d_out)`, with bias), then `Dropout(dropout)`. The
 /// causal mask comes from positions (`q_pos < k_pos` is hidden), the scores are divided by
 /// `sqrt(head_dim)`.
-class MultiHeadAttentionWithKVSharing {
+class MultiHeadAttentionWithKVSharing : public nn::Module {
 public:
+    /// `"MultiHeadAttentionWithKVSharing"`, as repr prints it.
+    std::string type_name() const override { return "MultiHeadAttentionWithKVSharing"; }
+    /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `out_proj`, `dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}};
+    }
+
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out + d_out` 32-bit draws
     /// (plus `3 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
     /// @throws std::invalid_argument as `MultiHeadAttentionWithKVSharingConfig::validate`.
@@ -101,10 +109,6 @@ public:
     KVSharingOutput forward_with_kv(const Tensor& x, const KVCache* shared_kv = nullptr,
                                     Generator& gen = default_generator()) const;
 
-    /// `module.train(mode)`: dropout is active in training mode (the default).
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     std::size_t d_in() const { return W_query.in_features(); }   ///< input width
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
@@ -124,9 +128,6 @@ private:
     // The core's options: causal from positions, / sqrt(head_dim), dropout.
     SDPAOptions options(std::size_t query_start, Generator& gen) const;
 };
-
-/// `repr(module)` as PyTorch prints it (`MultiHeadAttentionWithKVSharing(\n  (W_query): ...`).
-std::string repr(const MultiHeadAttentionWithKVSharing& module);
 
 /// The loop of his `GPTModel.forward` over the attention layers alone (without his norms,
 /// feed-forward blocks and shortcuts, so every layer maps `d_out` to `d_out`): layer `i <

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
@@ -18,20 +18,8 @@ namespace {
 // Scratch slots: project_heads' queries take 0, attend_project's merged heads 7.
 constexpr std::size_t kKeySlot = 1, kValueSlot = 2, kLatentSlot = 4;
 
-// His mask from positions (q_pos < k_pos hidden), the cached latents from position 0, the
-// scores divided by sqrt(head_dim).
-SDPAOptions causal_options(std::size_t query_start, std::size_t head_dim, const nn::Dropout* dropout,
-                           Generator* gen) {
-    SDPAOptions o{.is_causal = true,
-                  .query_start = query_start,
-                  .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim)))};
-    if (dropout) {
-        o.dropout_p = dropout->training ? dropout->p : 0.0;
-        o.dropout_backend = dropout->backend;
-        o.generator = gen;
-    }
-    return o;
-}
+// The absorbed form has no dropout: its options are the causal ones with p = 0.
+const nn::Dropout kNoDropout(0.0);
 
 // A latent cache for a batch of b and latents of width L: full, holding [b, pos, L] and
 // [b, pos, 0] (or nothing yet).
@@ -129,7 +117,7 @@ Tensor MultiHeadLatentAttention::attend_latents(const Tensor& x, const float* la
     W_UV.forward_into(latents, rows, values);
     return detail::attend_project(queries, HeadsView::split(keys, b, tokens, d, num_heads, head_dim),
                                   HeadsView::split(values, b, tokens, d, num_heads, head_dim), &out_proj,
-                                  causal_options(query_start, head_dim, &dropout, &gen));
+                                  causal_options(head_dim, query_start, dropout, gen));
 }
 
 Tensor MultiHeadLatentAttention::operator()(const Tensor& x, Generator& gen) const {
@@ -146,15 +134,6 @@ Tensor MultiHeadLatentAttention::forward(const Tensor& x, KVCache& cache, Genera
     check_positions(where, start, s[1], context_length);
     append_latents(cache, W_DKV, x, s);  // the cache holds [b, start + T, L] latents
     return attend_latents(x, cache.key.data(), cache.pos, start, gen);
-}
-
-std::string repr(const MultiHeadLatentAttention& m) {
-    return module_repr("MultiHeadLatentAttention", {{"W_query", nn::repr(m.W_query)},
-                                                    {"W_DKV", nn::repr(m.W_DKV)},
-                                                    {"W_UK", nn::repr(m.W_UK)},
-                                                    {"W_UV", nn::repr(m.W_UV)},
-                                                    {"out_proj", nn::repr(m.out_proj)},
-                                                    {"dropout", nn::repr(m.dropout)}});
 }
 
 // ------------------------------------------------------------------- the absorbed form
@@ -211,7 +190,7 @@ Tensor AbsorbedLatentAttention::attend_latents(const float* latents, std::size_t
     const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, latent_dim);
     const HeadsView c = HeadsView::split(latents, x.shape()[0], tokens, latent_dim, 1, latent_dim);
     return detail::attend_project(queries, c, c, &out_proj,
-                                  causal_options(query_start, head_dim, nullptr, nullptr));
+                                  causal_options(head_dim, query_start, kNoDropout, default_generator()));
 }
 
 Tensor AbsorbedLatentAttention::operator()(const Tensor& x) const {

@@ -23,6 +23,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -65,8 +66,15 @@ struct MultiHeadLatentAttentionConfig {
 /// `W_UK = Linear(latent_dim, d_out, qkv_bias)`, `W_UV` (same), `out_proj = Linear(d_out,
 /// d_out)` (with bias), then `Dropout(dropout)`. The causal mask comes from positions
 /// (`q_pos < k_pos` is hidden).
-class MultiHeadLatentAttention {
+class MultiHeadLatentAttention : public nn::Module {
 public:
+    /// `"MultiHeadLatentAttention"`, as repr prints it.
+    std::string type_name() const override { return "MultiHeadLatentAttention"; }
+    /// The submodules in PyTorch's registration order: `W_query`, `W_DKV`, `W_UK`, `W_UV`, `out_proj`, `dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_DKV", &W_DKV}, {"W_UK", &W_UK}, {"W_UV", &W_UV}, {"out_proj", &out_proj}, {"dropout", &dropout}};
+    }
+
     /// Builds the layers from `gen`: `d_in * d_out + d_in * L + 2 * L * d_out + d_out * d_out +
     /// d_out` 32-bit draws for `L = latent_dim` (plus `2 * d_out + L` with `qkv_bias`). Nothing
     /// is drawn when the config is invalid.
@@ -93,10 +101,6 @@ public:
     /// An empty latent cache (a full `KVCache`; the first `forward` gives it its shape).
     KVCache make_cache() const { return KVCache(); }
 
-    /// `module.train(mode)`: dropout is active in training mode (the default).
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     std::size_t d_in() const { return W_query.in_features(); }   ///< input width
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
@@ -120,10 +124,6 @@ private:
     Tensor attend_latents(const Tensor& x, const float* latents, std::size_t tokens,
                           std::size_t query_start, Generator& gen) const;
 };
-
-/// `repr(module)` as PyTorch prints it: `MultiHeadLatentAttention(\n  (W_query): Linear(...)
-/// ...  (dropout): Dropout(p=0.0, inplace=False)\n)`, layers in registration order.
-std::string repr(const MultiHeadLatentAttention& module);
 
 /// Multi-head latent attention with `W_UK` folded into the query projection and `W_UV` into the
 /// output projection (DeepSeek-V2's "absorbed" inference form). For head `h`, with

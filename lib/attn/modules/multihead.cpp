@@ -8,7 +8,7 @@
 
 #include <xtensor/xbuilder.hpp>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/modules/train.hpp"
 #include "attn/core/functional.hpp"
@@ -97,10 +97,8 @@ Shape MultiHeadAttention::check(const Tensor& x) const {
 }
 
 SDPAOptions MultiHeadAttention::options(const BufferMask& causal, Generator& gen) const {
-    SDPAOptions o{.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
-                  .dropout_p = dropout.training ? dropout.p : 0.0,
-                  .dropout_backend = dropout.backend,
-                  .generator = &gen};
+    SDPAOptions o = dropout_options(dropout, gen);
+    o.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim)));
     causal.apply(o);
     return o;
 }
@@ -167,22 +165,6 @@ Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& g
                                     const Tensor& grad_x_before) {
     return detail::train_backward(W_query, W_key, W_value, &out_proj, saved, grad_output,
                                   "MultiHeadAttention::backward", &grad_x_before);
-}
-
-std::vector<nn::NamedParameter> MultiHeadAttention::named_parameters() {
-    std::vector<nn::NamedParameter> out;
-    for (auto [name, layer] : {std::pair{"W_query.", &W_query}, {"W_key.", &W_key},
-                               {"W_value.", &W_value}, {"out_proj.", &out_proj}})
-        for (auto& p : layer->named_parameters(name)) out.push_back(p);
-    return out;
-}
-
-std::string repr(const MultiHeadAttention& m) {
-    return module_repr("MultiHeadAttention", {{"W_query", nn::repr(m.W_query)},
-                                              {"W_key", nn::repr(m.W_key)},
-                                              {"W_value", nn::repr(m.W_value)},
-                                              {"out_proj", nn::repr(m.out_proj)},
-                                              {"dropout", nn::repr(m.dropout)}});
 }
 
 MultiHeadAttention stack_heads(const MultiHeadAttentionWrapper& wrapper) {

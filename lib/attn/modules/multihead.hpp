@@ -14,6 +14,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -46,8 +47,15 @@ struct MultiHeadAttentionConfig {
 /// Built in the order `W_query`, `W_key`, `W_value` (`nn.Linear(d_in, d_out, qkv_bias)`),
 /// `out_proj` (`nn.Linear(d_out, d_out, out_bias)`), then `nn.Dropout(dropout)` and the buffer
 /// `mask = triu(ones(context_length, context_length), 1)`.
-class MultiHeadAttention {
+class MultiHeadAttention : public nn::Module {
 public:
+    /// `"MultiHeadAttention"`, as repr prints it.
+    std::string type_name() const override { return "MultiHeadAttention"; }
+    /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `out_proj`, `dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}};
+    }
+
     /// What `forward` computed, for `x: [b, T, d_in]`, `H = num_heads`, `hd = head_dim`.
     struct Steps {
         Tensor queries;        ///< `W_query(x)`: `[b, T, d_out]`
@@ -128,17 +136,7 @@ public:
     /// (nothing accumulated then).
     Tensor backward(const AttentionSaved& saved, const Tensor& grad_output, const Tensor& grad_x_before);
 
-    /// `named_parameters()` in PyTorch's registration order: `W_query.weight`, `W_key.weight`,
-    /// `W_value.weight` (each followed by its bias with `qkv_bias`), `out_proj.weight`,
-    /// `out_proj.bias` (with `out_bias`).
-    std::vector<nn::NamedParameter> named_parameters();
-    /// `module.zero_grad(set_to_none)` (see `nn::zero_grad`).
-    void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
 
-    /// `module.train(mode)`: dropout is active in training mode (the default).
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     /// The input width `d_in`.
     std::size_t d_in() const { return W_query.in_features(); }
@@ -166,10 +164,6 @@ private:
     // The core's options: the mask read from `mask`, / sqrt(head_dim), dropout.
     SDPAOptions options(const BufferMask& causal, Generator& gen) const;
 };
-
-/// `repr(module)` of a `MultiHeadAttention` in PyTorch's style (named `MultiHeadAttention`,
-/// the layers in registration order; buffers are not shown, as in PyTorch).
-std::string repr(const MultiHeadAttention& module);
 
 /// The `MultiHeadAttention` that computes what `wrapper` computes: the heads' `W_query`
 /// (and `W_key`, `W_value`) weights stacked along their output dimension (head `h` owns rows

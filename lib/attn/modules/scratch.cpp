@@ -1,5 +1,7 @@
 #include "attn/modules/scratch.hpp"
 
+#include "attn/modules/module.hpp"
+
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -98,6 +100,18 @@ Tensor attend_project(const HeadsView& q, const HeadsView& k, const HeadsView& v
     float* const out = y.data();
     linears_into(&out_proj, &out, 1, merged, rows);
     return y;
+}
+
+HeadsView project_into_cache(const std::string& where, KVCache& cache, const nn::Linear& W_query,
+                             const nn::Linear& W_key, const nn::Linear& W_value, const Tensor& x,
+                             std::size_t num_heads, std::size_t num_kv_heads, std::size_t head_dim,
+                             std::size_t context_length) {
+    const Shape s = shape_of(x);
+    check_full_cache(where, cache, s[0], num_kv_heads, head_dim, s[1], context_length);
+    const HeadsView queries = project_heads(0, W_query, x, num_heads, head_dim);
+    cache.append(project_heads(1, W_key, x, num_kv_heads, head_dim).contiguous(),
+                 project_heads(2, W_value, x, num_kv_heads, head_dim).contiguous());
+    return queries;
 }
 
 }  // namespace attn::detail

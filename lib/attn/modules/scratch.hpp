@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
+#include "attn/attention/kv_cache.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/nn/nn.hpp"
@@ -38,6 +40,18 @@ struct QKVHeads {
 QKVHeads project_qkv(const nn::Linear& W_query, const nn::Linear& W_key,
                      const nn::Linear& W_value, const Tensor& x, std::size_t num_heads,
                      std::size_t num_kv_heads, std::size_t head_dim);
+
+/// The cached forward's projections with the one full `KVCache`: checks the cache
+/// (`check_full_cache`: full, keys `[b, num_kv_heads, cache.pos, head_dim]`, the new positions
+/// within `context_length`), then appends `W_key(x)` and `W_value(x)` as
+/// `[b, num_kv_heads, T, head_dim]` heads (Raschka's `torch.cat` along dim 2) and returns the
+/// queries `W_query(x)` as `[b, num_heads, T, head_dim]` heads (scratch slot 0). The keys and
+/// values to attend to are then the cache's. `x`: `[b, T, d_in]`, checked by the module.
+/// @throws std::invalid_argument as `check_full_cache` or `project_heads` (nothing changed).
+HeadsView project_into_cache(const std::string& where, KVCache& cache, const nn::Linear& W_query,
+                             const nn::Linear& W_key, const nn::Linear& W_value, const Tensor& x,
+                             std::size_t num_heads, std::size_t num_kv_heads, std::size_t head_dim,
+                             std::size_t context_length);
 
 /// `out_proj(attend(q, k, v))`: the heads merged into scratch, then the output projection into
 /// the one tensor the forward allocates, `[B, Tq, out_features]`. `out_proj` null: the merged

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
@@ -51,14 +51,10 @@ Shape MultiHeadAttentionWithSWA::check(const Tensor& x) const {
 SDPAOptions MultiHeadAttentionWithSWA::options(std::size_t query_start, std::size_t key_start,
                                                Generator& gen) const {
     // Raschka's mask: key hidden when diff = q_pos - k_pos is < 0 or >= W.
-    return {.is_causal = true,
-            .window = sliding_window_size,
-            .query_start = query_start,
-            .key_start = key_start,
-            .scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim))),
-            .dropout_p = dropout.training ? dropout.p : 0.0,
-            .dropout_backend = dropout.backend,
-            .generator = &gen};
+    SDPAOptions o = causal_options(head_dim, query_start, dropout, gen);
+    o.window = sliding_window_size;
+    o.key_start = key_start;
+    return o;
 }
 
 Tensor MultiHeadAttentionWithSWA::operator()(const Tensor& x, Generator& gen) const {
@@ -100,14 +96,6 @@ Tensor MultiHeadAttentionWithSWA::forward(const Tensor& x, KVCache& cache, Gener
                                         options(P, P - older, gen));  // [b, T, d_out]
     cache.append(k_new, v_new);
     return out;
-}
-
-std::string repr(const MultiHeadAttentionWithSWA& m) {
-    return module_repr("MultiHeadAttentionWithSWA", {{"W_query", nn::repr(m.W_query)},
-                                                     {"W_key", nn::repr(m.W_key)},
-                                                     {"W_value", nn::repr(m.W_value)},
-                                                     {"out_proj", nn::repr(m.out_proj)},
-                                                     {"dropout", nn::repr(m.dropout)}});
 }
 
 }  // namespace attn

@@ -17,6 +17,7 @@
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
 
@@ -46,8 +47,15 @@ struct MultiHeadAttentionWithSWAConfig {
 /// hides the future and every key `W` or more positions back. Built in Raschka's order:
 /// `W_query`, `W_key`, `W_value` (`Linear(d_in, d_out, qkv_bias)`), `out_proj`
 /// (`Linear(d_out, d_out)`, with bias), then `Dropout(dropout)`.
-class MultiHeadAttentionWithSWA {
+class MultiHeadAttentionWithSWA : public nn::Module {
 public:
+    /// `"MultiHeadAttentionWithSWA"`, as repr prints it.
+    std::string type_name() const override { return "MultiHeadAttentionWithSWA"; }
+    /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `out_proj`, `dropout`.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}};
+    }
+
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out + d_out` 32-bit draws
     /// (plus `3 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
     /// @throws std::invalid_argument as `MultiHeadAttentionWithSWAConfig::validate`.
@@ -74,10 +82,6 @@ public:
     /// @throws std::invalid_argument when `sliding_window_size` (public) is 0.
     KVCache make_cache() const;
 
-    /// `module.train(mode)`; `eval()` turns dropout off.
-    void train(bool mode = true) { dropout.training = mode; }
-    /// `module.eval()`: dropout off.
-    void eval() { train(false); }
 
     std::size_t d_in() const { return W_query.in_features(); }   ///< input width
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
@@ -98,8 +102,5 @@ private:
     // The core's options: causal within the window, positions, / sqrt(head_dim), dropout.
     SDPAOptions options(std::size_t query_start, std::size_t key_start, Generator& gen) const;
 };
-
-/// `repr(module)` as PyTorch prints it (`MultiHeadAttentionWithSWA(\n  (W_query): ...`).
-std::string repr(const MultiHeadAttentionWithSWA& module);
 
 }  // namespace attn

@@ -142,8 +142,6 @@ Tensor Dropout::backward(const Tensor& grad_output, const Tensor& noise) {
     return Tensor(grad_output * noise);  // MulBackward0: grad * other
 }
 
-std::string repr(const Dropout& layer) {
-    return "Dropout(p=" + attn::repr_float(layer.p) + ", inplace=False)";
-}
+std::string Dropout::extra_repr() const { return "p=" + attn::repr_float(p) + ", inplace=False"; }
 
 }  // namespace attn::nn

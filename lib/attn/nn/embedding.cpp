@@ -56,8 +56,12 @@ void Embedding::backward(const LongTensor& ids, const Tensor& grad_output) {
     accumulate_grad(weight_grad, std::move(g), "Embedding (weight)");
 }
 
-std::vector<NamedParameter> Embedding::named_parameters(const std::string& prefix) {
-    return {{prefix + "weight", &weight, &weight_grad}};
+std::string Embedding::extra_repr() const {
+    const Shape s = shape_of(weight);
+    if (s.size() != 2) throw_shape_error("Embedding (weight)", "[num_embeddings, embedding_dim]", s);
+    return std::to_string(s[0]) + ", " + std::to_string(s[1]);
 }
+
+std::vector<NamedParameter> Embedding::own_parameters() { return {{"weight", &weight, &weight_grad}}; }
 
 }  // namespace attn::nn

@@ -126,14 +126,6 @@ void accumulate_grad(std::optional<Tensor>& grad, Tensor g, const std::string& w
     add_into(*grad, g.data());
 }
 
-void zero_grad(const std::vector<NamedParameter>& parameters, bool set_to_none) {
-    for (const NamedParameter& p : parameters) {
-        if (!p.grad || !*p.grad) continue;
-        if (set_to_none) p.grad->reset();
-        else std::fill_n((*p.grad)->data(), (*p.grad)->size(), 0.0f);
-    }
-}
-
 void Linear::backward_into(const float* x, std::size_t rows, const float* grad_output,
                            float* grad_input) {
     check_parameters();
@@ -167,16 +159,15 @@ Tensor Linear::backward(const Tensor& x, const Tensor& grad_output) {
     return grad_input;
 }
 
-std::vector<NamedParameter> Linear::named_parameters(const std::string& prefix) {
-    std::vector<NamedParameter> out{{prefix + "weight", &weight, &weight_grad}};
-    if (bias) out.push_back({prefix + "bias", &*bias, &bias_grad});
+std::vector<NamedParameter> Linear::own_parameters() {
+    std::vector<NamedParameter> out{{"weight", &weight, &weight_grad}};
+    if (bias) out.push_back({"bias", &*bias, &bias_grad});
     return out;
 }
 
-std::string repr(const Linear& layer) {
-    return "Linear(in_features=" + std::to_string(layer.in_features()) +
-           ", out_features=" + std::to_string(layer.out_features()) +
-           ", bias=" + (layer.bias ? "True" : "False") + ")";
+std::string Linear::extra_repr() const {
+    return "in_features=" + std::to_string(in_features()) + ", out_features=" +
+           std::to_string(out_features()) + ", bias=" + (bias ? "True" : "False");
 }
 
 Tensor rand_parameter(std::size_t d_in, std::size_t d_out, Generator& gen) {

@@ -11,6 +11,7 @@
 
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
 
 namespace attn::nn {
 
@@ -31,20 +32,7 @@ void check_backend(BernoulliBackend backend, const char* where);
 /// @throws std::invalid_argument as `check_backend` for a value outside the enum.
 std::string backend_name(BernoulliBackend backend);
 
-/// One parameter of a module as `module.named_parameters()` yields it: its dotted name
-/// (`"W_query.weight"`), its value, and its gradient `.grad`, which is empty (PyTorch's `None`)
-/// until a backward pass fills it. Both point into the module, which must outlive them.
-struct NamedParameter {
-    std::string name;             ///< the dotted name, as PyTorch prints it
-    Tensor* value;                ///< the parameter (`param.data`)
-    std::optional<Tensor>* grad;  ///< `param.grad`: empty until the first backward
-};
-
-/// `optimizer.zero_grad(set_to_none)` / `module.zero_grad(set_to_none)` over `parameters`, as
-/// PyTorch 1.13 defines it (`torch/nn/modules/module.py`): with `set_to_none` (PyTorch 1.13's
-/// default is false) every `.grad` becomes empty; otherwise every existing `.grad` is filled
-/// with zeros in place and an empty one stays empty.
-void zero_grad(const std::vector<NamedParameter>& parameters, bool set_to_none = false);
+// NamedParameter, zero_grad and the Module base: attn/nn/module.hpp.
 
 /// Adds `g` into the gradient `grad` as PyTorch's `AccumulateGrad` does: an empty `grad`
 /// becomes `g` itself, an existing one becomes `grad + g` (one float32 addition per element).
@@ -59,7 +47,7 @@ void accumulate_grad(std::optional<Tensor>& grad, Tensor g, const std::string& w
 /// with `uniform_(-1/sqrt(in_features), 1/sqrt(in_features))` (what
 /// `kaiming_uniform_(a=sqrt(5))` reduces to), then the bias `[out_features]`, if any, with
 /// the same bound: `in_features * out_features (+ out_features)` 32-bit draws.
-class Linear {
+class Linear : public Module {
 public:
     /// Builds and initialises the layer from `gen`. A size may be 0, as in PyTorch: the
     /// empty weight draws nothing, and with `in_features == 0` the bias is drawn with bound 0
@@ -122,21 +110,20 @@ public:
     /// @throws std::invalid_argument as `backward`.
     void backward_into(const float* x, std::size_t rows, const float* grad_output, float* grad_input);
 
-    /// `named_parameters(prefix)`: `weight`, then `bias` if any, named `<prefix>weight`.
-    std::vector<NamedParameter> named_parameters(const std::string& prefix = "");
-
-    /// `zero_grad(set_to_none)` of both parameters (see `nn::zero_grad`).
-    void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
+    /// `"Linear"`.
+    std::string type_name() const override { return "Linear"; }
+    /// `in_features=3, out_features=2, bias=False`, as PyTorch's repr prints it (notebook 001
+    /// In [18]: `Linear(in_features=768, out_features=100, bias=True)`).
+    /// @throws std::invalid_argument when `weight` is not 2-D.
+    std::string extra_repr() const override;
+    /// `weight`, then `bias` if any (`named_parameters()` then names them `weight`, `bias`).
+    std::vector<NamedParameter> own_parameters() override;
 
     Tensor weight;              ///< `[out_features, in_features]`
     std::optional<Tensor> bias;  ///< `[out_features]`, or none when built with `bias=false`
     std::optional<Tensor> weight_grad;  ///< `weight.grad`: `[out_features, in_features]`, empty until a backward
     std::optional<Tensor> bias_grad;    ///< `bias.grad`: `[out_features]`, empty until a backward
 };
-
-/// `repr(nn.Linear(...))` as PyTorch prints the module:
-/// `Linear(in_features=768, out_features=100, bias=True)` (notebook 001 In [18]).
-std::string repr(const Linear& layer);
 
 /// `torch.nn.Dropout(p)`: in training mode zeroes each element with probability `p` and
 /// scales the kept ones by `1 / (1 - p)`; in evaluation mode returns the input.
@@ -157,7 +144,7 @@ std::string repr(const Linear& layer);
 /// 999.99994, not 1000), dropped ones by 0 (so `-x` gives `-0`, `inf` gives NaN, as PyTorch).
 /// `p == 0`, evaluation mode and empty tensors return the input and draw nothing; `p == 1`
 /// returns `x * 0` and draws nothing.
-class Dropout {
+class Dropout : public Module {
 public:
     /// @throws std::invalid_argument when `p` is NaN or outside [0, 1], or `backend` is not
     /// one of the enumerators (`check_backend`).
@@ -190,15 +177,20 @@ public:
     /// shape.
     static Tensor backward(const Tensor& grad_output, const Tensor& noise);
 
+    /// `"Dropout"`.
+    std::string type_name() const override { return "Dropout"; }
+    /// `p=0.2, inplace=False`, as PyTorch prints it (notebook 003 In [2]).
+    std::string extra_repr() const override;
+
     double p;                  ///< drop probability
     BernoulliBackend backend;  ///< how the mask is drawn
-    bool training = true;      ///< `module.train()` / `module.eval()`
+    // `training` (Module): `module.train()` / `module.eval()`; masks are drawn in training only
 };
 
 /// `torch.nn.Embedding(num_embeddings, embedding_dim)`: a lookup table whose weight
 /// `[num_embeddings, embedding_dim]` is initialised with `normal_(0, 1)` (both of
 /// `normal_`'s paths, see generator.hpp).
-class Embedding {
+class Embedding : public Module {
 public:
     /// A size may be 0, as in PyTorch (a table with no rows accepts only empty id tensors).
     /// @throws std::length_error (nothing drawn) when the table cannot be allocated.
@@ -220,19 +212,17 @@ public:
     /// these ids or an id is out of range.
     void backward(const LongTensor& ids, const Tensor& grad_output);
 
-    /// `named_parameters(prefix)`: `weight`, named `<prefix>weight`.
-    std::vector<NamedParameter> named_parameters(const std::string& prefix = "");
-
-    /// `zero_grad(set_to_none)` (see `nn::zero_grad`).
-    void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
+    /// `"Embedding"`.
+    std::string type_name() const override { return "Embedding"; }
+    /// `num_embeddings, embedding_dim`, as PyTorch prints it: `Embedding(50257, 768)`.
+    /// @throws std::invalid_argument when `weight` is not 2-D.
+    std::string extra_repr() const override;
+    /// `weight`.
+    std::vector<NamedParameter> own_parameters() override;
 
     Tensor weight;  ///< `[num_embeddings, embedding_dim]`
     std::optional<Tensor> weight_grad;  ///< `weight.grad`, empty until a backward
 };
-
-/// `repr(nn.Dropout(p))` as PyTorch prints the module: `Dropout(p=0.2, inplace=False)`
-/// (notebook 003 In [2]).
-std::string repr(const Dropout& layer);
 
 /// `torch.nn.RMSNorm(normalized_shape, eps)` over the last dimension (torch >= 2.4; Gated
 /// DeltaNet's output norm): `y = x * rsqrt(mean(x^2) + eps) * weight`, with the weight
@@ -242,7 +232,7 @@ std::string repr(const Dropout& layer);
 /// (`sum_torch`, elementwise.hpp) divided by `normalized_shape` (`mean`), plus `eps` as a float,
 /// `1 / sqrt(.)` (`rsqrt`), times `x`, times the weight. `eps` unset is PyTorch's `eps=None`:
 /// float32's machine epsilon.
-class RMSNorm {
+class RMSNorm : public Module {
 public:
     /// @throws std::invalid_argument when `eps` is negative or NaN; std::length_error when the
     /// weight cannot be allocated.
@@ -265,13 +255,18 @@ public:
     /// @throws std::invalid_argument naming the field otherwise.
     void check_parameters() const;
 
+    /// `"RMSNorm"`.
+    std::string type_name() const override { return "RMSNorm"; }
+    /// `(64,), eps=1e-06, elementwise_affine=True`, as PyTorch prints it.
+    /// @throws std::invalid_argument when `weight` is not 1-D.
+    std::string extra_repr() const override;
+    /// `weight`.
+    std::vector<NamedParameter> own_parameters() override { return {{"weight", &weight, &weight_grad}}; }
+
     Tensor weight;               ///< `[normalized_shape]`, ones at construction
     std::optional<double> eps;   ///< added to the mean square; unset: float32's epsilon
+    std::optional<Tensor> weight_grad;  ///< `weight.grad`: no backward fills it yet
 };
-
-/// `repr(nn.RMSNorm(...))` as PyTorch prints the module:
-/// `RMSNorm((64,), eps=1e-06, elementwise_affine=True)`.
-std::string repr(const RMSNorm& layer);
 
 /// `torch.nn.Parameter(torch.rand(d_in, d_out))`: a `[d_in, d_out]` matrix of uniforms in
 /// [0, 1), used as `x @ W` (note: the transpose of `Linear`'s layout). Notebook 004 In [16]

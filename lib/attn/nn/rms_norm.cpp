@@ -65,10 +65,9 @@ Tensor RMSNorm::operator()(const Tensor& x) const {
     return y;
 }
 
-std::string repr(const RMSNorm& layer) {
-    const std::string eps = layer.eps ? attn::repr_float(*layer.eps) : "None";
-    return "RMSNorm((" + std::to_string(layer.normalized_shape()) + ",), eps=" + eps +
-           ", elementwise_affine=True)";
+std::string RMSNorm::extra_repr() const {
+    return "(" + std::to_string(normalized_shape()) + ",), eps=" + (eps ? attn::repr_float(*eps) : "None") +
+           ", elementwise_affine=True";
 }
 
 }  // namespace attn::nn

@@ -1,5 +1,6 @@
-#include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace attn {
@@ -44,12 +45,39 @@ void check_positions(const std::string& where, std::size_t start, std::size_t T,
                                     " but context_length = " + std::to_string(context_length));
 }
 
+void check_full_cache(const std::string& where, const KVCache& cache, std::size_t b,
+                      std::size_t num_kv_heads, std::size_t head_dim, std::size_t T,
+                      std::size_t context_length) {
+    if (cache.window != 0)
+        throw std::invalid_argument(where + ": expected a full KVCache, got a sliding-window one (window = " +
+                                    std::to_string(cache.window) + ")");
+    cache.validate(where + " (cache)");
+    const Shape keys{b, num_kv_heads, cache.pos, head_dim};
+    if (cache.pos > 0 && shape_of(cache.key) != keys)
+        throw_shape_error(where + " (cache.key)", shape_str(keys), shape_of(cache.key));
+    check_positions(where, cache.pos, T, context_length);
+}
+
 void check_dropout(const std::string& where, const nn::Dropout& dropout) {
     require_probability(where + " (dropout)", "p", dropout.p);
-    if (dropout.backend != nn::BernoulliBackend::portable && dropout.backend != nn::BernoulliBackend::mkl)
-        throw std::invalid_argument(where + " (dropout): backend holds " +
-                                    std::to_string(static_cast<int>(dropout.backend)) +
-                                    ", not portable or mkl");
+    nn::check_backend(dropout.backend, (where + " (dropout)").c_str());
+}
+
+SDPAOptions dropout_options(const nn::Dropout& dropout, Generator& gen) {
+    SDPAOptions o;
+    o.dropout_p = dropout.training ? dropout.p : 0.0;
+    o.dropout_backend = dropout.backend;
+    o.generator = &gen;
+    return o;
+}
+
+SDPAOptions causal_options(std::size_t head_dim, std::size_t query_start, const nn::Dropout& dropout,
+                           Generator& gen) {
+    SDPAOptions o = dropout_options(dropout, gen);
+    o.is_causal = true;
+    o.query_start = query_start;
+    o.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim)));
+    return o;
 }
 
 }  // namespace attn

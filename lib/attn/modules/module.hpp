@@ -1,0 +1,81 @@
+/// @file module.hpp
+/// @brief What every attention module shares beyond `nn::Module` (train/eval, named
+/// parameters, repr: attn/nn/module.hpp): the options it hands the core from its dropout and
+/// generator, and the checks of the public fields a user may have changed when it runs (a
+/// PyTorch user changes `m.W_key = nn.Linear(...)` or `m.num_heads`, and PyTorch raises a
+/// shape error at the forward; so does this library, before any buffer is sized). A module is
+/// then its config, its projections, its `children()` and its forward.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "attn/attention/kv_cache.hpp"
+#include "attn/attention/sdpa.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/core/require.hpp"
+#include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
+#include "attn/nn/nn.hpp"
+
+namespace attn {
+
+// The checks of a config's fields (require_positive, ...): attn/core/require.hpp.
+
+// ---------------------------------------------------------------- the core's options
+
+/// The core's options for attention weights dropped by `dropout`: `dropout_p` is its `p` in
+/// training mode and 0 in evaluation mode (`nn.Dropout` is the identity then), the Bernoulli
+/// backend is its own, and the mask is drawn from `gen`. Every other field keeps its default,
+/// for the module to set (scale, masks, positions). The one place where a module's dropout
+/// becomes the core's.
+SDPAOptions dropout_options(const nn::Dropout& dropout, Generator& gen);
+
+/// The options of Raschka's causal modules (GQA, SWA, KV sharing, DSA, gated attention): the
+/// causal mask from positions, the first query at `query_start` and the cached keys from
+/// position 0 (his mask from positions, PR #697); the scores divided by `sqrt(head_dim)` (his
+/// `keys.shape[-1]**0.5`, a Python float rounded to float32 as `std::sqrt` of the float
+/// gives it); dropout as `dropout_options`.
+SDPAOptions causal_options(std::size_t head_dim, std::size_t query_start, const nn::Dropout& dropout,
+                           Generator& gen);
+
+// ---------------------------------------------------------------- at the forward
+
+/// Checks that `x` is `[b, T, width]` and returns its shape.
+/// @throws std::invalid_argument `"<where>: expected [b, T, <width>], got [...]"`.
+Shape check_tokens(const std::string& where, const Tensor& x, std::size_t width);
+
+/// Checks a module's layer, a public field: its weight `[out, in]` and its bias, if any,
+/// `[out]`.
+/// @throws std::invalid_argument `"<where> (<name>.weight): expected [out, in], got [...]"`
+/// (or `.bias`).
+void check_linear(const std::string& where, const char* name, const nn::Linear& layer,
+                  std::size_t in, std::size_t out);
+
+/// Checks a module's head fields (public): `num_heads > 0`, `head_dim > 0` and
+/// `num_heads * head_dim == d_out`.
+/// @throws std::invalid_argument naming the fields and their values otherwise.
+void check_heads(const std::string& where, std::size_t num_heads, std::size_t head_dim,
+                 std::size_t d_out);
+
+/// Checks that positions `start .. start + T - 1` fit in `context_length`, without overflow
+/// (`start` may be a cache's position, `SIZE_MAX` included).
+/// @throws std::invalid_argument `"<where>: a token beyond the context: positions a..b but
+/// context_length = n"`.
+void check_positions(const std::string& where, std::size_t start, std::size_t T,
+                     std::size_t context_length);
+
+/// Checks a full (not sliding-window) `cache` before a cached forward of `T` tokens of `b`
+/// sequences: its own consistency (`KVCache::validate`), keys `[b, num_kv_heads, cache.pos,
+/// head_dim]` when it holds any, and positions `cache.pos .. cache.pos + T - 1` within
+/// `context_length` (`check_positions`). Nothing is changed.
+/// @throws std::invalid_argument naming `where` and what does not fit.
+void check_full_cache(const std::string& where, const KVCache& cache, std::size_t b,
+                      std::size_t num_kv_heads, std::size_t head_dim, std::size_t T,
+                      std::size_t context_length);
+
+/// Checks a dropout layer's public fields: `p` in [0, 1] and a known Bernoulli backend.
+/// @throws std::invalid_argument naming `where` and the field.
+void check_dropout(const std::string& where, const nn::Dropout& dropout);
+
+}  // namespace attn
