@@ -3,6 +3,8 @@
 
 #include "attn/modules/attention_only.hpp"
 
+#include "attn/core/require.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -46,8 +48,9 @@ void AttentionOnlyConfig::validate() const {
                                     ") must divide emb_dim (" + std::to_string(emb_dim) + ")");
     check_allocation("AttentionOnlyConfig (tok_emb)", Shape{vocab_size, emb_dim});
     check_allocation("AttentionOnlyConfig (pos_emb)", Shape{context_length, emb_dim});
-    MultiHeadAttentionConfig{.d_in = emb_dim, .d_out = emb_dim, .context_length = context_length,
-                             .num_heads = num_heads}.validate();
+    // Each block's weights [emb_dim, emb_dim] and causal mask [context_length, context_length].
+    require_weight_size("AttentionOnlyConfig", "emb_dim", emb_dim, "emb_dim", emb_dim);
+    require_mask_size("AttentionOnlyConfig", "context_length", context_length);
 }
 
 AttentionOnlyTransformer::AttentionOnlyTransformer(const AttentionOnlyConfig& config, Generator& gen)

@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "attn/modules/causal.hpp"
-#include "attn/modules/multihead.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/causal.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -59,7 +59,7 @@ public:
     };
 
     /// Builds the layers from `gen` in PyTorch's order (nothing drawn when `config` is invalid).
-    /// @throws as `AttentionOnlyConfig::validate`.
+    /// @throws as `AttentionConfig::check`.
     explicit AttentionOnlyTransformer(const AttentionOnlyConfig& config, Generator& gen = default_generator());
 
     /// `forward(ids)`: int64 ids `[b, T]` -> logits `[b, T, V]`.

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "attn/modules/module.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/padding.hpp"
 #include "attn/core/functional.hpp"
+#include "attn/modules/module.hpp"
 
 namespace attn {
 

@@ -51,7 +51,7 @@ class BaseSelfAttention {
 public:
     /// Builds `query_proj`, `key_proj`, `value_proj`, `output_proj` in that order from `gen`
     /// (each weight then bias: 4 * (E * E + E) 32-bit draws, as PyTorch).
-    /// @throws std::invalid_argument as `BaseSelfAttentionConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit BaseSelfAttention(const BaseSelfAttentionConfig& config,
                                Generator& gen = default_generator());
 

@@ -4,27 +4,25 @@
 #include <cmath>
 #include <limits>
 
+#include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/modules/train.hpp"
-#include "attn/core/functional.hpp"
 
 namespace attn {
 
 // ------------------------------------------------------------------------- CausalAttention
 
-void CausalAttentionConfig::validate() const {
+void CausalAttention::validate(const AttentionConfig& c) {
     const std::string where = "CausalAttention";
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "context_length", context_length);
-    require_probability(where, "dropout", dropout);
-    require_weight_size(where, "d_out", d_out, "d_in", d_in);
-    require_mask_size(where, "context_length", context_length);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                    ConfigField::dropout, ConfigField::qkv_bias, ConfigField::backend});
+    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
+    require_mask_size(where, "context_length", c.context_length);
 }
 
 CausalAttention::CausalAttention(const CausalAttentionConfig& config, Generator& gen)
-    : W_query((config.validate(), config.d_in), config.d_out, config.qkv_bias, gen),
+    : W_query((validate(config), config.d_in), config.d_out, config.qkv_bias, gen),
       W_key(config.d_in, config.d_out, config.qkv_bias, gen),
       W_value(config.d_in, config.d_out, config.qkv_bias, gen),
       dropout(config.dropout, config.backend),
@@ -93,20 +91,20 @@ CausalAttention::Steps CausalAttention::forward_steps(const Tensor& x, Generator
 
 // ------------------------------------------------------------------------- wrapper
 
-void MultiHeadAttentionWrapperConfig::validate() const {
+void MultiHeadAttentionWrapper::validate(const AttentionConfig& c) {
     const std::string where = "MultiHeadAttentionWrapper";
-    require_positive(where, "num_heads", num_heads);
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "context_length", context_length);
-    require_probability(where, "dropout", dropout);
-    require_weight_size(where, "d_out", d_out, "d_in", d_in);
-    require_mask_size(where, "context_length", context_length);
+    // Raschka's wrapper: d_out is each head's width, so num_heads need not divide it.
+    c.check(where,
+            {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length, ConfigField::dropout,
+             ConfigField::num_heads, ConfigField::qkv_bias, ConfigField::backend},
+            /*heads_split_d_out=*/false);
+    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
+    require_mask_size(where, "context_length", c.context_length);
 }
 
 MultiHeadAttentionWrapper::MultiHeadAttentionWrapper(const MultiHeadAttentionWrapperConfig& config,
                                                      Generator& gen) {
-    config.validate();
+    validate(config);
     heads.reserve(config.num_heads);
     for (std::size_t h = 0; h < config.num_heads; ++h)
         heads.emplace_back(CausalAttentionConfig{.d_in = config.d_in,

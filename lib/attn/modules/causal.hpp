@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "attn/attention/masks.hpp"
-#include "attn/modules/saved.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/saved.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -24,19 +25,9 @@ namespace attn {
 /// (notebook 002 In [16], Raschka ch. 3.5.3), plus how dropout draws its masks. Written with
 /// designated initialisers, a call reads like the Python one:
 /// `CausalAttention({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.5})`.
-struct CausalAttentionConfig {
-    std::size_t d_in = 0;            ///< input features per token
-    std::size_t d_out = 0;           ///< output features per token
-    std::size_t context_length = 0;  ///< the most tokens `forward` accepts (the mask's size)
-    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
-    bool qkv_bias = false;           ///< biases in `W_query`, `W_key`, `W_value`
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0 or
-    /// `dropout` is NaN or outside [0, 1]; std::length_error when a weight or the
-    /// `[context_length, context_length]` mask cannot be allocated.
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `qkv_bias`, `backend`
+/// (config.hpp); every other field keeps its default.
+using CausalAttentionConfig = AttentionConfig;
 
 /// `CausalAttention` of notebook 002 In [16] and 004 In [52] (Raschka ch. 3.5.3): batched
 /// self-attention in which each token attends only to itself and the tokens before it, with
@@ -68,7 +59,7 @@ public:
 
     /// Builds the three layers from `gen` (`3 * d_in * d_out` 32-bit draws, plus `3 * d_out`
     /// with `qkv_bias`). `config.backend` chooses how dropout masks are drawn (`nn::Dropout`).
-    /// @throws std::invalid_argument as `CausalAttentionConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit CausalAttention(const CausalAttentionConfig& config,
                              Generator& gen = default_generator());
 
@@ -124,6 +115,9 @@ public:
     Tensor mask;         ///< `[context_length, context_length]`: 1 above the diagonal, else 0
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The core's options: the mask read from `mask`, / sqrt(d_out), dropout.
@@ -133,20 +127,9 @@ private:
 /// The keyword arguments of Raschka's `MultiHeadAttentionWrapper(d_in, d_out, context_length,
 /// dropout, num_heads, qkv_bias)`: here `d_out` is each head's width, so the output has
 /// `num_heads * d_out` features.
-struct MultiHeadAttentionWrapperConfig {
-    std::size_t d_in = 0;            ///< input features per token
-    std::size_t d_out = 0;           ///< each head's output features
-    std::size_t context_length = 0;  ///< the most tokens `forward` accepts
-    double dropout = 0.0;            ///< drop probability on each head's weights, in [0, 1]
-    std::size_t num_heads = 0;       ///< heads (a `torch.cat` of none fails in PyTorch)
-    bool qkv_bias = false;           ///< biases in each head's projections
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size or
-    /// `num_heads` is 0, or `dropout` is NaN or outside [0, 1]; std::length_error when a
-    /// weight or the `[context_length, context_length]` mask cannot be allocated.
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`, `qkv_bias`, `backend` (config.hpp);
+/// every other field keeps its default.
+using MultiHeadAttentionWrapperConfig = AttentionConfig;
 
 /// Raschka's `MultiHeadAttentionWrapper`: `num_heads` `CausalAttention(d_in, d_out, ...)`
 /// heads, built one after the other, run one after the other, outputs concatenated:
@@ -168,7 +151,7 @@ public:
     };
 
     /// Builds the heads in order from `gen` (each draws as `CausalAttention` does).
-    /// @throws std::invalid_argument as `MultiHeadAttentionWrapperConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit MultiHeadAttentionWrapper(const MultiHeadAttentionWrapperConfig& config,
                                        Generator& gen = default_generator());
 
@@ -185,6 +168,11 @@ public:
     std::size_t num_heads() const { return heads.size(); }
 
     nn::ModuleList<CausalAttention> heads;  ///< `nn.ModuleList` of the heads
+
+private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
 };
 
 }  // namespace attn

@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attn/modules/module.hpp"
-#include "attn/modules/scratch.hpp"
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
+#include "attn/modules/module.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/print/torch.hpp"
 
 namespace attn {
@@ -186,15 +186,12 @@ void DeltaNetState::reset() {
 
 // ---------------------------------------------------------------- the layer
 
-void GatedDeltaNetConfig::validate() const {
+void GatedDeltaNet::validate(const AttentionConfig& c) {
     const std::string where = kModule;
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "num_heads", num_heads);
-    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
-    require_probability(where, "dropout", dropout);
-    require_weight_size(where, "d_out", d_out, "d_in", d_in);
-    require_weight_size(where, "d_out", d_out, "d_out", d_out);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::dropout,
+                    ConfigField::num_heads, ConfigField::qkv_bias, ConfigField::backend});
+    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
+    require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
 }
 
 namespace {
@@ -207,7 +204,7 @@ Tensor a_log_init(std::size_t n, Generator& gen) {
 }  // namespace
 
 GatedDeltaNet::GatedDeltaNet(const GatedDeltaNetConfig& c, Generator& gen)
-    : num_heads((c.validate(), c.num_heads)),
+    : num_heads((validate(c), c.num_heads)),
       head_dim(c.d_out / c.num_heads),
       W_query(c.d_in, c.d_out, c.qkv_bias, gen),
       W_key(c.d_in, c.d_out, c.qkv_bias, gen),

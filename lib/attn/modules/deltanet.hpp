@@ -29,6 +29,7 @@
 
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -84,19 +85,9 @@ Tensor gated_delta_rule_chunked(const Tensor& queries, const Tensor& keys, const
 /// The arguments of his `GatedDeltaNet(d_in, d_out, dropout, num_heads, qkv_bias=False)`:
 /// `GatedDeltaNet({.d_in = 3, .d_out = 4, .dropout = 0.0, .num_heads = 2})`. No
 /// `context_length`: the state has no positions.
-struct GatedDeltaNetConfig {
-    std::size_t d_in = 0;       ///< input features per token
-    std::size_t d_out = 0;      ///< output features (all heads together)
-    double dropout = 0.0;       ///< drop probability on the normalised, gated context
-    std::size_t num_heads = 0;  ///< heads; must divide `d_out`
-    bool qkv_bias = false;      ///< biases in `W_query`, `W_key`, `W_value`
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0,
-    /// `d_out` is not divisible by `num_heads`, or `dropout` is NaN or outside [0, 1];
-    /// std::length_error when a weight cannot be allocated.
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `dropout`, `num_heads`, `qkv_bias`, `backend`
+/// (config.hpp); every other field keeps its default.
+using GatedDeltaNetConfig = AttentionConfig;
 
 /// His `GatedDeltaNet` (Qwen3-Next's linear-attention layer without the convolution): the
 /// gated delta rule per head, then RMSNorm over each head, a SiLU output gate, dropout and
@@ -120,7 +111,7 @@ public:
     /// Builds the parameters from `gen`: `(5 * d_out + num_heads) * d_in + num_heads + d_out *
     /// d_out + d_out` 32-bit draws (plus `3 * d_out` with `qkv_bias`). Nothing is drawn when
     /// the config is invalid.
-    /// @throws std::invalid_argument as `GatedDeltaNetConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit GatedDeltaNet(const GatedDeltaNetConfig& config, Generator& gen = default_generator());
 
     /// `forward(x)`: `[b, T, d_in] -> [b, T, d_out]`, float32, from a zero state.
@@ -165,6 +156,9 @@ public:
     nn::Dropout dropout;    ///< on the gated context
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The forward from `S` ([b, H, hd, hd], updated in place).

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
-#include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
 namespace attn {
@@ -215,26 +215,20 @@ void DSACache::reset() {
 
 // ---------------------------------------------------------------- the module
 
-void MultiHeadAttentionWithDSAConfig::validate() const {
+void MultiHeadAttentionWithDSA::validate(const AttentionConfig& c) {
     const std::string where = kModule;
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "context_length", context_length);
-    require_positive(where, "num_heads", num_heads);
-    require_positive(where, "index_n_heads", index_n_heads);
-    require_positive(where, "index_head_dim", index_head_dim);
-    require_positive(where, "topk", topk);
-    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
-    require_probability(where, "dropout", dropout);
-    check_ties(where, ties);
-    require_weight_size(where, "d_out", d_out, "d_in", d_in);
-    require_weight_size(where, "d_out", d_out, "d_out", d_out);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                    ConfigField::index_n_heads, ConfigField::index_head_dim, ConfigField::topk,
+                    ConfigField::ties, ConfigField::backend});
+    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
+    require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
     require_weight_size(where, "index_n_heads * index_head_dim",
-                        index_width(where, index_n_heads, index_head_dim), "d_in", d_in);
+                        index_width(where, c.index_n_heads, c.index_head_dim), "d_in", c.d_in);
 }
 
 MultiHeadAttentionWithDSA::MultiHeadAttentionWithDSA(const MultiHeadAttentionWithDSAConfig& c, Generator& gen)
-    : num_heads((c.validate(), c.num_heads)),
+    : num_heads((validate(c), c.num_heads)),
       head_dim(c.d_out / c.num_heads),
       context_length(c.context_length),
       topk(c.topk),

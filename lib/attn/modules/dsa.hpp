@@ -27,16 +27,14 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
 
-/// How a query chooses among keys whose index scores are equal (see the file comment).
-enum class IndexTies {
-    earliest,    ///< by position, earliest first, among the visible keys (the default)
-    torch_topk,  ///< as his `index_scores.topk(k)` on PyTorch's CPU: depends on the row length
-};
+// IndexTies, how a query chooses among keys whose index scores are equal (see the file
+// comment): attn/modules/config.hpp, beside the config field that holds it.
 
 /// The top `topk` keys of each query under the causal mask: `index_scores [b, T, S]` are the
 /// scores of queries at positions `query_start .. query_start + T - 1` against keys at
@@ -118,25 +116,10 @@ public:
 /// most positions, as the GQA and SWA modules of this library have) and the tie rule:
 /// `MultiHeadAttentionWithDSA({.d_in = 3, .d_out = 4, .context_length = 6, .num_heads = 2,
 /// .index_n_heads = 2, .index_head_dim = 4, .topk = 2})`.
-struct MultiHeadAttentionWithDSAConfig {
-    std::size_t d_in = 0;             ///< input features per token
-    std::size_t d_out = 0;            ///< output features (all heads together)
-    std::size_t context_length = 0;   ///< the most positions a sequence may have
-    double dropout = 0.0;             ///< drop probability on the attention weights, in [0, 1]
-    std::size_t num_heads = 0;        ///< heads; must divide `d_out`
-    bool qkv_bias = false;            ///< biases in `W_query`, `W_key`, `W_value`
-    std::size_t index_n_heads = 4;    ///< the indexer's heads H_I
-    std::size_t index_head_dim = 64;  ///< the indexer's head width
-    std::size_t topk = 64;            ///< keys each query attends to (k)
-    IndexTies ties = IndexTies::earliest;  ///< how equal index scores are chosen among
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0 (`topk`
-    /// included: a query must keep at least itself), `d_out` is not divisible by `num_heads`,
-    /// `dropout` is NaN or outside [0, 1], or `ties` is outside its enumeration;
-    /// std::length_error when a weight cannot be allocated.
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
+/// `qkv_bias`, `index_n_heads`, `index_head_dim`, `topk`, `ties`, `backend` (config.hpp); every
+/// other field keeps its default.
+using MultiHeadAttentionWithDSAConfig = AttentionConfig;
 
 /// DSA's cache: the one `KVCache` of the attention's keys and values (`[b, num_heads, S,
 /// head_dim]`) and a second `KVCache` holding the indexer's keys (`[b, S, index_head_dim]`,
@@ -178,7 +161,7 @@ public:
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out + d_out` draws (plus
     /// `3 * d_out` with `qkv_bias`), then the indexer's. Nothing is drawn when the config is
     /// invalid.
-    /// @throws std::invalid_argument as `MultiHeadAttentionWithDSAConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit MultiHeadAttentionWithDSA(const MultiHeadAttentionWithDSAConfig& config,
                                        Generator& gen = default_generator());
 
@@ -223,6 +206,9 @@ public:
     LightningIndexer indexer;    ///< scores the keys
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The attention of queries at `start ..` over `keys`/`values`, with the index scores of

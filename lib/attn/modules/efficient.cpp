@@ -7,9 +7,9 @@
 
 #include <xtensor/xmanipulation.hpp>
 
+#include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
-#include "attn/core/functional.hpp"
 
 namespace attn {
 

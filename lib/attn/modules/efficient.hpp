@@ -24,9 +24,9 @@
 
 #include "attn/attention/masks.hpp"
 #include "attn/attention/sdpa.hpp"
+#include "attn/core/tensor.hpp"
 #include "attn/modules/multihead.hpp"
 #include "attn/nn/nn.hpp"
-#include "attn/core/tensor.hpp"
 
 namespace attn {
 

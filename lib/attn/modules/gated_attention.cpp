@@ -4,10 +4,10 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "attn/modules/module.hpp"
-#include "attn/modules/scratch.hpp"
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
+#include "attn/modules/module.hpp"
+#include "attn/modules/scratch.hpp"
 #include "attn/print/torch.hpp"
 
 namespace attn {
@@ -16,20 +16,17 @@ namespace {
 const char* const kModule = "GatedMultiHeadAttention";
 }  // namespace
 
-void GatedMultiHeadAttentionConfig::validate() const {
+void GatedMultiHeadAttention::validate(const AttentionConfig& c) {
     const std::string where = kModule;
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "context_length", context_length);
-    require_positive(where, "num_heads", num_heads);
-    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
-    require_probability(where, "dropout", dropout);
-    require_weight_size(where, "d_out", d_out, "d_in", d_in);
-    require_weight_size(where, "d_out", d_out, "d_out", d_out);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                    ConfigField::backend});
+    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
+    require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
 }
 
 GatedMultiHeadAttention::GatedMultiHeadAttention(const GatedMultiHeadAttentionConfig& c, Generator& gen)
-    : num_heads((c.validate(), c.num_heads)),
+    : num_heads((validate(c), c.num_heads)),
       head_dim(c.d_out / c.num_heads),
       context_length(c.context_length),
       W_query(c.d_in, c.d_out, c.qkv_bias, gen),

@@ -16,6 +16,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -23,20 +24,9 @@ namespace attn {
 
 /// The arguments of his `GatedMultiHeadAttention(d_in, d_out, context_length, dropout,
 /// num_heads, qkv_bias=False)`.
-struct GatedMultiHeadAttentionConfig {
-    std::size_t d_in = 0;            ///< input features per token
-    std::size_t d_out = 0;           ///< output features (all heads together)
-    std::size_t context_length = 0;  ///< the most positions (his mask's size)
-    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
-    std::size_t num_heads = 0;       ///< heads; must divide `d_out`
-    bool qkv_bias = false;           ///< biases in `W_query`, `W_gate`, `W_key`, `W_value`
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0, `d_out`
-    /// is not divisible by `num_heads`, or `dropout` is NaN or outside [0, 1];
-    /// std::length_error when a weight cannot be allocated.
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
+/// `qkv_bias`, `backend` (config.hpp); every other field keeps its default.
+using GatedMultiHeadAttentionConfig = AttentionConfig;
 
 /// His `GatedMultiHeadAttention`: layers in his order `W_query`, `W_gate`, `W_key`, `W_value`
 /// (`Linear(d_in, d_out, qkv_bias)`), `out_proj` (`Linear(d_out, d_out)`, with bias),
@@ -53,7 +43,7 @@ public:
 
     /// Builds the layers from `gen`: `4 * d_in * d_out + d_out * d_out + d_out` draws (plus
     /// `4 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
-    /// @throws std::invalid_argument as `GatedMultiHeadAttentionConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit GatedMultiHeadAttention(const GatedMultiHeadAttentionConfig& config,
                                      Generator& gen = default_generator());
 
@@ -84,6 +74,9 @@ public:
     nn::Dropout dropout;         ///< on the attention weights
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // attention * sigmoid(gate), then out_proj.

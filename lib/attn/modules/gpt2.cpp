@@ -7,9 +7,9 @@
 #include <optional>
 #include <stdexcept>
 
+#include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
-#include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
 namespace attn {

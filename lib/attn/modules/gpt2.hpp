@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "attn/attention/masks.hpp"
-#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 

@@ -6,10 +6,10 @@
 #include <stdexcept>
 #include <vector>
 
+#include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/print/torch.hpp"
-#include "attn/core/functional.hpp"
 
 namespace attn {
 
@@ -17,20 +17,15 @@ namespace {
 long to_long(std::size_t n) { return static_cast<long>(n); }
 }  // namespace
 
-void GroupedQueryAttentionConfig::validate() const {
+void GroupedQueryAttention::validate(const AttentionConfig& c) {
     const std::string where = "GroupedQueryAttention";
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "num_heads", num_heads);
-    require_positive(where, "num_kv_groups", num_kv_groups);
-    require_positive(where, "context_length", context_length);
-    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
-    require_divisible(where, "num_heads", num_heads, "num_kv_groups", num_kv_groups);
-    require_probability(where, "dropout", dropout);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                    ConfigField::dropout, ConfigField::num_heads, ConfigField::num_kv_groups,
+                    ConfigField::qkv_bias, ConfigField::backend});
 }
 
 GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& c, Generator& gen)
-    : num_heads((c.validate(), c.num_heads)),
+    : num_heads((validate(c), c.num_heads)),
       num_kv_heads(c.num_kv_groups),
       group_size(c.num_heads / c.num_kv_groups),
       head_dim(c.d_out / c.num_heads),

@@ -10,13 +10,14 @@
 #include <cstddef>
 #include <string>
 
-#include "attn/core/generator.hpp"
 #include "attn/attention/kv_cache.hpp"
-#include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/core/tensor.hpp"
+#include "attn/modules/config.hpp"
+#include "attn/modules/multihead.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
-#include "attn/core/tensor.hpp"
 
 namespace attn {
 
@@ -25,21 +26,9 @@ namespace attn {
 /// `forward` and the cache accept (the GPT model's position-embedding size; Raschka's module
 /// has no such bound): `GroupedQueryAttention({.d_in = 3, .d_out = 8, .context_length = 6,
 /// .num_heads = 4, .num_kv_groups = 2})`.
-struct GroupedQueryAttentionConfig {
-    std::size_t d_in = 0;            ///< input features per token
-    std::size_t d_out = 0;           ///< output features (all query heads together)
-    std::size_t context_length = 0;  ///< the most positions a sequence may have
-    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
-    std::size_t num_heads = 0;       ///< query heads; must divide `d_out`
-    std::size_t num_kv_groups = 0;   ///< key/value heads; must divide `num_heads`
-    bool qkv_bias = false;           ///< biases in `W_key`, `W_value`, `W_query`
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0,
-    /// `d_out` is not divisible by `num_heads`, `num_heads` is not divisible by
-    /// `num_kv_groups`, or `dropout` is NaN or outside [0, 1].
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
+/// `num_kv_groups`, `qkv_bias`, `backend` (config.hpp); every other field keeps its default.
+using GroupedQueryAttentionConfig = AttentionConfig;
 
 /// Raschka's `GroupedQueryAttention` (ch04/04_gqa): `num_heads` query heads share
 /// `num_kv_heads` key/value heads, each serving `group_size = num_heads / num_kv_heads`
@@ -64,7 +53,7 @@ public:
     /// Builds the layers from `gen`: `2 * d_in * G * hd + d_in * d_out + d_out * d_out`
     /// 32-bit draws (plus `2 * G * hd + d_out` with `qkv_bias`). Nothing is drawn when the
     /// config is invalid.
-    /// @throws std::invalid_argument as `GroupedQueryAttentionConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit GroupedQueryAttention(const GroupedQueryAttentionConfig& config,
                                    Generator& gen = default_generator());
 
@@ -100,6 +89,9 @@ public:
     nn::Dropout dropout;         ///< on the attention weights
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The core's options: causal from positions, / sqrt(head_dim), dropout.

@@ -23,19 +23,16 @@ std::string heads_shape(std::size_t b, std::size_t H, const std::string& S, std:
 
 }  // namespace
 
-void MultiHeadAttentionWithKVSharingConfig::validate() const {
+void MultiHeadAttentionWithKVSharing::validate(const AttentionConfig& c) {
     const std::string where = "MultiHeadAttentionWithKVSharing";
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "num_heads", num_heads);
-    require_positive(where, "context_length", context_length);
-    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
-    require_probability(where, "dropout", dropout);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                    ConfigField::backend});
 }
 
 MultiHeadAttentionWithKVSharing::MultiHeadAttentionWithKVSharing(
     const MultiHeadAttentionWithKVSharingConfig& c, Generator& gen)
-    : num_heads((c.validate(), c.num_heads)),
+    : num_heads((validate(c), c.num_heads)),
       head_dim(c.d_out / c.num_heads),
       context_length(c.context_length),
       W_query(c.d_in, c.d_out, c.qkv_bias, gen),

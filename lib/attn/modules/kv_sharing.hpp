@@ -20,6 +20,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -29,19 +30,9 @@ namespace attn {
 /// num_heads, qkv_bias=False)`, plus `context_length`, the most positions `forward` and the
 /// cache accept (his module has no such bound): `MultiHeadAttentionWithKVSharing({.d_in = 3,
 /// .d_out = 4, .context_length = 6, .num_heads = 2})`.
-struct MultiHeadAttentionWithKVSharingConfig {
-    std::size_t d_in = 0;            ///< input features per token
-    std::size_t d_out = 0;           ///< output features (all heads together)
-    std::size_t context_length = 0;  ///< the most positions a sequence may have
-    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
-    std::size_t num_heads = 0;       ///< heads; must divide `d_out`
-    bool qkv_bias = false;           ///< biases in `W_query`, `W_key`, `W_value`
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0, `d_out`
-    /// is not divisible by `num_heads`, or `dropout` is NaN or outside [0, 1].
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
+/// `qkv_bias`, `backend` (config.hpp); every other field keeps its default.
+using MultiHeadAttentionWithKVSharingConfig = AttentionConfig;
 
 /// What Raschka's `forward(x, shared_kv=...)` returns, `(context_vec, new_shared_kv)`: a
 /// producer hands its keys and values on to the consumers after it, a consumer hands on none
@@ -71,7 +62,7 @@ public:
 
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out + d_out` 32-bit draws
     /// (plus `3 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
-    /// @throws std::invalid_argument as `MultiHeadAttentionWithKVSharingConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit MultiHeadAttentionWithKVSharing(const MultiHeadAttentionWithKVSharingConfig& config,
                                              Generator& gen = default_generator());
 
@@ -123,6 +114,9 @@ public:
     nn::Dropout dropout;         ///< on the attention weights
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     // Checks x and the public fields (W_key and W_value only for a producer); returns x's shape.
     Shape check(const Tensor& x, bool producer) const;
     // The core's options: causal from positions, / sqrt(head_dim), dropout.

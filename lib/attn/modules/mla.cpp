@@ -6,9 +6,9 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
-#include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
 namespace attn {
@@ -57,31 +57,27 @@ long to_long(std::size_t n) { return static_cast<long>(n); }
 
 // ------------------------------------------------------------------- the module
 
-std::size_t MultiHeadLatentAttentionConfig::resolved_latent_dim() const {
-    return latent_dim ? *latent_dim : std::max<std::size_t>(16, d_out / 8);
+std::size_t resolved_latent_dim(const AttentionConfig& c) {
+    return c.latent_dim ? *c.latent_dim : std::max<std::size_t>(16, c.d_out / 8);
 }
 
-void MultiHeadLatentAttentionConfig::validate() const {
+void MultiHeadLatentAttention::validate(const AttentionConfig& c) {
     const std::string where = "MultiHeadLatentAttention";
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "num_heads", num_heads);
-    require_positive(where, "context_length", context_length);
-    if (latent_dim) require_positive(where, "latent_dim", *latent_dim);
-    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
-    require_probability(where, "dropout", dropout);
-    const std::size_t L = resolved_latent_dim();
-    require_weight_size(where, "d_out", d_out, "d_in", d_in);
-    require_weight_size(where, "latent_dim", L, "d_in", d_in);
-    require_weight_size(where, "d_out", d_out, "latent_dim", L);
-    require_weight_size(where, "d_out", d_out, "d_out", d_out);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                    ConfigField::latent_dim, ConfigField::backend});
+    const std::size_t L = resolved_latent_dim(c);
+    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
+    require_weight_size(where, "latent_dim", L, "d_in", c.d_in);
+    require_weight_size(where, "d_out", c.d_out, "latent_dim", L);
+    require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
 }
 
 MultiHeadLatentAttention::MultiHeadLatentAttention(const MultiHeadLatentAttentionConfig& c,
                                                    Generator& gen)
-    : num_heads((c.validate(), c.num_heads)),
+    : num_heads((validate(c), c.num_heads)),
       head_dim(c.d_out / c.num_heads),
-      latent_dim(c.resolved_latent_dim()),
+      latent_dim(resolved_latent_dim(c)),
       context_length(c.context_length),
       W_query(c.d_in, c.d_out, c.qkv_bias, gen),
       W_DKV(c.d_in, latent_dim, c.qkv_bias, gen),

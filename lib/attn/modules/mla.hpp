@@ -23,6 +23,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -35,26 +36,13 @@ struct AbsorbedLatentAttention;
 /// the cache accept (the GPT model's position-embedding size; his module has no such bound):
 /// `MultiHeadLatentAttention({.d_in = 3, .d_out = 4, .context_length = 6, .num_heads = 2,
 /// .latent_dim = 2})`.
-struct MultiHeadLatentAttentionConfig {
-    std::size_t d_in = 0;            ///< input features per token
-    std::size_t d_out = 0;           ///< output features (all heads together)
-    std::size_t context_length = 0;  ///< the most positions a sequence may have
-    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
-    std::size_t num_heads = 0;       ///< heads; must divide `d_out`
-    bool qkv_bias = false;           ///< biases in `W_query`, `W_DKV`, `W_UK`, `W_UV`
-    /// The latent's width per token; unset is his `None`: `max(16, d_out // 8)`.
-    std::optional<std::size_t> latent_dim;
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
+/// `qkv_bias`, `latent_dim`, `backend` (config.hpp); every other field keeps its default.
+using MultiHeadLatentAttentionConfig = AttentionConfig;
 
-    /// `latent_dim` as his `__init__` resolves it: the given value, or `max(16, d_out / 8)`.
-    std::size_t resolved_latent_dim() const;
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0
-    /// (`latent_dim = 0` included), `d_out` is not divisible by `num_heads`, or `dropout` is NaN
-    /// or outside [0, 1]; std::length_error (before anything is drawn) when a weight cannot be
-    /// allocated.
-    void validate() const;
-};
+/// `latent_dim` as his `__init__` resolves it: `config.latent_dim` when set, or
+/// `max(16, d_out // 8)` (his `None`).
+std::size_t resolved_latent_dim(const AttentionConfig& config);
 
 /// Raschka's `MultiHeadLatentAttention` (ch04/05_mla): each token is projected down to a
 /// latent `c = W_DKV x` of `latent_dim` numbers; keys `W_UK c` and values `W_UV c` are rebuilt
@@ -79,7 +67,7 @@ public:
     /// d_out` 32-bit draws for `L = latent_dim` (plus `2 * d_out + L` with `qkv_bias`). Nothing
     /// is drawn when the config is invalid.
     /// @throws std::invalid_argument, std::length_error as
-    /// `MultiHeadLatentAttentionConfig::validate`.
+    /// `MultiHeadLatentAttention`'s checks of `AttentionConfig`.
     explicit MultiHeadLatentAttention(const MultiHeadLatentAttentionConfig& config,
                                       Generator& gen = default_generator());
 
@@ -117,6 +105,9 @@ public:
     nn::Dropout dropout;         ///< on the attention weights
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     friend AbsorbedLatentAttention absorb(const MultiHeadLatentAttention& mla);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;

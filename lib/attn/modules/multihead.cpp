@@ -8,10 +8,10 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
 #include "attn/modules/train.hpp"
-#include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
 namespace attn {
@@ -38,20 +38,18 @@ nn::Linear linear_stack(const std::vector<const nn::Linear*>& layers) {
 
 }  // namespace
 
-void MultiHeadAttentionConfig::validate() const {
+void MultiHeadAttention::validate(const AttentionConfig& c) {
     const std::string where = "MultiHeadAttention";
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
-    require_positive(where, "context_length", context_length);
-    require_probability(where, "dropout", dropout);
-    require_weight_size(where, "d_out", d_out, "d_in", d_in);
-    require_weight_size(where, "d_out", d_out, "d_out", d_out);
-    require_mask_size(where, "context_length", context_length);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                    ConfigField::out_bias, ConfigField::backend});
+    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
+    require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
+    require_mask_size(where, "context_length", c.context_length);
 }
 
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, Generator& gen)
-    : num_heads((config.validate(), config.num_heads)),
+    : num_heads((validate(config), config.num_heads)),
       head_dim(config.d_out / config.num_heads),
       W_query(config.d_in, config.d_out, config.qkv_bias, gen),
       W_key(config.d_in, config.d_out, config.qkv_bias, gen),

@@ -9,11 +9,12 @@
 #include <cstddef>
 #include <string>
 
-#include "attn/modules/causal.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/causal.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -23,23 +24,9 @@ namespace attn {
 /// dropout, num_heads, qkv_bias)`, plus `out_bias` (Raschka's `out_proj` has a bias; notebook
 /// 004's `MultiHeadAtt` passes `qkv_bias`, False) and the dropout backend:
 /// `MultiHeadAttention({.d_in = 3, .d_out = 2, .context_length = 6, .num_heads = 2})`.
-struct MultiHeadAttentionConfig {
-    std::size_t d_in = 0;            ///< input features per token
-    std::size_t d_out = 0;           ///< output features per token, all heads together
-    std::size_t context_length = 0;  ///< the most tokens `forward` accepts (the mask's size)
-    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
-    std::size_t num_heads = 0;       ///< heads; must divide `d_out`
-    bool qkv_bias = false;           ///< biases in `W_query`, `W_key`, `W_value`
-    bool out_bias = true;            ///< bias in `out_proj`
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0,
-    /// `num_heads` is 0 or does not divide `d_out` (the book asserts "d_out must be divisible
-    /// by num_heads"), or `dropout` is NaN or outside [0, 1]; std::length_error when a
-    /// weight or the `[context_length, context_length]` mask cannot be allocated (PyTorch:
-    /// "Storage size calculation overflowed" for `context_length = 2^32`).
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
+/// `qkv_bias`, `out_bias`, `backend` (config.hpp); every other field keeps its default.
+using MultiHeadAttentionConfig = AttentionConfig;
 
 /// Raschka's `MultiHeadAttention` (and notebook 004's `MultiHeadAtt`, which is the same with
 /// `out_bias = false`): weight-split multi-head causal attention.
@@ -79,7 +66,7 @@ public:
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out` 32-bit draws, plus
     /// `3 * d_out` with `qkv_bias` and `d_out` with `out_bias`. Nothing is drawn when the
     /// config is invalid.
-    /// @throws std::invalid_argument as `MultiHeadAttentionConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit MultiHeadAttention(const MultiHeadAttentionConfig& config,
                                 Generator& gen = default_generator());
 
@@ -159,6 +146,9 @@ public:
     Tensor mask;            ///< `[context_length, context_length]`: 1 above the diagonal
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The core's options: the mask read from `mask`, / sqrt(head_dim), dropout.

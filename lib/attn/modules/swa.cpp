@@ -5,27 +5,23 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
-#include "attn/core/functional.hpp"
 #include "attn/print/torch.hpp"
 
 namespace attn {
 
-void MultiHeadAttentionWithSWAConfig::validate() const {
+void MultiHeadAttentionWithSWA::validate(const AttentionConfig& c) {
     const std::string where = "MultiHeadAttentionWithSWA";
-    require_positive(where, "d_in", d_in);
-    require_positive(where, "d_out", d_out);
-    require_positive(where, "num_heads", num_heads);
-    require_positive(where, "context_length", context_length);
-    require_positive(where, "sliding_window_size", sliding_window_size);
-    require_divisible(where, "d_out", d_out, "num_heads", num_heads);
-    require_probability(where, "dropout", dropout);
+    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                    ConfigField::sliding_window_size, ConfigField::backend});
 }
 
 MultiHeadAttentionWithSWA::MultiHeadAttentionWithSWA(const MultiHeadAttentionWithSWAConfig& c,
                                                      Generator& gen)
-    : num_heads((c.validate(), c.num_heads)),
+    : num_heads((validate(c), c.num_heads)),
       head_dim(c.d_out / c.num_heads),
       context_length(c.context_length),
       sliding_window_size(c.sliding_window_size),

@@ -17,9 +17,10 @@
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/core/tensor.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
-#include "attn/core/tensor.hpp"
 
 namespace attn {
 
@@ -27,21 +28,9 @@ namespace attn {
 /// qkv_bias=False, sliding_window_size=None)`, plus `context_length` (the most positions;
 /// a GPT model's position-embedding size): `MultiHeadAttentionWithSWA({.d_in = 3, .d_out = 4,
 /// .context_length = 6, .num_heads = 2, .sliding_window_size = 3})`.
-struct MultiHeadAttentionWithSWAConfig {
-    std::size_t d_in = 0;                 ///< input features per token
-    std::size_t d_out = 0;                ///< output features (all heads together)
-    std::size_t context_length = 0;       ///< the most positions a sequence may have
-    double dropout = 0.0;                 ///< drop probability on the attention weights
-    std::size_t num_heads = 0;            ///< heads; must divide `d_out`
-    bool qkv_bias = false;                ///< biases in `W_query`, `W_key`, `W_value`
-    std::size_t sliding_window_size = 0;  ///< W: each query sees itself and W - 1 earlier keys
-    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
-
-    /// @throws std::invalid_argument naming the field and its value when a size is 0
-    /// (`sliding_window_size` included: a window of 0 sees nothing), `d_out` is not divisible
-    /// by `num_heads`, or `dropout` is NaN or outside [0, 1].
-    void validate() const;
-};
+/// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
+/// `qkv_bias`, `sliding_window_size`, `backend` (config.hpp); every other field keeps its default.
+using MultiHeadAttentionWithSWAConfig = AttentionConfig;
 
 /// Raschka's `MultiHeadAttentionWithSWA` (ch04/06_swa): `MultiHeadAttention` whose mask
 /// hides the future and every key `W` or more positions back. Built in Raschka's order:
@@ -58,7 +47,7 @@ public:
 
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out + d_out` 32-bit draws
     /// (plus `3 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
-    /// @throws std::invalid_argument as `MultiHeadAttentionWithSWAConfig::validate`.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
     explicit MultiHeadAttentionWithSWA(const MultiHeadAttentionWithSWAConfig& config,
                                        Generator& gen = default_generator());
 
@@ -97,6 +86,9 @@ public:
     nn::Dropout dropout;              ///< on the attention weights
 
 private:
+    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
+    // that its weights can be allocated).
+    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The core's options: causal within the window, positions, / sqrt(head_dim), dropout.

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <string>
 
-#include "attn/modules/saved.hpp"
 #include "attn/attention/sdpa.hpp"
+#include "attn/modules/saved.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn::detail {

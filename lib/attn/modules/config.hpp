@@ -1,0 +1,65 @@
+/// @file config.hpp
+/// @brief One config for every attention module, as nanoGPT keeps one config whose fields the
+/// variants read: the keyword arguments of Raschka's classes, each module taking the ones its
+/// constructor has. Written with designated initialisers, a call reads like the Python one:
+/// `GroupedQueryAttention({.d_in = 3, .d_out = 8, .context_length = 6, .num_heads = 4,
+/// .num_kv_groups = 2})`. A field a module does not take must keep its default (PyTorch raises
+/// `TypeError: unexpected keyword argument`); `AttentionConfig::check` says which.
+#pragma once
+
+#include <cstddef>
+#include <initializer_list>
+#include <optional>
+#include <string>
+
+#include "attn/nn/nn.hpp"
+
+namespace attn {
+
+/// How a query of DeepSeek sparse attention chooses among keys whose index scores are equal
+/// (dsa.hpp explains why it matters).
+enum class IndexTies {
+    earliest,    ///< by position, earliest first, among the visible keys (the default)
+    torch_topk,  ///< as his `index_scores.topk(k)` on PyTorch's CPU: depends on the row length
+};
+
+/// The fields of `AttentionConfig`, to say which ones a module takes.
+enum class ConfigField {
+    d_in, d_out, context_length, dropout, num_heads, num_kv_groups, qkv_bias, out_bias,
+    sliding_window_size, latent_dim, index_n_heads, index_head_dim, topk, ties, backend,
+};
+
+/// The arguments of the attention modules, in the order of Raschka's constructors (designated
+/// initialisers must follow it). Sizes are counts of features, heads or tokens.
+struct AttentionConfig {
+    std::size_t d_in = 0;            ///< input features per token
+    /// Output features per token, all heads together (`MultiHeadAttentionWrapper`: each
+    /// head's, as in Raschka's wrapper).
+    std::size_t d_out = 0;
+    std::size_t context_length = 0;  ///< the most positions a sequence may have (the mask's size)
+    double dropout = 0.0;            ///< drop probability on the attention weights, in [0, 1]
+    std::size_t num_heads = 0;       ///< query heads; must divide `d_out`
+    std::size_t num_kv_groups = 0;   ///< key/value heads (GQA); must divide `num_heads`
+    bool qkv_bias = false;           ///< biases in the query, key and value projections
+    bool out_bias = true;            ///< a bias in `out_proj` (`MultiHeadAttention`)
+    std::size_t sliding_window_size = 0;     ///< W: the keys a query sees (SWA)
+    std::optional<std::size_t> latent_dim;   ///< the latent width (MLA; unset: `max(16, d_out / 8)`)
+    std::size_t index_n_heads = 4;   ///< the lightning indexer's heads H_I (DSA; his default)
+    std::size_t index_head_dim = 64; ///< the indexer's head width (DSA; his default)
+    std::size_t topk = 64;           ///< keys each query attends to, k (DSA; his default)
+    IndexTies ties = IndexTies::earliest;  ///< how DSA breaks ties among equal index scores
+    nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
+
+    /// Checks the config for a module that takes `takes` (every other field must keep its
+    /// default): each taken size > 0 (`latent_dim` when set), `num_heads` dividing `d_out`
+    /// (unless `heads_split_d_out` is false: the wrapper's `d_out` is each head's) and
+    /// `num_kv_groups` dividing `num_heads` when taken, `dropout` in [0, 1], `ties` and
+    /// `backend` enumerators.
+    /// @throws std::invalid_argument naming `module`, the field and its value:
+    /// `"GroupedQueryAttention: num_heads must be divisible by num_kv_groups, got ..."`,
+    /// `"MultiHeadAttention: sliding_window_size is not one of its arguments (got 4)"`.
+    void check(const std::string& module, std::initializer_list<ConfigField> takes,
+               bool heads_split_d_out = true) const;
+};
+
+}  // namespace attn
