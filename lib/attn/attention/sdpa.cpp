@@ -1,66 +1,16 @@
-// attn::scaled_dot_product_attention and attn::attend (sdpa.hpp): the checks every call goes
-// through, the choice of backend, and the fast and tiled kernels run head by head on OpenMP
-// threads. The step backend is in sdpa_step.cpp.
+// attn::scaled_dot_product_attention, attn::attend and their backward (sdpa.hpp): the checks
+// every call goes through, the dropout multipliers drawn once, and the row of the backend the
+// call resolves to (sdpa_backends.cpp), forward or backward.
 #include "attn/attention/sdpa.hpp"
 
-#include <atomic>
 #include <cmath>
-#include <exception>
 #include <stdexcept>
 #include <string>
-#include <vector>
-
-#include <omp.h>
 
 #include "attn/attention/sdpa_problem.hpp"
 #include "attn/core/functional.hpp"
-#include "attn/kernels/fused_attention.hpp"
-#include "attn/kernels/tiled_attention.hpp"
 
 namespace attn {
-
-// ------------------------------------------------------------------------- backends
-
-namespace {
-
-std::atomic<SDPABackend>& default_backend() {
-    static std::atomic<SDPABackend> backend{SDPABackend::fast};
-    return backend;
-}
-
-bool valid(SDPABackend b) {
-    return b == SDPABackend::automatic || b == SDPABackend::step || b == SDPABackend::tiled ||
-           b == SDPABackend::fast;
-}
-
-}  // namespace
-
-const char* backend_name(SDPABackend backend) {
-    switch (backend) {
-        case SDPABackend::automatic: return "automatic";
-        case SDPABackend::step: return "step";
-        case SDPABackend::tiled: return "tiled";
-        case SDPABackend::fast: return "fast";
-    }
-    throw std::invalid_argument("backend_name: SDPABackend value " +
-                                std::to_string(static_cast<int>(backend)) + " is not a backend");
-}
-
-SDPABackend default_sdpa_backend() { return default_backend().load(); }
-
-void set_default_sdpa_backend(SDPABackend backend) {
-    if (!valid(backend) || backend == SDPABackend::automatic)
-        throw std::invalid_argument(
-            "set_default_sdpa_backend: expected step, tiled or fast, got SDPABackend value " +
-            std::to_string(static_cast<int>(backend)));
-    default_backend().store(backend);
-}
-
-SDPABackendGuard::SDPABackendGuard(SDPABackend backend) : previous_(default_sdpa_backend()) {
-    set_default_sdpa_backend(backend);
-}
-
-SDPABackendGuard::~SDPABackendGuard() { default_backend().store(previous_); }
 
 void SDPAOptions::validate() const {
     const std::string where = "SDPAOptions";
@@ -86,14 +36,11 @@ void SDPAOptions::validate() const {
     if (query_start >= max_position || key_start >= max_position)
         throw std::invalid_argument(where + ": expected query_start and key_start < 2^62, got " +
                                     std::to_string(query_start) + " and " + std::to_string(key_start));
-    if (!valid(backend))
+    if (!detail::known_backend(backend))
         throw std::invalid_argument(where + ": backend holds " +
                                     std::to_string(static_cast<int>(backend)) +
                                     ", not automatic, step, tiled or fast");
-    if (dropout_backend != nn::BernoulliBackend::portable && dropout_backend != nn::BernoulliBackend::mkl)
-        throw std::invalid_argument(where + ": dropout_backend holds " +
-                                    std::to_string(static_cast<int>(dropout_backend)) +
-                                    ", not portable or mkl");
+    nn::check_backend(dropout_backend, "SDPAOptions (dropout_backend)");
 }
 
 // ------------------------------------------------------------------------- views
@@ -137,176 +84,11 @@ Tensor HeadsView::contiguous() const {
     return out;
 }
 
-// ------------------------------------------------------------------------- checks
-
-namespace detail {
-
-namespace {
-
-// Strides that broadcast a contiguous tensor of shape `s` (rank <= 4 after the caller's rank
-// was padded to 4) over [B, H, Tq, Tk]; throws when it does not broadcast.
-template <class T>
-Broadcast4<T> broadcast(const std::string& where, const char* name, const T* data, Shape s,
-                        std::size_t call_rank, const Shape& target4) {
-    const Shape original = s;
-    // The caller's scores have rank call_rank; the mask may have at most 4 dimensions and
-    // broadcasts against them right-aligned, as PyTorch does.
-    if (s.size() > 4) throw_shape_error(where + " (" + name + ")", "at most 4-D", original);
-    while (s.size() < 4) s.insert(s.begin(), 1);
-    Broadcast4<T> out{data, {}};
-    long stride = 1;
-    for (int d = 3; d >= 0; --d) {
-        const std::size_t want = target4[d];
-        if (s[d] == want && want != 1) out.s[d] = stride;
-        else if (s[d] == 1) out.s[d] = 0;
-        else {
-            Shape shown(target4.begin() + (4 - long(std::max<std::size_t>(call_rank, 2))), target4.end());
-            throw_shape_error(where + " (" + name + ")", "a shape broadcastable to " + shape_str(shown), original);
-        }
-        stride *= long(s[d]);
-    }
-    return out;
-}
-
-}  // namespace
-
-SDPAProblem make_problem(const std::string& where, const HeadsView& q, const HeadsView& k,
-                         const HeadsView& v, const SDPAOptions& o, std::size_t call_rank) {
-    o.validate();
-    SDPAProblem p;
-    p.where = where;
-    p.q = q, p.k = k, p.v = v;
-    p.options = &o;
-    p.B = q.B, p.H = q.H, p.Tq = q.T, p.E = q.hd;
-    p.Hkv = k.H, p.Tk = k.T, p.Ev = v.hd;
-    if (k.B != q.B || k.hd != q.hd || k.H == 0 || q.H % k.H != 0)
-        throw_shape_error(where + " (key)",
-                          "[" + std::to_string(q.B) + ", H_kv dividing " + std::to_string(q.H) +
-                              ", Tk, " + std::to_string(q.hd) + "]",
-                          Shape{k.B, k.H, k.T, k.hd});
-    if (v.B != k.B || v.H != k.H || v.T != k.T)
-        throw_shape_error(where + " (value)",
-                          "[" + std::to_string(k.B) + ", " + std::to_string(k.H) + ", " +
-                              std::to_string(k.T) + ", Ev]",
-                          Shape{v.B, v.H, v.T, v.hd});
-    // One query's row of scores must be a tensor this machine could hold, as PyTorch's
-    // attention materialises it: 2^40 keys of width 0 are refused, not walked.
-    check_allocation(where + " (one row of attn_scores, Tk keys)", Shape{p.Tk});
-    const Shape target{p.B, p.H, p.Tq, p.Tk};
-    if (o.attn_mask) {
-        const Shape s = shape_of(*o.attn_mask);
-        p.allow = broadcast<unsigned char>(where, "attn_mask",
-                                           reinterpret_cast<const unsigned char*>(o.attn_mask->data()),
-                                           s, call_rank, target);
-    }
-    if (o.attn_bias) {
-        const Shape s = shape_of(*o.attn_bias);
-        p.bias = broadcast<float>(where, "attn_bias", o.attn_bias->data(), s, call_rank, target);
-    }
-    // A window wider than any query's reach (query_start + Tq back to position 0) hides
-    // nothing: dropped, so that no later difference compares with a huge window.
-    p.window = o.window > o.query_start + p.Tq ? 0 : o.window;
-    p.divide = o.scale.op == ScoreScale::Op::divide;
-    p.scale = o.scale.value != 0.0f ? o.scale.value
-              : p.divide            ? std::sqrt(static_cast<float>(p.E))
-                                    : 1.0f / std::sqrt(static_cast<float>(p.E));
-    return p;
-}
-
-fast::HeadMask SDPAProblem::head_mask() const {
-    fast::HeadMask m;
-    m.causal = options->is_causal;
-    m.window = window;
-    m.offset = long(options->query_start) - long(options->key_start);
-    m.allow_si = allow.s[2], m.allow_sj = allow.s[3];
-    m.bias_si = bias.s[2], m.bias_sj = bias.s[3];
-    m.noise_si = long(Tk), m.noise_sj = 1;
-    m.divide = divide;
-    m.scale = scale;
-    m.zero_fully_masked = options->fully_masked_rows == FullyMaskedRows::zero;
-    return m;
-}
-
-Tensor dropout_noise(const SDPAProblem& p) {
-    const double dp = p.options->dropout_p;
-    const Shape shape{p.B, p.H, p.Tq, p.Tk};
-    if (dp == 0.0 || numel(shape) == 0) return Tensor();
-    if (dp == 1.0) return attn::zeros(shape);  // Dropout(p=1) is x * 0 and draws nothing
-    const nn::Dropout dropout(dp, p.options->dropout_backend);
-    Generator& gen = p.options->generator ? *p.options->generator : default_generator();
-    Tensor noise = dropout.keep_mask(shape, gen);
-    noise *= 1.0f / static_cast<float>(1.0 - dp);  // as nn::Dropout: keep * (1 / float(1 - p))
-    return noise;
-}
-
-}  // namespace detail
-
-// ------------------------------------------------------------------------- the kernels
+// ------------------------------------------------------------------------- calls
 
 namespace {
 
 using detail::SDPAProblem;
-
-// The output of head (b, h) and its row stride: merged [B, Tq, H * Ev] or [B, H, Tq, Ev].
-struct OutLayout {
-    float* data;
-    bool merged;
-    float* head(const SDPAProblem& p, std::size_t b, std::size_t h) const {
-        return merged ? data + (b * p.Tq * p.H + h) * p.Ev : data + (b * p.H + h) * p.Tq * p.Ev;
-    }
-    std::size_t ld(const SDPAProblem& p) const { return merged ? p.H * p.Ev : p.Ev; }
-};
-
-// Runs the fast or tiled kernel over every (batch, key/value head), each with the group of
-// query heads that shares it. `lse` ([B, H, Tq]) is filled when not null.
-void run_kernels(const SDPAProblem& p, SDPABackend backend, const OutLayout& out,
-                 const Tensor& noise, float* lse) {
-    if ((p.Ev == 0 && !lse) || p.B == 0 || p.H == 0 || p.Tq == 0) return;  // nothing to write
-    const fast::HeadMask mask = p.head_mask();
-    const std::size_t tasks = p.B * p.Hkv, group = p.group();
-    const double flops = 2.0 * double(p.B * p.H) * double(p.Tq) * double(p.Tk) * double(p.E + p.Ev);
-    const bool large = flops >= 8e6 && tasks > 1 && !omp_in_parallel();
-    std::exception_ptr error;
-#pragma omp parallel if (large)
-    {
-        thread_local fast::HeadWorkspace ws;
-        thread_local fast::TiledWorkspace tws;
-        std::vector<fast::QueryHead> heads;
-#pragma omp for schedule(dynamic, 1)
-        for (std::size_t t = 0; t < tasks; ++t) {
-            try {  // no exception may leave an OpenMP region: it is carried out and rethrown
-                heads.resize(group);
-                const std::size_t b = t / p.Hkv, g = t % p.Hkv;
-                const fast::HeadArgs args{
-                    .K = p.k.data + b * p.k.stride_b + g * p.k.stride_h, .ldk = p.k.stride_t,
-                    .V = p.v.data + b * p.v.stride_b + g * p.v.stride_h, .ldv = p.v.stride_t,
-                    .ldq = p.q.stride_t, .ldo = out.ld(p), .Tq = p.Tq, .Tk = p.Tk, .hd = p.E,
-                    .dv = p.Ev};
-                for (std::size_t r = 0; r < group; ++r) {
-                    const std::size_t h = g * group + r;
-                    fast::QueryHead& q = heads[r];
-                    q.Q = p.q.data + b * p.q.stride_b + h * p.q.stride_h;
-                    q.O = out.head(p, b, h);
-                    q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
-                    q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
-                    q.noise = noise.dimension() != 0 ? noise.data() + (b * p.H + h) * p.Tq * p.Tk : nullptr;
-                    q.logsumexp = lse ? lse + (b * p.H + h) * p.Tq : nullptr;
-                }
-                if (backend == SDPABackend::tiled)
-                    fast::tiled_attend_head(args, mask, heads.data(), group,
-                                            {p.options->block_q, p.options->block_k}, tws);
-                else
-                    fast::attend_head(args, mask, heads.data(), group, ws);
-            } catch (...) {
-#pragma omp critical
-                if (!error) error = std::current_exception();
-            }
-        }
-    }
-    if (error) std::rethrow_exception(error);
-}
-
-SDPABackend resolve(SDPABackend b) { return b == SDPABackend::automatic ? default_sdpa_backend() : b; }
 
 // The 4-D views of a call on tensors of rank 2, 3 or 4, and that rank.
 struct Views {
@@ -376,18 +158,13 @@ SDPAForward scaled_dot_product_attention_forward(const Tensor& query, const Tens
     const SDPAProblem p = detail::make_problem(where, w.q, w.k, w.v, options, w.rank);
     check_allocation(where, Shape{p.B, p.H, p.Tq, p.Ev});
     check_allocation(where + " (logsumexp)", Shape{p.B, p.H, p.Tq});
+    const detail::Backend& backend = detail::backend_for(options.backend);
     SDPAForward f;
-    const SDPABackend backend = resolve(options.backend);
-    if (backend == SDPABackend::step) {
-        SDPASteps st = detail::step_attention(p, &f.dropout_noise);
-        f.logsumexp = detail::step_logsumexp(p, st);
-        f.output = std::move(st.output);
-    } else {
-        f.dropout_noise = detail::dropout_noise(p);
-        f.output = Tensor::from_shape({p.B, p.H, p.Tq, p.Ev});
-        f.logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
-        run_kernels(p, backend, {f.output.data(), false}, f.dropout_noise, f.logsumexp.data());
-    }
+    f.dropout_noise = detail::dropout_noise(p);
+    f.output = Tensor::from_shape({p.B, p.H, p.Tq, p.Ev});
+    f.logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
+    if (f.output.size() != 0 || f.logsumexp.size() != 0)
+        backend.forward(p, {f.output.data(), false}, f.dropout_noise, f.logsumexp.data());
     to_rank(f.output, w.rank);
     return f;
 }
@@ -410,19 +187,7 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
     // to make: return at once, not after walking 2^40 empty rows.
     if (numel(shape) == 0 && (options.dropout_p == 0.0 || p.B == 0 || p.H == 0 || p.Tq == 0 || p.Tk == 0))
         return result;
-    const SDPABackend backend = resolve(options.backend);
-    if (backend == SDPABackend::step) {
-        const SDPASteps st = detail::step_attention(p, saved ? &saved->dropout_noise : nullptr);
-        if (saved) saved->logsumexp = detail::step_logsumexp(p, st);
-        const Tensor& o = st.output;  // [B, H, Tq, Ev]
-        const HeadsView heads = HeadsView::of(o);
-        for (std::size_t b = 0; b < p.B; ++b)  // .transpose(1, 2).contiguous()
-            for (std::size_t t = 0; t < p.Tq; ++t)
-                for (std::size_t h = 0; h < p.H; ++h)
-                    std::copy_n(heads.data + b * heads.stride_b + h * heads.stride_h + t * heads.stride_t,
-                                p.Ev, out + ((b * p.Tq + t) * p.H + h) * p.Ev);
-        return result;
-    }
+    const detail::Backend& backend = detail::backend_for(options.backend);
     Tensor noise = detail::dropout_noise(p);
     float* lse = nullptr;
     if (saved) {
@@ -430,7 +195,7 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
         saved->logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
         lse = saved->logsumexp.data();
     }
-    run_kernels(p, backend, {out, true}, noise, lse);
+    if (p.B != 0 && p.H != 0 && p.Tq != 0) backend.forward(p, {out, true}, noise, lse);
     if (saved) saved->dropout_noise = std::move(noise);
     return result;
 }
@@ -458,7 +223,8 @@ SDPASteps scaled_dot_product_attention_steps(const Tensor& query, const Tensor& 
                                              const Tensor& value, const SDPAOptions& options) {
     const std::string where = "scaled_dot_product_attention_steps";
     const Views w = views(where, query, key, value);
-    SDPASteps st = detail::step_attention(detail::make_problem(where, w.q, w.k, w.v, options, w.rank));
+    const SDPAProblem p = detail::make_problem(where, w.q, w.k, w.v, options, w.rank);
+    SDPASteps st = detail::step_attention(p, detail::dropout_noise(p));
     to_rank(st.attn_scores, w.rank);
     to_rank(st.hidden, w.rank);
     to_rank(st.scaled_scores, w.rank);
@@ -489,17 +255,15 @@ SDPAGradients scaled_dot_product_attention_backward(const Tensor& grad_output,
             throw_shape_error(where + " (saved.dropout_noise)", shape_str(n), shape_of(noise));
         noise.reshape(n);
     }
-    const SDPABackend backend = resolve(options.backend);
-    // What the tiled backward reads: the forward's output and log-sum-exp, as 4-D views.
-    HeadsView O{};
-    const float* lse = nullptr;
-    if (backend == SDPABackend::tiled) {
+    const detail::Backend& backend = detail::backend_for(options.backend);
+    detail::BackwardArgs args{.grad_output = HeadsView::of(dO), .noise = &noise};
+    if (backend.backward_reads_output) {  // FlashAttention-2 reads the forward's O and L
         check_same_shape(where + " (saved.output)", want, shape_of(saved.output));
         if (numel(shape_of(saved.logsumexp)) != p.B * p.H * p.Tq)  // [B, H, Tq], as the forward gave it
             throw_shape_error(where + " (saved.logsumexp)", shape_str(Shape{p.B, p.H, p.Tq}),
                               shape_of(saved.logsumexp));
-        O = {saved.output.data(), p.B, p.H, p.Tq, p.Ev, p.H * p.Tq * p.Ev, p.Tq * p.Ev, p.Ev};
-        lse = saved.logsumexp.data();
+        args.output = {saved.output.data(), p.B, p.H, p.Tq, p.Ev, p.H * p.Tq * p.Ev, p.Tq * p.Ev, p.Ev};
+        args.logsumexp = saved.logsumexp.data();
     }
     check_allocation(where + " (grad_query)", Shape{p.B, p.H, p.Tq, p.E});
     check_allocation(where + " (grad_key)", Shape{p.B, p.Hkv, p.Tk, std::max(p.E, p.Ev)});
@@ -509,12 +273,47 @@ SDPAGradients scaled_dot_product_attention_backward(const Tensor& grad_output,
         const Shape s = shape_of(t);
         return detail::GradHeads{t.data(), s[1] * s[2] * s[3], s[2] * s[3], s[3]};
     };
-    detail::run_backward(p, backend, HeadsView::of(dO), O, lse, noise, heads(g.grad_query),
-                         heads(g.grad_key), heads(g.grad_value));
+    args.dq = heads(g.grad_query), args.dk = heads(g.grad_key), args.dv = heads(g.grad_value);
+    backend.backward(p, args);
     to_rank(g.grad_query, w.rank);
     to_rank(g.grad_key, w.rank);
     to_rank(g.grad_value, w.rank);
     return g;
+}
+
+void attend_backward(const HeadsView& grad_output, const HeadsView& query, const HeadsView& key,
+                     const HeadsView& value, const HeadsView& output, const AttendSaved& saved,
+                     float* grad_query, float* grad_key, float* grad_value,
+                     const SDPAOptions& options) {
+    const std::string where = "attend_backward";
+    const detail::SDPAProblem p = detail::make_problem(where, query, key, value, options);
+    if (!grad_query || !grad_key || !grad_value)
+        throw std::invalid_argument(where + ": expected three gradient buffers, got a null one");
+    const Shape heads{p.B, p.H, p.Tq, p.Ev};
+    check_same_shape(where + " (grad_output)", heads, Shape{grad_output.B, grad_output.H, grad_output.T, grad_output.hd});
+    if (grad_output.stride_t < p.Ev)
+        throw std::invalid_argument(where + ": grad_output's rows overlap (stride_t < Ev)");
+    const Tensor& noise = saved.dropout_noise;
+    if (noise.dimension() != 0)
+        check_same_shape(where + " (saved.dropout_noise)", Shape{p.B, p.H, p.Tq, p.Tk}, shape_of(noise));
+    else if (options.dropout_p != 0.0 && p.Tq * p.Tk != 0)
+        throw std::invalid_argument(where + ": the options ask for dropout, but saved.dropout_noise is empty");
+    const detail::Backend& backend = detail::backend_for(options.backend);
+    detail::BackwardArgs args{.grad_output = grad_output, .noise = &noise};
+    if (backend.backward_reads_output) {  // FlashAttention-2 reads the forward's O and L
+        check_same_shape(where + " (output)", heads, Shape{output.B, output.H, output.T, output.hd});
+        check_same_shape(where + " (saved.logsumexp)", Shape{p.B, p.H, p.Tq}, shape_of(saved.logsumexp));
+        args.output = output;
+        args.logsumexp = saved.logsumexp.data();
+    }
+    // Merged layouts: [B, T, heads * width], head h in columns h * width ..
+    const std::size_t wq = checked_mul(p.H, p.E, where + " (H * E)");
+    const std::size_t wk = checked_mul(p.Hkv, p.E, where + " (H_kv * E)");
+    const std::size_t wv = checked_mul(p.Hkv, p.Ev, where + " (H_kv * Ev)");
+    args.dq = {grad_query, p.Tq * wq, p.E, wq};
+    args.dk = {grad_key, p.Tk * wk, p.E, wk};
+    args.dv = {grad_value, p.Tk * wv, p.Ev, wv};
+    if (p.B != 0 && p.Hkv != 0) backend.backward(p, args);
 }
 
 }  // namespace attn

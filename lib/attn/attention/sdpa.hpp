@@ -17,7 +17,7 @@
 /// `enable_gqa`): query head `h` reads key/value head `h / (H / H_kv)`, as
 /// `repeat_interleave(H / H_kv, dim=-3)` of the keys and values would pair them.
 ///
-/// The backends (`SDPABackend`):
+/// The backends (`SDPABackend`), one row each of a table (attention/sdpa_backends.cpp):
 /// - `step`: the step-by-step path (attention/sdpa_step.cpp): every intermediate kept, as the
 ///   chapters print them (`scaled_dot_product_attention_steps`);
 /// - `fast`: the same float operations in the same order, fused per head and block of queries,
@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <limits>
+#include <optional>
 
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
@@ -36,10 +37,12 @@
 
 namespace attn {
 
-/// Which implementation runs the attention. `automatic` is the process-wide default
-/// (`default_sdpa_backend`, `fast` unless changed), as PyTorch picks a kernel for SDPA.
+/// Which implementation runs the attention. `automatic` is the calling thread's scoped choice
+/// (`SDPABackendGuard`) or else the process default (`fast` unless changed), as PyTorch picks a
+/// kernel for SDPA. Each backend is one row of a table, its forward beside its backward
+/// (attention/sdpa_backends.cpp).
 enum class SDPABackend {
-    automatic,  ///< `default_sdpa_backend()`
+    automatic,  ///< the thread's `SDPABackendGuard`, else `default_sdpa_backend()`
     step,       ///< every intermediate tensor, as the chapters print them
     tiled,      ///< FlashAttention's forward: online softmax over key tiles
     fast,       ///< fused per head, the step path's bits
@@ -49,28 +52,31 @@ enum class SDPABackend {
 /// @throws std::invalid_argument for a value outside the enumeration.
 const char* backend_name(SDPABackend backend);
 
-/// The backend that `SDPABackend::automatic` runs: `fast` unless `set_default_sdpa_backend`
-/// changed it.
+/// The backend that `SDPABackend::automatic` runs on the calling thread: the innermost
+/// `SDPABackendGuard` of this thread, else the process default (`fast` unless
+/// `set_default_sdpa_backend` changed it).
 SDPABackend default_sdpa_backend();
 
-/// Sets what `SDPABackend::automatic` runs, for the whole process (for tests and benchmarks
-/// that run every module on one backend). Not to be called while another thread runs
-/// attention.
+/// Sets the process default of `SDPABackend::automatic` (for a program that runs everything on
+/// one backend, set once at its start). Threads under an `SDPABackendGuard` keep their choice;
+/// to choose for one scope of one thread, use the guard.
 /// @throws std::invalid_argument for `automatic` or a value outside the enumeration.
 void set_default_sdpa_backend(SDPABackend backend);
 
-/// Runs every `automatic` attention on `backend` while it lives, then restores the previous
-/// default: the C++ form of PyTorch's `with torch.nn.attention.sdpa_kernel(backend):`.
+/// Runs every `automatic` attention of the calling thread on `backend` while it lives, then
+/// restores the thread's previous choice: the C++ form of PyTorch's
+/// `with torch.nn.attention.sdpa_kernel(backend):`. Other threads are not affected (the choice
+/// is thread-local), so threads may each hold their own.
 class SDPABackendGuard {
 public:
-    /// @throws std::invalid_argument as `set_default_sdpa_backend`.
+    /// @throws std::invalid_argument for `automatic` or a value outside the enumeration.
     explicit SDPABackendGuard(SDPABackend backend);
     ~SDPABackendGuard();
     SDPABackendGuard(const SDPABackendGuard&) = delete;
     SDPABackendGuard& operator=(const SDPABackendGuard&) = delete;
 
 private:
-    SDPABackend previous_;
+    std::optional<SDPABackend> previous_;
 };
 
 /// What a query row that may attend to no key at all becomes.

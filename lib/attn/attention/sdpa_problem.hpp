@@ -1,5 +1,8 @@
-// Internal to lib/attn/attention: one attention call after its checks, as the backends read
-// it (sdpa.cpp builds it; sdpa.cpp runs the fast and tiled kernels, sdpa_step.cpp the steps).
+// Internal to lib/attn/attention: one attention call after its checks (sdpa_problem.cpp), and
+// the backends that run it, one row each in a table (sdpa_backends.cpp): the step path
+// (sdpa_step.cpp), the fast and the tiled kernels (sdpa_kernels.cpp), each with its forward and
+// its backward beside each other. The public functions (sdpa.cpp) check, draw the dropout
+// multipliers once, and call the row of the backend the call resolves to.
 #pragma once
 
 #include <array>
@@ -54,9 +57,9 @@ SDPAProblem make_problem(const std::string& where, const HeadsView& q, const Hea
 /// step path's `nn::Dropout` draws them; empty when the call draws no dropout.
 Tensor dropout_noise(const SDPAProblem& p);
 
-/// The step backend: every intermediate, shapes `[B, H, Tq, Tk]` and `[B, H, Tq, Ev]`. The
-/// dropout multipliers it drew (`dropout_noise`) go to `noise` when not null.
-SDPASteps step_attention(const SDPAProblem& p, Tensor* noise = nullptr);
+/// The step path: every intermediate, shapes `[B, H, Tq, Tk]` and `[B, H, Tq, Ev]`, with the
+/// dropout multipliers `noise` (`[B, H, Tq, Tk]`, or 0-d: no dropout) drawn by the caller.
+SDPASteps step_attention(const SDPAProblem& p, const Tensor& noise);
 
 /// `L = m + log(sum exp(s - m))` of each row of the step path's masked scores, in order:
 /// `[B, H, Tq]` (`-inf` for a row that sees no key).
@@ -68,16 +71,58 @@ struct GradHeads {
     std::size_t stride_b = 0, stride_h = 0, stride_t = 0;
 };
 
-/// The backward pass of a checked call on a resolved backend (sdpa_backward.cpp): `grad_output`
-/// `[B, H, Tq, Ev]`, the forward's `output` (same shape; read by `tiled` only) and `logsumexp`
-/// (`[B, H, Tq]` contiguous; `tiled` only), the saved dropout multipliers (`[B, H, Tq, Tk]` or
-/// 0-d); writes `dq [B, H, Tq, E]`, `dk [B, Hkv, Tk, E]`, `dv [B, Hkv, Tk, Ev]`.
-void run_backward(const SDPAProblem& p, SDPABackend backend, const HeadsView& grad_output,
-                  const HeadsView& output, const float* logsumexp, const Tensor& noise,
-                  const GradHeads& dq, const GradHeads& dk, const GradHeads& dv);
+/// Where a forward writes head `(b, h)`: the merged layout `[B, Tq, H * Ev]` (a module's) or
+/// the heads' `[B, H, Tq, Ev]` (`scaled_dot_product_attention`'s).
+struct OutLayout {
+    float* data = nullptr;
+    bool merged = false;
+    float* head(const SDPAProblem& p, std::size_t b, std::size_t h) const {
+        return merged ? data + (b * p.Tq * p.H + h) * p.Ev : data + (b * p.H + h) * p.Tq * p.Ev;
+    }
+    std::size_t ld(const SDPAProblem& p) const { return merged ? p.H * p.Ev : p.Ev; }
+};
 
-/// The backward in step arithmetic (sdpa_step.cpp), 4-D.
-SDPAGradients step_backward(const SDPAProblem& p, const Tensor& grad_output,
-                            const Tensor& dropout_noise);
+/// What a backward reads and writes: `grad_output` `[B, H, Tq, Ev]`, the forward's `output`
+/// (same shape) and `logsumexp` (`[B, H, Tq]` contiguous; both read only by a backend whose
+/// `backward_reads_output`), the saved dropout multipliers (`[B, H, Tq, Tk]` or 0-d); it writes
+/// `dq [B, H, Tq, E]`, `dk [B, Hkv, Tk, E]`, `dv [B, Hkv, Tk, Ev]`.
+struct BackwardArgs {
+    HeadsView grad_output{};
+    HeadsView output{};
+    const float* logsumexp = nullptr;
+    const Tensor* noise = nullptr;
+    GradHeads dq{}, dk{}, dv{};
+};
+
+/// One backend of the core: its forward and its backward, on a checked problem.
+struct Backend {
+    SDPABackend id;    ///< its enumerator
+    const char* name;  ///< `"step"`, `"tiled"`, `"fast"`
+    /// Writes the output into `out` (every element) and, when `logsumexp` is not null, each
+    /// query row's `L = m + log(l)` (`[B, H, Tq]`), with the dropout multipliers `noise`.
+    void (*forward)(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
+    /// Writes the gradients (`BackwardArgs`).
+    void (*backward)(const SDPAProblem& p, const BackwardArgs& args);
+    /// FlashAttention-2's backward recomputes the weights from `output` and `logsumexp`.
+    bool backward_reads_output;
+};
+
+/// The row of the backend `requested` resolves to: itself, or for `automatic` the calling
+/// thread's scoped choice (`SDPABackendGuard`), else the process default.
+/// @throws std::invalid_argument for a value outside `SDPABackend`.
+const Backend& backend_for(SDPABackend requested);
+
+/// Whether `b` is `automatic` or a backend of the table (`SDPAOptions::validate`).
+bool known_backend(SDPABackend b);
+
+/// The rows' functions. The step path (sdpa_step.cpp):
+void step_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
+void step_backward(const SDPAProblem& p, const BackwardArgs& args);
+/// The fused kernels, head by head on OpenMP threads (sdpa_kernels.cpp):
+void fast_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
+void fast_backward(const SDPAProblem& p, const BackwardArgs& args);
+/// FlashAttention's tiles (sdpa_kernels.cpp):
+void tiled_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
+void tiled_backward(const SDPAProblem& p, const BackwardArgs& args);
 
 }  // namespace attn::detail

@@ -44,7 +44,7 @@ Tensor sum_groups(const Tensor& x, std::size_t group) {
 
 }  // namespace
 
-SDPASteps step_attention(const SDPAProblem& p, Tensor* noise_out) {
+SDPASteps step_attention(const SDPAProblem& p, const Tensor& noise) {
     const std::size_t g = p.group();
     const Tensor queries = p.q.contiguous();
     const Tensor keys = per_query_head(p.k, g), values = per_query_head(p.v, g);
@@ -70,10 +70,8 @@ SDPASteps step_attention(const SDPAProblem& p, Tensor* noise_out) {
     st.attn_weights = p.options->fully_masked_rows == FullyMaskedRows::zero
                           ? attn::masked_softmax(st.masked_scores)
                           : attn::softmax(st.masked_scores, -1);
-    const Tensor noise = dropout_noise(p);
     st.dropped_weights = noise.dimension() != 0 ? Tensor(st.attn_weights * noise) : st.attn_weights;
     st.output = attn::matmul(st.dropped_weights, values);
-    if (noise_out) *noise_out = noise;
     return st;
 }
 
@@ -91,17 +89,26 @@ Tensor step_logsumexp(const SDPAProblem& p, const SDPASteps& st) {
     return lse;
 }
 
-SDPAGradients step_backward(const SDPAProblem& p, const Tensor& grad_output,
-                            const Tensor& noise) {
-    const std::size_t g = p.group();
-    check_same_shape(p.where + " (grad_output)", Shape{p.B, p.H, p.Tq, p.Ev}, shape_of(grad_output));
-    if (noise.dimension() != 0) check_same_shape(p.where + " (dropout_noise)", Shape{p.B, p.H, p.Tq, p.Tk}, shape_of(noise));
+void step_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp) {
+    const SDPASteps st = step_attention(p, noise);
+    if (logsumexp) {
+        const Tensor lse = step_logsumexp(p, st);
+        std::copy_n(lse.data(), lse.size(), logsumexp);
+    }
+    const HeadsView o = HeadsView::of(st.output);  // [B, H, Tq, Ev] into the caller's layout
+    for (std::size_t b = 0; b < p.B; ++b)
+        for (std::size_t h = 0; h < p.H; ++h)
+            for (std::size_t t = 0; t < p.Tq; ++t)
+                std::copy_n(o.data + b * o.stride_b + h * o.stride_h + t * o.stride_t, p.Ev,
+                            out.head(p, b, h) + t * out.ld(p));
+}
+
+void step_backward(const SDPAProblem& p, const BackwardArgs& a) {
+    const Tensor grad_output = a.grad_output.contiguous();
+    const Tensor& noise = *a.noise;
     // The weights again, without drawing: the saved multipliers stand for the dropout.
-    SDPAOptions no_dropout = *p.options;
-    no_dropout.dropout_p = 0.0;
-    SDPAProblem q = p;
-    q.options = &no_dropout;
-    const SDPASteps st = step_attention(q);
+    const SDPASteps st = step_attention(p, Tensor());
+    const std::size_t g = p.group();
     const Tensor& P = st.attn_weights;  // [B, H, Tq, Tk]
     const Tensor queries = p.q.contiguous();
     const Tensor keys = per_query_head(p.k, g), values = per_query_head(p.v, g);
@@ -119,11 +126,18 @@ SDPAGradients step_backward(const SDPAProblem& p, const Tensor& grad_output,
     const bool* hidden = st.hidden.data();
     for (std::size_t i = 0; i < dS.size(); ++i)
         ds[i] = hidden[i] ? 0.0f : p.divide ? ds[i] / p.scale : ds[i] * p.scale;
-    SDPAGradients grads;
-    grads.grad_query = attn::matmul(dS, keys);                           // [B, H, Tq, E]
-    grads.grad_key = sum_groups(attn::matmul(attn::transpose(dS, 2, 3), queries), g);
-    grads.grad_value = sum_groups(grad_values, g);
-    return grads;
+    // [B, H, Tq, E], [B, Hkv, Tk, E], [B, Hkv, Tk, Ev] into the caller's views.
+    const auto copy = [](const Tensor& t, const GradHeads& to) {
+        const Shape s = shape_of(t);
+        const float* src = t.data();
+        for (std::size_t b = 0; b < s[0]; ++b)
+            for (std::size_t h = 0; h < s[1]; ++h)
+                for (std::size_t i = 0; i < s[2]; ++i, src += s[3])
+                    std::copy_n(src, s[3], to.data + b * to.stride_b + h * to.stride_h + i * to.stride_t);
+    };
+    copy(attn::matmul(dS, keys), a.dq);
+    copy(sum_groups(attn::matmul(attn::transpose(dS, 2, 3), queries), g), a.dk);
+    copy(sum_groups(grad_values, g), a.dv);
 }
 
 }  // namespace attn::detail

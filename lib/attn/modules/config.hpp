@@ -43,7 +43,7 @@ struct AttentionConfig {
     bool qkv_bias = false;           ///< biases in the query, key and value projections
     bool out_bias = true;            ///< a bias in `out_proj` (`MultiHeadAttention`)
     std::size_t sliding_window_size = 0;     ///< W: the keys a query sees (SWA)
-    std::optional<std::size_t> latent_dim;   ///< the latent width (MLA; unset: `max(16, d_out / 8)`)
+    std::optional<std::size_t> latent_dim{};  ///< the latent width (MLA; unset: `max(16, d_out / 8)`)
     std::size_t index_n_heads = 4;   ///< the lightning indexer's heads H_I (DSA; his default)
     std::size_t index_head_dim = 64; ///< the indexer's head width (DSA; his default)
     std::size_t topk = 64;           ///< keys each query attends to, k (DSA; his default)

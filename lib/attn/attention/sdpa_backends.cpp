@@ -1,0 +1,83 @@
+// The attention core's backends, one row each (sdpa_problem.hpp): which one a call runs, the
+// process default, and the scoped choice of one thread (SDPABackendGuard, sdpa.hpp).
+#include <atomic>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "attn/attention/sdpa_problem.hpp"
+
+namespace attn {
+
+namespace {
+
+// Forward and backward of each backend, beside each other: adding a backend is adding a row
+// (and its enumerator).
+constexpr detail::Backend kBackends[] = {
+    {SDPABackend::step, "step", detail::step_forward, detail::step_backward, false},
+    {SDPABackend::tiled, "tiled", detail::tiled_forward, detail::tiled_backward, true},
+    {SDPABackend::fast, "fast", detail::fast_forward, detail::fast_backward, false},
+};
+
+std::atomic<SDPABackend>& process_default() {
+    static std::atomic<SDPABackend> backend{SDPABackend::fast};
+    return backend;
+}
+
+// The innermost SDPABackendGuard of this thread, if any: other threads never see it.
+thread_local std::optional<SDPABackend> scoped_backend;
+
+const detail::Backend* find(SDPABackend b) {
+    for (const detail::Backend& row : kBackends)
+        if (row.id == b) return &row;
+    return nullptr;
+}
+
+[[noreturn]] void unknown(const std::string& where, SDPABackend b) {
+    throw std::invalid_argument(where + ": SDPABackend value " + std::to_string(static_cast<int>(b)) +
+                                " is not a backend");
+}
+
+// A choice of default: a backend of the table (automatic would choose itself).
+void require_choice(const char* where, SDPABackend b) {
+    if (!find(b))
+        throw std::invalid_argument(std::string(where) + ": expected step, tiled or fast, got SDPABackend value " +
+                                    std::to_string(static_cast<int>(b)));
+}
+
+}  // namespace
+
+const char* backend_name(SDPABackend backend) {
+    if (backend == SDPABackend::automatic) return "automatic";
+    if (const detail::Backend* row = find(backend)) return row->name;
+    unknown("backend_name", backend);
+}
+
+SDPABackend default_sdpa_backend() { return scoped_backend.value_or(process_default().load()); }
+
+void set_default_sdpa_backend(SDPABackend backend) {
+    require_choice("set_default_sdpa_backend", backend);
+    process_default().store(backend);
+}
+
+SDPABackendGuard::SDPABackendGuard(SDPABackend backend) {
+    require_choice("SDPABackendGuard", backend);
+    previous_ = scoped_backend;
+    scoped_backend = backend;
+}
+
+SDPABackendGuard::~SDPABackendGuard() { scoped_backend = previous_; }
+
+namespace detail {
+
+bool known_backend(SDPABackend b) { return b == SDPABackend::automatic || find(b) != nullptr; }
+
+const Backend& backend_for(SDPABackend requested) {
+    const SDPABackend b = requested == SDPABackend::automatic ? default_sdpa_backend() : requested;
+    if (const Backend* row = find(b)) return *row;
+    unknown("scaled_dot_product_attention", requested);
+}
+
+}  // namespace detail
+
+}  // namespace attn

@@ -1,0 +1,136 @@
+// The fast and the tiled backends of the attention core (sdpa_problem.hpp): the fused kernels
+// (kernels/fused_attention.hpp, kernels/attention_backward.hpp) and FlashAttention's tiles
+// (kernels/tiled_attention.hpp), run per (batch element, key/value head) on OpenMP threads,
+// forward and backward beside each other.
+#include <exception>
+#include <vector>
+
+#include <omp.h>
+
+#include "attn/attention/sdpa_problem.hpp"
+#include "attn/kernels/attention_backward.hpp"
+#include "attn/kernels/fused_attention.hpp"
+#include "attn/kernels/tiled_attention.hpp"
+
+namespace attn::detail {
+
+namespace {
+
+// Runs the fast or tiled kernel over every (batch, key/value head), each with the group of
+// query heads that shares it. `lse` ([B, H, Tq]) is filled when not null.
+void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const Tensor& noise, float* lse) {
+    if ((p.Ev == 0 && !lse) || p.B == 0 || p.H == 0 || p.Tq == 0) return;  // nothing to write
+    const fast::HeadMask mask = p.head_mask();
+    const std::size_t tasks = p.B * p.Hkv, group = p.group();
+    const double flops = 2.0 * double(p.B * p.H) * double(p.Tq) * double(p.Tk) * double(p.E + p.Ev);
+    const bool large = flops >= 8e6 && tasks > 1 && !omp_in_parallel();
+    std::exception_ptr error;
+#pragma omp parallel if (large)
+    {
+        thread_local fast::HeadWorkspace ws;
+        thread_local fast::TiledWorkspace tws;
+        std::vector<fast::QueryHead> heads;
+#pragma omp for schedule(dynamic, 1)
+        for (std::size_t t = 0; t < tasks; ++t) {
+            try {  // no exception may leave an OpenMP region: it is carried out and rethrown
+                heads.resize(group);
+                const std::size_t b = t / p.Hkv, g = t % p.Hkv;
+                const fast::HeadArgs args{
+                    .K = p.k.data + b * p.k.stride_b + g * p.k.stride_h, .ldk = p.k.stride_t,
+                    .V = p.v.data + b * p.v.stride_b + g * p.v.stride_h, .ldv = p.v.stride_t,
+                    .ldq = p.q.stride_t, .ldo = out.ld(p), .Tq = p.Tq, .Tk = p.Tk, .hd = p.E,
+                    .dv = p.Ev};
+                for (std::size_t r = 0; r < group; ++r) {
+                    const std::size_t h = g * group + r;
+                    fast::QueryHead& q = heads[r];
+                    q.Q = p.q.data + b * p.q.stride_b + h * p.q.stride_h;
+                    q.O = out.head(p, b, h);
+                    q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
+                    q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
+                    q.noise = noise.dimension() != 0 ? noise.data() + (b * p.H + h) * p.Tq * p.Tk : nullptr;
+                    q.logsumexp = lse ? lse + (b * p.H + h) * p.Tq : nullptr;
+                }
+                if (tiled)
+                    fast::tiled_attend_head(args, mask, heads.data(), group,
+                                            {p.options->block_q, p.options->block_k}, tws);
+                else
+                    fast::attend_head(args, mask, heads.data(), group, ws);
+            } catch (...) {
+#pragma omp critical
+                if (!error) error = std::current_exception();
+            }
+        }
+    }
+    if (error) std::rethrow_exception(error);
+}
+
+// Runs the fast or tiled backward over every (batch, key/value head), each with the group of
+// query heads that shares it; a key head's dK and dV sum over its group.
+void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a) {
+    const HeadsView& grad_output = a.grad_output;
+    const HeadsView& output = a.output;
+    const float* logsumexp = a.logsumexp;
+    const Tensor& noise = *a.noise;
+    const GradHeads &dq = a.dq, &dk = a.dk, &dv = a.dv;
+    const fast::HeadMask mask = p.head_mask();
+    const std::size_t tasks = p.B * p.Hkv, group = p.group();
+    const double flops = 5.0 * double(p.B * p.H) * double(p.Tq) * double(p.Tk) * double(p.E + p.Ev);
+    const bool large = flops >= 8e6 && tasks > 1 && !omp_in_parallel();
+    std::exception_ptr error;
+#pragma omp parallel if (large)
+    {
+        thread_local fast::BackwardWorkspace ws;
+        thread_local fast::TiledBackwardWorkspace tws;
+        std::vector<fast::QueryHeadGrad> heads(group);
+#pragma omp for schedule(dynamic, 1)
+        for (std::size_t t = 0; t < tasks; ++t) {
+            try {
+                const std::size_t b = t / p.Hkv, g = t % p.Hkv;
+                const fast::HeadGradArgs args{
+                    .K = p.k.data + b * p.k.stride_b + g * p.k.stride_h, .ldk = p.k.stride_t,
+                    .V = p.v.data + b * p.v.stride_b + g * p.v.stride_h, .ldv = p.v.stride_t,
+                    .dK = dk.data + b * dk.stride_b + g * dk.stride_h, .lddk = dk.stride_t,
+                    .dV = dv.data + b * dv.stride_b + g * dv.stride_h, .lddv = dv.stride_t,
+                    .ldq = p.q.stride_t, .ldo = grad_output.stride_t, .lddq = dq.stride_t,
+                    .Tq = p.Tq, .Tk = p.Tk, .hd = p.E, .dv = p.Ev};
+                for (std::size_t r = 0; r < group; ++r) {
+                    const std::size_t h = g * group + r;
+                    fast::QueryHeadGrad& q = heads[r];
+                    q.Q = p.q.data + b * p.q.stride_b + h * p.q.stride_h;
+                    q.dO = grad_output.data + b * grad_output.stride_b + h * grad_output.stride_h;
+                    q.O = output.data ? output.data + b * output.stride_b + h * output.stride_h : nullptr;
+                    q.logsumexp = logsumexp ? logsumexp + (b * p.H + h) * p.Tq : nullptr;
+                    q.dQ = dq.data + b * dq.stride_b + h * dq.stride_h;
+                    q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
+                    q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
+                    q.noise = noise.dimension() != 0 ? noise.data() + (b * p.H + h) * p.Tq * p.Tk : nullptr;
+                }
+                if (tiled)
+                    fast::tiled_attend_head_backward(args, mask, heads.data(), group,
+                                                     {p.options->block_q, p.options->block_k}, tws);
+                else
+                    fast::attend_head_backward(args, mask, heads.data(), group, ws);
+            } catch (...) {
+#pragma omp critical
+                if (!error) error = std::current_exception();
+            }
+        }
+    }
+    if (error) std::rethrow_exception(error);
+}
+
+}  // namespace
+
+void fast_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp) {
+    run_kernels(p, /*tiled=*/false, out, noise, logsumexp);
+}
+
+void tiled_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp) {
+    run_kernels(p, /*tiled=*/true, out, noise, logsumexp);
+}
+
+void fast_backward(const SDPAProblem& p, const BackwardArgs& args) { run_backward(p, /*tiled=*/false, args); }
+
+void tiled_backward(const SDPAProblem& p, const BackwardArgs& args) { run_backward(p, /*tiled=*/true, args); }
+
+}  // namespace attn::detail
