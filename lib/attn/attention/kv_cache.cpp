@@ -136,25 +136,26 @@ void KVCache::append(const Tensor& keys, const Tensor& values) {
     pos = end;
 }
 
-Tensor KVCache::recent_keys(std::size_t n) const {
-    if (n > length())  // validates the fields too
+namespace {
+
+// The last n tokens of one of a cache's tensors (`which`: "keys" or "values"), oldest first.
+Tensor recent_rows(const KVCache& cache, const Tensor& t, const char* which, std::size_t n) {
+    const std::string where = std::string("KVCache::recent_") + which;
+    if (n > cache.length())  // validates the fields too
         throw std::invalid_argument("KVCache: asked for " + std::to_string(n) +
-                                    " recent tokens, holds " + std::to_string(length()));
-    validate("KVCache::recent_keys");
-    if (key.dimension() < 2)  // nothing appended: no shape to give even 0 tokens
-        throw std::invalid_argument("KVCache::recent_keys: the cache is empty (nothing appended yet)");
-    return token_rows(key, window ? (pos - n) % window : pos - n, n, window);
+                                    " recent tokens, holds " + std::to_string(cache.length()));
+    cache.validate(where);
+    if (t.dimension() < 2)  // nothing appended: no shape to give even 0 tokens
+        throw std::invalid_argument(where + ": the cache is empty (nothing appended yet)");
+    const std::size_t start = cache.window ? (cache.pos - n) % cache.window : cache.pos - n;
+    return token_rows(t, start, n, cache.window);
 }
 
-Tensor KVCache::recent_values(std::size_t n) const {
-    if (n > length())
-        throw std::invalid_argument("KVCache: asked for " + std::to_string(n) +
-                                    " recent tokens, holds " + std::to_string(length()));
-    validate("KVCache::recent_values");
-    if (value.dimension() < 2)  // nothing appended: no shape to give even 0 tokens
-        throw std::invalid_argument("KVCache::recent_values: the cache is empty (nothing appended yet)");
-    return token_rows(value, window ? (pos - n) % window : pos - n, n, window);
-}
+}  // namespace
+
+Tensor KVCache::recent_keys(std::size_t n) const { return recent_rows(*this, key, "keys", n); }
+
+Tensor KVCache::recent_values(std::size_t n) const { return recent_rows(*this, value, "values", n); }
 
 std::size_t KVCache::length() const {
     validate("KVCache::length");

@@ -8,6 +8,7 @@
 //   3. the softmax of the block (kernel_impl.hpp's softmax_block), then dropout multipliers;
 //   4. context^T [dv, NR] = values^T[:, jlo:jhi] @ weights^T, copied out row by row.
 #include "attn/kernels/fused_attention.hpp"
+#include "attn/kernels/head_checks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -21,24 +22,8 @@ namespace attn::fast {
 
 namespace {
 
-float* grow(std::vector<float>& buf, std::size_t floats) {
-    if (buf.size() < floats) buf.resize(floats);
-    return buf.data();
-}
 
-void check_stride(const char* name, std::size_t ld, std::size_t row) {
-    if (ld < row)
-        throw std::invalid_argument(std::string("fast::attend_head: expected ") + name + " >= " +
-                                    std::to_string(row) + " (the row it holds), got " +
-                                    std::to_string(ld));
-}
 
-bool all_finite(const float* x, std::size_t rows, std::size_t cols, std::size_t ld) {
-    for (std::size_t i = 0; i < rows; ++i)
-        for (std::size_t j = 0; j < cols; ++j)
-            if (!std::isfinite(x[i * ld + j])) return false;
-    return true;
-}
 
 // The keys [lo, hi) that some query of i0 .. i1-1 may see under the band mask.
 void key_range(const HeadMask& m, std::size_t Tk, std::size_t i0, std::size_t i1, long& lo,
@@ -59,10 +44,7 @@ void exp_inplace(float* x, std::size_t n) { detail::active().exp(x, n); }
 
 void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, std::size_t n,
                  HeadWorkspace& ws, unsigned stages) {
-    check_stride("ldq", a.ldq, a.hd);
-    check_stride("ldk", a.ldk, a.hd);
-    check_stride("ldv", a.ldv, a.dv);
-    check_stride("ldo", a.ldo, a.dv);
+    detail::check_strides("fast::attend_head", a);
     constexpr float nan = std::numeric_limits<float>::quiet_NaN();
     constexpr float inf = std::numeric_limits<float>::infinity();
     if (a.Tq == 0) return;
@@ -76,18 +58,18 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
     const detail::Kernels& kn = detail::active();
     const std::size_t mr = kn.mr, nr = kn.nr, Tk = a.Tk;
     const std::size_t Tkm = (Tk + mr - 1) / mr * mr, dvm = (a.dv + mr - 1) / mr * mr;
-    float* Kp = grow(ws.keys, Tkm * std::max<std::size_t>(a.hd, 1));
-    float* Vt = grow(ws.values_t, dvm * Tk);
-    float* Qb = grow(ws.queries, std::max<std::size_t>(a.hd, 1) * nr);
-    float* St = grow(ws.scores_t, (Tkm + mr) * nr);
-    float* Ct = grow(ws.context_t, dvm * nr);
+    float* Kp = detail::grow(ws.keys, Tkm * std::max<std::size_t>(a.hd, 1));
+    float* Vt = detail::grow(ws.values_t, dvm * Tk);
+    float* Qb = detail::grow(ws.queries, std::max<std::size_t>(a.hd, 1) * nr);
+    float* St = detail::grow(ws.scores_t, (Tkm + mr) * nr);
+    float* Ct = detail::grow(ws.context_t, dvm * nr);
     if (ws.allow_t.size() < (Tkm + mr) * nr) ws.allow_t.resize((Tkm + mr) * nr);
-    float* Bt = grow(ws.bias_t, (Tkm + mr) * nr);
+    float* Bt = detail::grow(ws.bias_t, (Tkm + mr) * nr);
     if (stages & stage_scores) detail::pack_a_panels(kn, Tk, a.hd, a.K, a.ldk, false, Kp);
     if (stages & stage_weights_values) detail::pack_a_panels(kn, a.dv, Tk, a.V, a.ldv, true, Vt);
     // A value that is not finite makes a hidden key's 0 * v NaN in the step path: then no key
     // may be skipped.
-    const bool skip = all_finite(a.V, Tk, a.dv, a.ldv);
+    const bool skip = detail::all_finite(a.V, Tk, a.dv, a.ldv);
 
     for (std::size_t h = 0; h < n; ++h) {
         const QueryHead& q = heads[h];

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "attn/kernels/attention_backward.hpp"
+#include "attn/kernels/head_checks.hpp"
 #include "attn/kernels/driver.hpp"
 
 namespace attn::fast {
@@ -31,23 +32,8 @@ namespace {
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 
-float* grow(std::vector<float>& buf, std::size_t floats) {
-    if (buf.size() < floats) buf.resize(floats);
-    return buf.data();
-}
 
-void check_stride(const char* name, std::size_t ld, std::size_t row) {
-    if (ld < row)
-        throw std::invalid_argument(std::string("fast::attend_head_backward: expected ") + name + " >= " +
-                                    std::to_string(row) + " (the row it holds), got " + std::to_string(ld));
-}
 
-bool all_finite(const float* x, std::size_t rows, std::size_t cols, std::size_t ld) {
-    for (std::size_t i = 0; i < rows; ++i)
-        for (std::size_t j = 0; j < cols; ++j)
-            if (!std::isfinite(x[i * ld + j])) return false;
-    return true;
-}
 
 // The keys [lo, hi) that some query of i0 .. i1-1 may see under the band mask (as the forward).
 void key_range(const HeadMask& m, std::size_t Tk, std::size_t i0, std::size_t i1, long& lo, long& hi) {
@@ -119,13 +105,7 @@ void zero_hidden(float* Dt, const SoftmaxBlock& b, const unsigned char* allow, s
 
 void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryHeadGrad* heads,
                           std::size_t n, BackwardWorkspace& ws) {
-    check_stride("ldq", a.ldq, a.hd);
-    check_stride("ldk", a.ldk, a.hd);
-    check_stride("ldv", a.ldv, a.dv);
-    check_stride("ldo", a.ldo, a.dv);
-    check_stride("lddq", a.lddq, a.hd);
-    check_stride("lddk", a.lddk, a.hd);
-    check_stride("lddv", a.lddv, a.dv);
+    detail::check_strides("fast::attend_head_backward", a);
     for (std::size_t j = 0; j < a.Tk; ++j) {
         std::fill_n(a.dK + j * a.lddk, a.hd, 0.0f);
         std::fill_n(a.dV + j * a.lddv, a.dv, 0.0f);
@@ -139,31 +119,31 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
     const detail::Kernels& kn = detail::active();
     const std::size_t mr = kn.mr, nr = kn.nr, Tk = a.Tk, hd = a.hd, dv = a.dv;
     const std::size_t Tkm = (Tk + mr - 1) / mr * mr, hdm = (hd + mr - 1) / mr * mr;
-    float* Kp = grow(ws.forward.keys, Tkm * std::max<std::size_t>(hd, 1));   // K as left operand
-    float* Kt = grow(ws.keys_t, hdm * Tk);                                   // K^T as left operand
-    float* Vp = grow(ws.values, Tkm * std::max<std::size_t>(dv, 1));         // V as left operand
-    float* Qb = grow(ws.forward.queries, std::max<std::size_t>(hd, 1) * nr); // Q_block^T packed
-    float* Gb = grow(ws.grad_out, std::max<std::size_t>(dv, 1) * nr);        // dO_block^T packed
-    float* St = grow(ws.forward.scores_t, (Tkm + mr) * nr);                  // P
-    float* Wt = grow(ws.weights_t, (Tkm + mr) * nr);                         // P ⊙ N
-    float* Dt = grow(ws.dp_t, (Tkm + mr) * nr);                              // dP, then dS
-    float* Nt = grow(ws.noise_t, (Tkm + mr) * nr);                           // N, gathered
-    float* Bt = grow(ws.forward.bias_t, (Tkm + mr) * nr);                    // bias, gathered
-    float* Ap = grow(ws.packed, (Tkm + mr) * nr);                            // dS^T or (P ⊙ N)^T packed
-    float* Bq = grow(ws.queries, ((hd + nr - 1) / nr * nr + nr) * nr);       // Q_block packed
-    float* Bo = grow(ws.grad_out_rows, ((dv + nr - 1) / nr * nr + nr) * nr); // dO_block packed
-    float* Ct = grow(ws.dq_t, hdm * nr);                                     // dQ_block^T
-    float* hdk = grow(ws.head_dk, Tk * std::max<std::size_t>(hd, 1));
-    float* hdv = grow(ws.head_dv, Tk * std::max<std::size_t>(dv, 1));
+    float* Kp = detail::grow(ws.forward.keys, Tkm * std::max<std::size_t>(hd, 1));   // K as left operand
+    float* Kt = detail::grow(ws.keys_t, hdm * Tk);                                   // K^T as left operand
+    float* Vp = detail::grow(ws.values, Tkm * std::max<std::size_t>(dv, 1));         // V as left operand
+    float* Qb = detail::grow(ws.forward.queries, std::max<std::size_t>(hd, 1) * nr); // Q_block^T packed
+    float* Gb = detail::grow(ws.grad_out, std::max<std::size_t>(dv, 1) * nr);        // dO_block^T packed
+    float* St = detail::grow(ws.forward.scores_t, (Tkm + mr) * nr);                  // P
+    float* Wt = detail::grow(ws.weights_t, (Tkm + mr) * nr);                         // P ⊙ N
+    float* Dt = detail::grow(ws.dp_t, (Tkm + mr) * nr);                              // dP, then dS
+    float* Nt = detail::grow(ws.noise_t, (Tkm + mr) * nr);                           // N, gathered
+    float* Bt = detail::grow(ws.forward.bias_t, (Tkm + mr) * nr);                    // bias, gathered
+    float* Ap = detail::grow(ws.packed, (Tkm + mr) * nr);                            // dS^T or (P ⊙ N)^T packed
+    float* Bq = detail::grow(ws.queries, ((hd + nr - 1) / nr * nr + nr) * nr);       // Q_block packed
+    float* Bo = detail::grow(ws.grad_out_rows, ((dv + nr - 1) / nr * nr + nr) * nr); // dO_block packed
+    float* Ct = detail::grow(ws.dq_t, hdm * nr);                                     // dQ_block^T
+    float* hdk = detail::grow(ws.head_dk, Tk * std::max<std::size_t>(hd, 1));
+    float* hdv = detail::grow(ws.head_dv, Tk * std::max<std::size_t>(dv, 1));
     if (ws.forward.allow_t.size() < (Tkm + mr) * nr) ws.forward.allow_t.resize((Tkm + mr) * nr);
     detail::pack_a_panels(kn, Tk, hd, a.K, a.ldk, false, Kp);
     detail::pack_a_panels(kn, hd, Tk, a.K, a.ldk, true, Kt);
     detail::pack_a_panels(kn, Tk, dv, a.V, a.ldv, false, Vp);
 
     // Skipping keys is exact only when every term it drops is an exact zero.
-    bool skip = all_finite(a.K, Tk, hd, a.ldk) && all_finite(a.V, Tk, dv, a.ldv);
+    bool skip = detail::all_finite(a.K, Tk, hd, a.ldk) && detail::all_finite(a.V, Tk, dv, a.ldv);
     for (std::size_t h = 0; h < n; ++h)
-        skip = skip && all_finite(heads[h].Q, a.Tq, hd, a.ldq) && all_finite(heads[h].dO, a.Tq, dv, a.ldo);
+        skip = skip && detail::all_finite(heads[h].Q, a.Tq, hd, a.ldq) && detail::all_finite(heads[h].dO, a.Tq, dv, a.ldo);
     // A query that sees no key has NaN weights in the step path (torch.softmax): its NaN then
     // reaches every key's dV (its dS is 0: every key is hidden).
     bool poison = false;

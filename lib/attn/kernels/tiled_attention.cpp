@@ -9,6 +9,7 @@
 // Buffers are sized before the tile loops (never inside the target_clones function, from
 // which an exception could not unwind).
 #include "attn/kernels/tiled_attention.hpp"
+#include "attn/kernels/head_checks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -139,17 +140,7 @@ void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const
     }
 }
 
-void check_stride(const char* name, std::size_t ld, std::size_t row) {
-    if (ld < row)
-        throw std::invalid_argument(std::string("fast::tiled_attend_head: expected ") + name +
-                                    " >= " + std::to_string(row) + " (the row it holds), got " +
-                                    std::to_string(ld));
-}
 
-float* grow(std::vector<float>& buf, std::size_t n) {
-    if (buf.size() < n) buf.resize(n);
-    return buf.data();
-}
 
 }  // namespace
 
@@ -167,10 +158,7 @@ void tiled_attend_head(const HeadArgs& a, const HeadMask& mask, const QueryHead*
         throw std::invalid_argument("fast::tiled_attend_head: expected block_q and block_k > 0, got " +
                                     std::to_string(tiles.block_q) + " and " +
                                     std::to_string(tiles.block_k));
-    check_stride("ldq", a.ldq, a.hd);
-    check_stride("ldk", a.ldk, a.hd);
-    check_stride("ldv", a.ldv, a.dv);
-    check_stride("ldo", a.ldo, a.dv);
+    detail::check_strides("fast::tiled_attend_head", a);
     if (a.Tq == 0) return;
     if (a.Tk == 0) {  // the softmax of an empty row, times [0, dv] values, is 0
         for (std::size_t h = 0; h < n; ++h) {
@@ -190,8 +178,8 @@ void tiled_attend_head(const HeadArgs& a, const HeadMask& mask, const QueryHead*
     for (std::size_t j = 0; j < a.Tk; ++j)
         for (std::size_t e = 0; e < a.dv; ++e)
             if (!std::isfinite(a.V[j * a.ldv + e])) bad[e] = 1, finite = false;
-    const Tile w{grow(ws.keys_t, std::max<std::size_t>(a.hd, 1) * Bk), grow(ws.scores, Bq * Bk),
-                 grow(ws.m, Bq), grow(ws.l, Bq), grow(ws.O, std::max<std::size_t>(Bq * a.dv, 1)),
+    const Tile w{detail::grow(ws.keys_t, std::max<std::size_t>(a.hd, 1) * Bk), detail::grow(ws.scores, Bq * Bk),
+                 detail::grow(ws.m, Bq), detail::grow(ws.l, Bq), detail::grow(ws.O, std::max<std::size_t>(Bq * a.dv, 1)),
                  ws.nan.data(), bad};
     for (std::size_t h = 0; h < n; ++h) attend_one(a, mask, heads[h], tiles, w, finite);
 }

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "attn/kernels/attention_backward.hpp"
+#include "attn/kernels/head_checks.hpp"
 #include "attn/kernels/gemm.hpp"
 
 namespace attn::fast {
@@ -27,17 +28,7 @@ namespace {
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 
-void check_stride(const char* name, std::size_t ld, std::size_t row) {
-    if (ld < row)
-        throw std::invalid_argument(std::string("fast::tiled_attend_head_backward: expected ") + name +
-                                    " >= " + std::to_string(row) + " (the row it holds), got " +
-                                    std::to_string(ld));
-}
 
-float* grow(std::vector<float>& buf, std::size_t n) {
-    if (buf.size() < n) buf.resize(n);
-    return buf.data();
-}
 
 bool finite_rows(const float* x, std::size_t rows, std::size_t cols, std::size_t ld) {
     for (std::size_t i = 0; i < rows; ++i)
@@ -60,13 +51,7 @@ void tiled_attend_head_backward(const HeadGradArgs& a, const HeadMask& mk,
     if (tiles.block_q == 0 || tiles.block_k == 0)
         throw std::invalid_argument("fast::tiled_attend_head_backward: expected block_q and block_k > 0, got " +
                                     std::to_string(tiles.block_q) + " and " + std::to_string(tiles.block_k));
-    check_stride("ldq", a.ldq, a.hd);
-    check_stride("ldk", a.ldk, a.hd);
-    check_stride("ldv", a.ldv, a.dv);
-    check_stride("ldo", a.ldo, a.dv);
-    check_stride("lddq", a.lddq, a.hd);
-    check_stride("lddk", a.lddk, a.hd);
-    check_stride("lddv", a.lddv, a.dv);
+    detail::check_strides("fast::tiled_attend_head_backward", a);
     for (std::size_t h = 0; h < n; ++h)
         if (!heads[h].O || !heads[h].logsumexp)
             throw std::invalid_argument("fast::tiled_attend_head_backward: the forward's output O and "
@@ -80,13 +65,13 @@ void tiled_attend_head_backward(const HeadGradArgs& a, const HeadMask& mk,
     if (a.Tq == 0 || a.Tk == 0) return;
 
     const std::size_t Bq = std::min(tiles.block_q, a.Tq), Bk = std::min(tiles.block_k, a.Tk);
-    float* D = grow(ws.D, n * a.Tq);
-    float* S = grow(ws.s, Bq * Bk);
-    float* Pd = grow(ws.pd, Bq * Bk);
-    float* dP = grow(ws.dp, Bq * Bk);
-    float* dK = grow(ws.dk, std::max<std::size_t>(Bk * a.hd, 1));
-    float* dV = grow(ws.dv, std::max<std::size_t>(Bk * a.dv, 1));
-    float* t = grow(ws.t, std::max({Bk * a.hd, Bk * a.dv, Bq * a.hd, std::size_t{1}}));
+    float* D = detail::grow(ws.D, n * a.Tq);
+    float* S = detail::grow(ws.s, Bq * Bk);
+    float* Pd = detail::grow(ws.pd, Bq * Bk);
+    float* dP = detail::grow(ws.dp, Bq * Bk);
+    float* dK = detail::grow(ws.dk, std::max<std::size_t>(Bk * a.hd, 1));
+    float* dV = detail::grow(ws.dv, std::max<std::size_t>(Bk * a.dv, 1));
+    float* t = detail::grow(ws.t, std::max({Bk * a.hd, Bk * a.dv, Bq * a.hd, std::size_t{1}}));
 
     // Tiles in a query tile's future (or beyond its window) are skipped only when every
     // operand is finite and every row saw a key: otherwise the step path's NaN (0 * inf, a
