@@ -516,17 +516,13 @@ def export(path, header, cells):
     return export_cells(path, header, cells)[1]
 
 
-def provenance():
-    return provenance(SCRIPT)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", "mla_sharing.json"))
     ap.add_argument("--sources", default=os.path.join(ROOT, "data", "sources", "oracle"))
     args = ap.parse_args()
     torch.set_num_threads(1)
-    prov = provenance()
+    prov = provenance(SCRIPT)
     listed = [{"name": name, "python": python, **fn(**kw)} for name, python, fn, kw in CASES]
     doc = {**prov,
            "modules_from": f"rasbt/LLMs-from-scratch {MLA_COMMIT}: ch04/05_mla/gpt_with_kv_mla.py, "
