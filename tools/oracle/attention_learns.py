@@ -14,30 +14,25 @@ It writes
 
 The module is Raschka's chapter 3 `MultiHeadAttention` (rasbt/LLMs-from-scratch
 ch03/01_main-chapter-code/ch03.ipynb, commit 28c65cdfbc3338e2e040016eea4b7fdf556e4d57; Apache
-License 2.0, (c) Sebastian Raschka), the copy in tools/oracle/multihead.py, installed as
-`previous_chapters` as his later chapters import it.
+License 2.0, (c) Sebastian Raschka), from tools/oracle/reference/ch03.py, installed as
+`previous_chapters` as his later chapters import it; the input is the book's
+(tools/oracle/book_inputs.py).
 """
 
-import argparse
-import json
 import os
 import sys
-import types
 
 import numpy as np
 import torch
-from multihead import MultiHeadAttention
-from oracle_common import export_cells, provenance
+from book_inputs import BATCH_DIM0_CODE, setup_cell
+from oracle_common import arguments, export_cells, provenance, write_json
+from reference import MultiHeadAttention
 
 SCRIPT = "tools/oracle/attention_learns.py"
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RASCHKA_COMMIT = "28c65cdfbc3338e2e040016eea4b7fdf556e4d57"
 
 CELLS = [
-    """import torch
-from previous_chapters import MultiHeadAttention
-inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64], [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])
-batch = torch.stack((inputs, inputs), dim=0)""",
+    setup_cell("from previous_chapters import MultiHeadAttention", BATCH_DIM0_CODE),
     """def fit(optimizer_class, **options):
     torch.manual_seed(123)
     mha = MultiHeadAttention(d_in=3, d_out=2, context_length=6, dropout=0.0, num_heads=2)
@@ -99,8 +94,9 @@ for step in range(1000):
 
 
 def export(path, header, cells):
-    """The cells run and written as a text export (oracle_common.export_cells): the namespace."""
-    return export_cells(path, header, cells)[0]
+    """The cells run and written as a text export (oracle_common.export_cells), importing the
+    module as `previous_chapters`: the cells' namespace."""
+    return export_cells(path, header, cells, {"previous_chapters": {"MultiHeadAttention": MultiHeadAttention}})[0]
 
 
 def bits(t):
@@ -108,14 +104,8 @@ def bits(t):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", "attention_learns.json"))
-    ap.add_argument("--sources", default=os.path.join(ROOT, "data", "sources", "oracle"))
-    args = ap.parse_args()
+    args = arguments(__doc__, "attention_learns.json", sources=True)
     torch.set_num_threads(1)
-    module = types.ModuleType("previous_chapters")
-    module.MultiHeadAttention = MultiHeadAttention
-    sys.modules["previous_chapters"] = module
     prov = provenance(SCRIPT)
     os.makedirs(args.sources, exist_ok=True)
     ns = export(os.path.join(args.sources, "oracle_21_attention_learns.txt"),
@@ -141,9 +131,7 @@ def main():
                      "as float32 bits (uint32, row-major). `induction`: cell 9's training of the attention-only "
                      "transformer, every step's loss and first/second-half losses as float32 bits.",
            "runs": runs, "induction": induction}
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write_json(args.out, doc)
     print(f"wrote {args.out} and oracle_21_attention_learns.txt in {args.sources}")
 
 

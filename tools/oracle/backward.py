@@ -9,7 +9,7 @@ tools/oracle/multihead.py explains:
         [--out data/oracle/backward.json]
 
 Each case seeds the default generator, builds a module (Raschka's `CausalAttention` and
-`MultiHeadAttention`, ch. 3.5.3 and 3.6.2, exactly as tools/oracle/multihead.py writes them),
+`MultiHeadAttention`, ch. 3.5.3 and 3.6.2, from tools/oracle/reference/ch03.py),
 runs an input that requires grad through it, takes a loss (`out.pow(2).mean()`, the issue's
 loss, or `mse_loss(out, target)`), calls `loss.backward()` and records the loss, every
 parameter's `.grad` in `named_parameters()` order and the input's `.grad`: float32 values as
@@ -24,90 +24,22 @@ module.
 It also runs the cells chapters 19 and 20 reprint and writes them as text exports, like the
 notebooks' (`In [n]:`, the code as executed, what it printed): data/sources/oracle/
 oracle_19_gradients.txt and oracle_20_flash_backward.txt, which tools/extract_book.py turns into
-book entries. In those cells `previous_chapters` is this script's `MultiHeadAttention`
+book entries. In those cells `previous_chapters` is the reference `MultiHeadAttention`
 (Raschka's ch04 code imports it under that name).
 
 Neither building nor testing the project needs this script or PyTorch: the JSON it wrote is
 committed, and tests/test_backward.cpp and chapter 19 read only that (and data/book/).
 """
 
-import argparse
-import json
 import os
 import sys
 
 import torch
-from oracle_common import draws_since, export_cells, provenance
+from book_inputs import BATCH, BATCH_DIM0_CODE, setup_cell
+from oracle_common import ROOT, arguments, draws_since, export_cells, provenance, record, write_json
+from reference import CausalAttention, MultiHeadAttention
 
 SCRIPT = "tools/oracle/backward.py"
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-class CausalAttention(torch.nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, qkv_bias=False):
-        super().__init__()
-        self.d_out = d_out
-        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.dropout = torch.nn.Dropout(dropout)
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
-
-    def forward(self, x):
-        b, num_tokens, d_in = x.shape
-        queries = self.W_query(x)
-        keys = self.W_key(x)
-        values = self.W_value(x)
-        attn_scores = queries @ keys.transpose(1, 2)
-        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-        attn_weights = self.dropout(attn_weights)
-        return attn_weights @ values
-
-
-class MultiHeadAttention(torch.nn.Module):
-    def __init__(self, d_in, d_out, context_length, dropout, num_heads, qkv_bias=False, out_bias=True):
-        super().__init__()
-        assert d_out % num_heads == 0, "d_out must be divisible by num_heads"
-        self.d_out = d_out
-        self.num_heads = num_heads
-        self.head_dim = d_out // num_heads
-        self.W_query = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_key = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.W_value = torch.nn.Linear(d_in, d_out, bias=qkv_bias)
-        self.out_proj = torch.nn.Linear(d_out, d_out, bias=out_bias)
-        self.dropout = torch.nn.Dropout(dropout)
-        self.register_buffer("mask", torch.triu(torch.ones(context_length, context_length), diagonal=1))
-
-    def forward(self, x):
-        b, num_tokens, d_in = x.shape
-        queries = self.W_query(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        keys = self.W_key(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        values = self.W_value(x).view(b, num_tokens, self.num_heads, self.head_dim).transpose(1, 2)
-        attn_scores = queries @ keys.transpose(2, 3)
-        attn_scores.masked_fill_(self.mask.bool()[:num_tokens, :num_tokens], -torch.inf)
-        attn_weights = torch.softmax(attn_scores / keys.shape[-1] ** 0.5, dim=-1)
-        attn_weights = self.dropout(attn_weights)
-        context_vec = (attn_weights @ values).transpose(1, 2)
-        context_vec = context_vec.contiguous().view(b, num_tokens, self.d_out)
-        return self.out_proj(context_vec)
-
-
-INPUTS = torch.tensor([[0.43, 0.15, 0.89],
-                       [0.55, 0.87, 0.66],
-                       [0.57, 0.85, 0.64],
-                       [0.22, 0.58, 0.33],
-                       [0.77, 0.25, 0.10],
-                       [0.05, 0.80, 0.55]])
-
-
-def record(t):
-    """Values always; `repr` (print(t)) only for small tensors, to keep the file small."""
-    t = t.detach().contiguous()
-    out = {"shape": list(t.shape), "values": [float(v) for v in t.reshape(-1).tolist()]}
-    if t.numel() <= 100:
-        out["repr"] = repr(t)
-    return out
 
 
 def run(seed, make, x_of, loss_kind):
@@ -183,7 +115,7 @@ def case_functional_chain(seed, b, T, E, Ev):
 
 
 def book_batch():
-    return torch.stack((INPUTS, INPUTS), dim=0)
+    return BATCH.clone()  # a tensor of its own: run() sets requires_grad on it
 
 
 CASES = [
@@ -237,10 +169,7 @@ CASES = [
 
 # The cells chapters 19 and 20 reprint. No blank line inside a cell (extract_book.py's rule).
 CELLS_19 = [
-    """import torch
-from previous_chapters import MultiHeadAttention
-inputs = torch.tensor([[0.43, 0.15, 0.89], [0.55, 0.87, 0.66], [0.57, 0.85, 0.64], [0.22, 0.58, 0.33], [0.77, 0.25, 0.10], [0.05, 0.80, 0.55]])
-batch = torch.stack((inputs, inputs), dim=0)""",
+    setup_cell("from previous_chapters import MultiHeadAttention", BATCH_DIM0_CODE),
     """attn_scores_2 = (inputs @ inputs[1]).requires_grad_(True)
 attn_weights_2 = torch.softmax(attn_scores_2, dim=0)
 attn_weights_2.backward(torch.tensor([1.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
@@ -305,10 +234,7 @@ def check_against_book(cases):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", "backward.json"))
-    ap.add_argument("--sources", default=os.path.join(ROOT, "data", "sources", "oracle"))
-    args = ap.parse_args()
+    args = arguments(__doc__, "backward.json", sources=True)
     torch.set_num_threads(1)
     cases, listed = {}, []
     for name, python, fn in CASES:
@@ -329,9 +255,7 @@ def main():
                   "intermediate and its `<name>_grad`.",
         facts_checked=facts,
         cases=listed)
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write_json(args.out, doc)
     run = (f"executed by {SCRIPT} with Debian's {doc['debian_package']} (torch {torch.__version__}) on the "
            f"reference BLAS, {doc['date']}: code cells and their printed outputs, in order.")
     os.makedirs(args.sources, exist_ok=True)

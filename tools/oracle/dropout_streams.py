@@ -30,18 +30,14 @@ here (no MKL in Debian's build, and this machine's CPU is not Intel): notebook 0
 printed outputs pin it instead.
 """
 
-import argparse
 import datetime
-import json
-import math
 import os
-import subprocess
 import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-from oracle_common import MT_BYTES, debian_version, mt_part  # noqa: E402
+from oracle_common import arguments, debian_version, empty_npy_folder, mt_part, write_json
 
 SCRIPT = "tools/oracle/dropout_streams.py"
 
@@ -135,7 +131,7 @@ def run_dropout(op):
     return y.contiguous().reshape(-1).numpy(), kept.contiguous().reshape(-1).numpy()
 
 
-def record(stream, out_dir):
+def record_stream(stream, out_dir):
     seed = stream["seed"]
     torch.manual_seed(seed)
     masks, values, rands = [], [], []
@@ -190,20 +186,13 @@ def record(stream, out_dir):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    default_out = os.path.normpath(os.path.join(here, "..", "..", "data", "oracle", "dropout"))
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=default_out)
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    for f in os.listdir(args.out):
-        if f.endswith(".npy"):
-            os.remove(os.path.join(args.out, f))
+    args = arguments(__doc__, "dropout")
+    empty_npy_folder(args.out)
 
     assert not torch.backends.mkl.is_available(), \
         "this PyTorch has MKL: on an Intel CPU its dropout would take the MKL path"
     torch.set_num_threads(1)
-    entries = [record(s, args.out) for s in streams()]
+    entries = [record_stream(s, args.out) for s in streams()]
 
     # The scale PyTorch applies to kept entries, for each probability used: the kept output
     # of dropout(ones) (noise.div_(1 - p) in _dropout_impl), with its exact bits.
@@ -238,9 +227,7 @@ def main():
         "scale_float32": scales,
         "streams": entries,
     }
-    with open(os.path.join(args.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+    write_json(os.path.join(args.out, "manifest.json"), manifest)
     total = sum(os.path.getsize(os.path.join(args.out, f)) for f in os.listdir(args.out))
     print(f"wrote {len(entries)} streams, {total / 1e3:.0f} kB, to {args.out}")
 

@@ -25,18 +25,16 @@ Neither building nor testing the project needs this script or PyTorch: the files
 are committed, and the tests read only them.
 """
 
-import argparse
 import datetime
-import json
 import math
 import os
 import struct
-import subprocess
 import sys
 
 import numpy as np
 import torch
-from oracle_common import MT_BYTES, MT_N, cpu_capability, debian_version, mt_part  # noqa: E402
+from oracle_common import (MT_BYTES, arguments, cpu_capability, debian_version, empty_npy_folder, mt_part,
+                           write_json)
 
 SCRIPT = "tools/oracle/generator_streams.py"
 
@@ -260,7 +258,7 @@ def streams():
 
 # ----------------------------------------------------------------------------------------------
 
-def record(stream, out_dir):
+def record_stream(stream, out_dir):
     seed = stream["seed"]
     torch.manual_seed(seed)
     counter = DrawCounter()
@@ -326,18 +324,11 @@ def record(stream, out_dir):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    default_out = os.path.normpath(os.path.join(here, "..", "..", "data", "oracle", "generator"))
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=default_out)
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    for f in os.listdir(args.out):
-        if f.endswith(".npy"):
-            os.remove(os.path.join(args.out, f))
+    args = arguments(__doc__, "generator")
+    empty_npy_folder(args.out)
 
     torch.set_num_threads(1)
-    entries = [record(s, args.out) for s in streams()]
+    entries = [record_stream(s, args.out) for s in streams()]
 
     # Fact the C++ side relies on: seeds are reduced to their low 32 bits.
     torch.manual_seed(5)
@@ -366,9 +357,7 @@ def main():
                           "torch.manual_seed(5)"],
         "streams": entries,
     }
-    with open(os.path.join(args.out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-        f.write("\n")
+    write_json(os.path.join(args.out, "manifest.json"), manifest)
     total = sum(os.path.getsize(os.path.join(args.out, f)) for f in os.listdir(args.out))
     print(f"wrote {len(entries)} streams, {total / 1e6:.2f} MB, to {args.out}")
 

@@ -1,9 +1,12 @@
 """What the oracle scripts share: how they describe the PyTorch that ran them, how they
-compare generator states, and how they write a run as a notebook's text export. Run the
-scripts with Debian's /usr/bin/python3 (python3-torch)."""
+compare generator states, how they record a tensor, and how they write a run as a notebook's
+text export. The modules they run are in reference/, the book's inputs in book_inputs.py.
+Run the scripts with Debian's /usr/bin/python3 (python3-torch)."""
+import argparse
 import contextlib
 import datetime
 import io
+import json
 import os
 import platform
 import subprocess
@@ -12,6 +15,7 @@ import types
 
 import torch
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the project
 MT_N = 624
 # The MT19937 part of torch.get_rng_state() on x86-64: seed, left, seeded, next, the 624 words
 # (the cached normal samples follow it).
@@ -83,6 +87,57 @@ def provenance(script, blas=True, command=None, **extra):
     record["cpu_capability"] = cpu_capability()
     record.update(extra)
     return record
+
+
+def arguments(doc, out, sources=False):
+    """The command line of a script whose docstring is `doc`: --out (default data/oracle/`out`,
+    a file or a folder) and, with `sources`, --sources (default data/sources/oracle, where its
+    text exports go)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(ROOT, "data", "oracle", out))
+    if sources:
+        ap.add_argument("--sources", default=os.path.join(ROOT, "data", "sources", "oracle"))
+    return ap.parse_args()
+
+
+def empty_npy_folder(folder):
+    """Makes `folder` if need be and removes the .npy files a previous run left in it."""
+    os.makedirs(folder, exist_ok=True)
+    for name in os.listdir(folder):
+        if name.endswith(".npy"):
+            os.remove(os.path.join(folder, name))
+
+
+def write_json(path, doc):
+    """`doc` written as every oracle file is: indented by one space, a newline at the end."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def record(t, numpy=False):
+    """A tensor as the JSON files hold it: its shape and values (float32 as exact decimal
+    doubles, row-major), and for at most 100 elements `repr` (what print(t) shows, without
+    grad_fn) and, with `numpy`, NumPy's print of it (`print(t.numpy())`). An int64 tensor
+    keeps its integers and always its `repr`."""
+    t = t.detach().contiguous()
+    if t.dtype == torch.long:
+        return {"shape": list(t.shape), "values": t.reshape(-1).tolist(), "repr": repr(t)}
+    out = {"shape": list(t.shape), "values": [float(v) for v in t.reshape(-1).tolist()]}
+    if t.numel() <= 100:
+        out["repr"] = repr(t)
+        if numpy:
+            out["numpy"] = str(t.numpy())
+    return out
+
+
+def decode_chunks(module, x, chunk):
+    """Feeds x [b, T, d] to `module` in chunks of `chunk` tokens with use_cache=True, after its
+    reset_cache(), as his generation loops do; returns the outputs concatenated along T."""
+    module.reset_cache()
+    outs = [module(x[:, i:i + chunk], use_cache=True) for i in range(0, x.shape[1], chunk)]
+    return torch.cat(outs, dim=1)
 
 
 def export_cells(path, header, cells, modules=None):

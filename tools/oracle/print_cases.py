@@ -30,6 +30,7 @@ import sys
 
 import numpy as np
 import torch
+from book_inputs import BATCH, INPUTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "data", "oracle", "print_cases.json")
@@ -100,15 +101,9 @@ def uniform(*shape, low=0.0, high=1.0):
 
 inf, nan = math.inf, math.nan
 
-# --- the book's own inputs (notebooks 002 and 004) ---------------------------------------
-inputs = f32([[0.43, 0.15, 0.89],   # Your
-              [0.55, 0.87, 0.66],   # journey
-              [0.57, 0.85, 0.64],   # starts
-              [0.22, 0.58, 0.33],   # with
-              [0.77, 0.25, 0.10],   # one
-              [0.05, 0.80, 0.55]])  # step
-add("book_inputs", inputs)
-add("book_inputs_batch", torch.stack((inputs, inputs), dim=0))
+# --- the book's own inputs (notebooks 002 and 004; book_inputs.py) -------------------------
+add("book_inputs", INPUTS)
+add("book_inputs_batch", BATCH)
 add("book_mask_simple", torch.tril(torch.ones(6, 6)))
 add("book_mask_triu", torch.triu(torch.ones(6, 6), diagonal=1))
 add("book_mask_bool", torch.triu(torch.ones(6, 6), diagonal=1).bool())
@@ -293,18 +288,18 @@ for i, v in enumerate([1e-5, 1.5, 100.0, 1e16, 1.0000001e16, 9.999999e15, 123456
 torch.set_printoptions(profile="default", sci_mode=None)
 _size = lambda *dims: repr(torch.Size(dims))
 _mask = repr(torch.tril(torch.ones(6, 6)))
-_3d = repr(torch.stack((inputs, inputs)))
+_3d = repr(BATCH)
 TUPLES = [
     ("mask_and_size", [_mask, _size(6, 6)]),
     ("tokens_and_size", [repr(torch.tensor([95, 11, 75, 30, 31])), _size(5)]),
     ("argmax_and_sizes", [repr(torch.tensor([0, 66, 81, 43, 87])), _size(5, 100), _size(5)]),
-    ("size_then_matrix", [_size(6, 3), repr(inputs)]),
+    ("size_then_matrix", [_size(6, 3), repr(INPUTS)]),
     ("single_multi_single", [_size(6), _mask, _size(6, 6)]),
     ("one_tuple_single", [_size(5)]),
     ("one_tuple_multi", [_mask]),
     ("empty_tuple", []),
     ("three_d_blank_lines", [_3d, _size(2, 6, 3)]),
-    ("two_matrices", [repr(inputs), repr(torch.triu(torch.ones(3, 3)).bool())]),
+    ("two_matrices", [repr(INPUTS), repr(torch.triu(torch.ones(3, 3)).bool())]),
     ("exactly_79", ["a" * 37, "b" * 38]),
     ("exactly_80", ["a" * 37, "b" * 39]),
     ("long_single_lines", [repr(torch.arange(20)), _size(20)]),
