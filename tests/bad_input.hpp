@@ -31,7 +31,7 @@
 
 #include <unistd.h>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "attn/core/tensor.hpp"
 
@@ -153,9 +153,8 @@ inline void run_table(const char* family, const std::vector<Case>& cases) {
         if (only && std::to_string(index) != only) continue;
         const Case& c = cases[index];
         (c.outcome == Outcome::returns ? returns : throws) += 1;
-        // std::string, not const char*: doctest's INFO would print the pointer.
-        INFO("case " << std::string(family) << " " << index << ": " << c.name << " (expected "
-                     << std::string(outcome_name(c.outcome)) << " '" << c.substring << "')");
+        INFO("case " << family << " " << index << ": " << c.name << " (expected " << outcome_name(c.outcome)
+                     << " '" << c.substring << "')");
         Outcome got = Outcome::returns;
         std::string message;
         bool result = false;
@@ -166,7 +165,7 @@ inline void run_table(const char* family, const std::vector<Case>& cases) {
             message = e.what();
             if (got == Outcome::returns) message = std::string("unexpected exception type: ") + message;
         }
-        INFO("got " << std::string(outcome_name(got)) << ": " << message);
+        INFO("got " << outcome_name(got) << ": " << message);
         if (c.outcome == Outcome::returns) {
             CHECK(got == Outcome::returns);
             CHECK(result);

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <xtensor/xnpy.hpp>
 

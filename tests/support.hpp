@@ -1,22 +1,21 @@
 /// @file support.hpp
 /// @brief What the test programs share: the book, its printed numbers, and the checks that
-/// several tests make (an exception naming what was wrong, the largest difference), and the
-/// two comparisons doctest lacks: `Approx` with Catch2's rule and a message containing
-/// several fragments.
+/// several tests make (an exception naming what was wrong, the largest difference). Tolerances
+/// and messages are checked with Catch2's own tools: `x == Approx(expected)` (`|x - expected|
+/// <= margin` or `<= epsilon * |expected|`, epsilon 100 float32 epsilons unless given) and
+/// `CHECK_THROWS_WITH(expr, Catch::Contains("a") && Catch::Contains("b"))`.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
-#include <initializer_list>
 #include <limits>
-#include <ostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "attn/core/functional.hpp"
 #include "attn/core/tensor.hpp"
@@ -24,64 +23,6 @@
 #include "textbook/book.hpp"
 
 namespace test {
-
-/// `CHECK(x == test::Approx(expected))`: `|x - expected| <= margin` or
-/// `|x - expected| <= epsilon * |expected|` (Catch2's rule, which these tests were written
-/// against; doctest's own `Approx` adds 1 to the scale, so it would accept `1e-5` for `0`).
-/// Defaults: `epsilon = 100 * FLT_EPSILON` (about 1.2e-5), `margin = 0`.
-class Approx {
-public:
-    explicit Approx(double expected) : expected_(expected) {}
-    /// The relative tolerance, a fraction of `|expected|`.
-    Approx& epsilon(double relative) { epsilon_ = relative; return *this; }
-    /// The absolute tolerance.
-    Approx& margin(double absolute) { margin_ = absolute; return *this; }
-
-    friend bool operator==(double actual, const Approx& a) {
-        const double d = std::abs(actual - a.expected_);
-        return d <= a.margin_ || d <= a.epsilon_ * (std::isinf(a.expected_) ? 0.0 : std::abs(a.expected_));
-    }
-    friend bool operator!=(double actual, const Approx& a) { return !(actual == a); }
-    friend std::ostream& operator<<(std::ostream& os, const Approx& a) {
-        return os << "Approx( " << a.expected_ << " )";
-    }
-
-private:
-    double expected_;
-    double epsilon_ = 100.0 * std::numeric_limits<float>::epsilon();
-    double margin_ = 0.0;
-};
-
-/// Matches a text that contains every fragment: `CHECK(what == test::Contains{"7 tokens", "[2, 6, 4]"})`.
-struct Contains {
-    Contains(std::initializer_list<std::string> every) : fragments(every) {}
-    std::vector<std::string> fragments;
-
-    friend bool operator==(const std::string& text, const Contains& c) {
-        return std::all_of(c.fragments.begin(), c.fragments.end(),
-                           [&](const std::string& f) { return text.find(f) != std::string::npos; });
-    }
-    friend std::ostream& operator<<(std::ostream& os, const Contains& c) {
-        os << "contains";
-        for (const auto& f : c.fragments) os << " \"" << f << '"';
-        return os;
-    }
-};
-
-/// The message of the `std::exception` that `f` throws, or `"(no exception)"`.
-inline std::string thrown_message(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no exception)";
-}
-
-/// `CHECK_THROWS_CONTAINING(expr, "fragment", ...)`: `expr` throws, and its message contains
-/// every fragment (Catch2's `CHECK_THROWS_WITH(expr, Contains(a) && Contains(b))`).
-#define CHECK_THROWS_CONTAINING(expr, ...) \
-    CHECK(test::thrown_message([&] { static_cast<void>(expr); }) == test::Contains{__VA_ARGS__})
 
 /// The book (data/book/), loaded once per test program.
 inline const textbook::Book& the_book() {

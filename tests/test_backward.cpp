@@ -12,7 +12,7 @@
 // - central differences of an independent float64 forward written below (the modules'
 //   arithmetic in double, the dropout multipliers taken from the float32 forward), which the
 //   float32 gradients must approach within float32's rounding.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "oracle.hpp"
 #include "support.hpp"
@@ -194,7 +194,7 @@ TEST_CASE("Embedding's backward adds the rows of a repeated id, as PyTorch") {
     emb.backward(ids, attn::pow_backward(attn::mean_backward(attn::scalar_tensor(1.0f), attn::shape_of(sq)), out, 2.0f));
     REQUIRE(emb.weight_grad.has_value());
     CHECK(test::max_ulp(*emb.weight_grad, test::oracle_tensor(c["outputs"]["weight_grad"])) == 0);
-    CHECK_THROWS_CONTAINING(emb.backward(ids, attn::zeros({2, 3, 4})), "Embedding::backward (grad_output)");
+    CHECK_THROWS_WITH(emb.backward(ids, attn::zeros({2, 3, 4})), Catch::Contains("Embedding::backward (grad_output)"));
 }
 
 TEST_CASE("bad input to the backward passes is named") {
@@ -202,13 +202,17 @@ TEST_CASE("bad input to the backward passes is named") {
     attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.0, .num_heads = 2});
     attn::AttentionSaved saved;
     mha.forward(attn::rand({2, 5, 3}), saved);
-    CHECK_THROWS_CONTAINING(mha.backward(saved, attn::zeros({2, 5, 3})), "MultiHeadAttention::backward (grad_output)");
+    CHECK_THROWS_WITH(mha.backward(saved, attn::zeros({2, 5, 3})),
+                      Catch::Contains("MultiHeadAttention::backward (grad_output)"));
     attn::AttentionSaved empty;
-    CHECK_THROWS_CONTAINING(mha.backward(empty, attn::zeros({2, 5, 4})), "saved.x");
+    CHECK_THROWS_WITH(mha.backward(empty, attn::zeros({2, 5, 4})), Catch::Contains("saved.x"));
     attn::nn::Linear lin(3, 2);
-    CHECK_THROWS_CONTAINING(lin.backward(attn::zeros({4, 3}), attn::zeros({4, 3})), "Linear::backward (grad_output)");
-    CHECK_THROWS_CONTAINING(attn::softmax_backward(attn::zeros({2, 3}), attn::zeros({3, 2})), "softmax_backward");
-    CHECK_THROWS_CONTAINING(attn::mse_loss_backward(attn::zeros({1}), attn::zeros({2}), attn::zeros({2})), "a 0-d tensor");
+    CHECK_THROWS_WITH(lin.backward(attn::zeros({4, 3}), attn::zeros({4, 3})),
+                      Catch::Contains("Linear::backward (grad_output)"));
+    CHECK_THROWS_WITH(attn::softmax_backward(attn::zeros({2, 3}), attn::zeros({3, 2})),
+                      Catch::Contains("softmax_backward"));
+    CHECK_THROWS_WITH(attn::mse_loss_backward(attn::zeros({1}), attn::zeros({2}), attn::zeros({2})),
+                      Catch::Contains("a 0-d tensor"));
 }
 
 namespace {
@@ -301,7 +305,7 @@ void check_against_differences(Module& m, const attn::Tensor& x, const std::vect
             values[i] = v;
             const double numeric = (up - down) / (2 * h);
             INFO(what << "[" << i << "]");
-            CHECK(double(grad.data()[i]) == test::Approx(numeric).epsilon(1e-3).margin(1e-5 * largest + 1e-9));
+            CHECK(double(grad.data()[i]) == Approx(numeric).epsilon(1e-3).margin(1e-5 * largest + 1e-9));
         }
     };
     for (std::size_t k = 0; k < params.size(); ++k) check(p[k], **params[k].grad, params[k].name);
@@ -311,17 +315,17 @@ void check_against_differences(Module& m, const attn::Tensor& x, const std::vect
 }  // namespace
 
 TEST_CASE("every gradient equals central differences of a float64 forward") {
-    SUBCASE("MultiHeadAttention, biases, dropout 0.3 (the forward's multipliers)") {
+    SECTION("MultiHeadAttention, biases, dropout 0.3 (the forward's multipliers)") {
         attn::manual_seed(3);
         attn::MultiHeadAttention mha({.d_in = 4, .d_out = 6, .context_length = 8, .dropout = 0.3, .num_heads = 3, .qkv_bias = true});
         check_against_differences(mha, attn::rand({2, 5, 4}), {2, 5, 4, 6, 3}, true, true);
     }
-    SUBCASE("MultiHeadAttention, the book's module") {
+    SECTION("MultiHeadAttention, the book's module") {
         attn::manual_seed(123);
         attn::MultiHeadAttention mha({.d_in = 3, .d_out = 2, .context_length = 6, .dropout = 0.0, .num_heads = 2});
         check_against_differences(mha, test::book_batch(), {2, 6, 3, 2, 2}, true, false);
     }
-    SUBCASE("CausalAttention, biases, dropout 0.5") {
+    SECTION("CausalAttention, biases, dropout 0.5") {
         attn::manual_seed(4);
         attn::CausalAttention ca({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.5, .qkv_bias = true});
         check_against_differences(ca, attn::rand({2, 6, 3}), {2, 6, 3, 4, 1}, false, true);

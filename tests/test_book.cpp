@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 
@@ -88,7 +88,7 @@ TEST_CASE("numbers_in finds the printed numbers, and the skeleton ignores paddin
     CHECK(n[1].value < 0);
     CHECK(n[2].text == "1.");
     CHECK(skel == "[[##]\n[##]]");
-    CHECK(textbook::numbers_in("x_2 = tensor(1.4901e-08)")[0].value == test::Approx(1.4901e-08));
+    CHECK(textbook::numbers_in("x_2 = tensor(1.4901e-08)")[0].value == Approx(1.4901e-08));
 }
 
 TEST_CASE("ulp_distance counts float32 steps; two NaNs are equal, a NaN and a number never close") {

@@ -6,7 +6,7 @@
 // is compared exactly, values within kUlps float32 ulps (values within 1e-7 absolute count as
 // equal). Decoding with the state or the cache is compared with the full recomputation (a
 // relation), at every step; the chunked form of the rule with the recurrent one.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "oracle.hpp"
 #include "support.hpp"
@@ -107,7 +107,7 @@ TEST_CASE("GatedDeltaNet in training mode draws PyTorch's dropout mask on the ga
     CHECK(test::max_ulp(gdn(x), test::oracle_tensor(o["context_vecs"])) <= kUlps);
 }
 
-TEST_CASE("control: the delta rule without its decay gives PyTorch's state" * doctest::should_fail()) {
+TEST_CASE("control: the delta rule without its decay gives PyTorch's state", "[!shouldfail]") {
     const json& o = test::oracle_case("deltanet.json", "gdn_book_s123")["outputs"];
     attn::manual_seed(123);
     const attn::GatedDeltaNet gdn({.d_in = 3, .d_out = 4, .dropout = 0.0, .num_heads = 2});
@@ -156,8 +156,8 @@ TEST_CASE("the gated delta rule: the chunked form equals the recurrent one withi
     // the module's own loop is the recurrent form
     attn::DeltaNetState state;
     gdn.forward(attn::randn({2, 50, 8}, gen), state);
-    CHECK_THROWS_CONTAINING(attn::gated_delta_rule_chunked(g.queries, g.keys, g.values, g.alpha_log, g.beta, s_rec, 0),
-                            "chunk_size");
+    CHECK_THROWS_WITH(attn::gated_delta_rule_chunked(g.queries, g.keys, g.values, g.alpha_log, g.beta, s_rec, 0),
+                      Catch::Contains("chunk_size"));
 }
 
 TEST_CASE("GatedDeltaNet: NaN in a token reaches that token and every later one only") {
@@ -219,7 +219,7 @@ TEST_CASE("the estimator's DeltaNet state is the state a GatedDeltaNet holds, at
     CHECK(attn::kv_cache_total_bytes(cfg) == 5 * state.bytes());
     cfg.context_length = 4000;  // the state does not grow; its share per token shrinks
     CHECK(attn::kv_cache_total_bytes(cfg) == 5 * state.bytes());
-    CHECK(attn::kv_cache_bytes_per_token(cfg) == doctest::Approx(5.0 * double(state.bytes()) / (2 * 4000)));
+    CHECK(attn::kv_cache_bytes_per_token(cfg) == Approx(5.0 * double(state.bytes()) / (2 * 4000)));
     // his plot_memory_estimates_gated_deltanet.py with its defaults (batch 1, emb_dim 2048,
     // 16 heads, 48 layers, bf16): per layer 1 * 16 * 128 * 128 * 2 bytes, the same at 128 and
     // at 131072 tokens; his MHA line at 131072 tokens: 131072 * 16 * 128 * 2 * 2 bytes per layer

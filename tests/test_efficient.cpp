@@ -1,7 +1,7 @@
 // Tests of the layouts of chapter 11 (attn/efficient.hpp). Expected values are relations to
 // chapter 7's MultiHeadAttention (checked against the book and the oracle in
 // test_multihead.cpp): every layout, with weights mapped from it, computes the same function.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "oracle.hpp"
 #include "support.hpp"
@@ -75,7 +75,7 @@ TEST_CASE("need_weights returns the weights averaged over the heads") {
     CHECK_FALSE(attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(9), false).attn_output_weights.has_value());
 }
 
-TEST_CASE("control: a layout with its key and value blocks swapped does not equal" * doctest::should_fail()) {
+TEST_CASE("control: a layout with its key and value blocks swapped does not equal", "[!shouldfail]") {
     attn::Generator gen(8);
     const attn::MultiHeadAttention mha({.d_in = 5, .d_out = 6, .context_length = 7, .num_heads = 2}, gen);
     attn::MultiHeadAttention swapped(mha.W_query, mha.W_value, mha.W_key, mha.out_proj, 7, 2, 0.0);
@@ -101,9 +101,8 @@ namespace {
 }  // namespace
 
 TEST_CASE("nn.MultiheadAttention's layout equals PyTorch's module (oracle, seeds 123 and 0)") {
-    for (const auto& [case_name, seed, d, heads, bias] :
+    for (const auto& [name, seed, d, heads, bias] :
          {std::tuple{"torch_mha_seed123", 123, 2u, 2u, false}, std::tuple{"torch_mha_random", 0, 8u, 4u, true}}) {
-        const char* name = case_name;  // INFO is a lambda: clang 14 cannot capture a binding
         INFO(name);
         const auto& c = test::oracle_case("efficient.json", name)["outputs"];
         attn::manual_seed(seed);

@@ -20,7 +20,7 @@
 // - a control: an in-order sum with fused multiply-adds differs from sgemm, so the
 //   bit-for-bit comparisons here can fail.
 // Nothing here measures time.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 
@@ -170,8 +170,8 @@ TEST_CASE("fast::gemm_packed on prefixes of a packed operand equals fast::gemm")
             CHECK(first_difference(a.data(), b.data(), a.size()) == -1);
         }
         std::vector<float> c(10);
-        CHECK_THROWS_CONTAINING(attn::fast::gemm_packed(1, 71, 3, c.data(), 3, false, packed, c.data(), 71),
-                            "expected op(B) of at most [300, 70], got [3, 71]");
+        CHECK_THROWS_WITH(attn::fast::gemm_packed(1, 71, 3, c.data(), 3, false, packed, c.data(), 71),
+                          Catch::Contains("expected op(B) of at most [300, 70], got [3, 71]"));
     });
 }
 
@@ -213,8 +213,8 @@ TEST_CASE("fast::gemm_multi equals fast::gemm per operand, then + bias") {
     });
     std::vector<float> x(100);
     const attn::fast::GemmRight bad{x.data(), 3, true, 5, x.data(), 5, nullptr};
-    CHECK_THROWS_CONTAINING(attn::fast::gemm_multi(2, 4, x.data(), 4, false, &bad, 1),
-                            "expected ldb >= 4", "got 3");
+    CHECK_THROWS_WITH(attn::fast::gemm_multi(2, 4, x.data(), 4, false, &bad, 1),
+                      Catch::Contains("expected ldb >= 4") && Catch::Contains("got 3"));
 }
 
 TEST_CASE("fast::gemm_packed refuses a PackedB whose public fields were changed") {
@@ -222,17 +222,17 @@ TEST_CASE("fast::gemm_packed refuses a PackedB whose public fields were changed"
     attn::fast::PackedB packed;
     attn::fast::pack_b(8, 40, b.data(), 40, false, packed);
     packed.k = 1u << 20;  // larger than what data holds
-    CHECK_THROWS_CONTAINING(attn::fast::gemm_packed(3, 40, 8, a.data(), 8, false, packed, c.data(), 40),
-                            "fields were changed");
+    CHECK_THROWS_WITH(attn::fast::gemm_packed(3, 40, 8, a.data(), 8, false, packed, c.data(), 40),
+                      Catch::Contains("fields were changed"));
 }
 
 TEST_CASE("fast::gemm names wrong leading dimensions") {
     std::vector<float> x(100);
-    CHECK_THROWS_CONTAINING(attn::fast::gemm(4, 5, 6, x.data(), 5, false, x.data(), 5, false, x.data(), 5),
-                            "expected lda >= 6", "got 5");
-    CHECK_THROWS_CONTAINING(attn::fast::gemm(4, 5, 6, x.data(), 6, false, x.data(), 4, false, x.data(), 5),
-                            "expected ldb >= 5");
-    CHECK_THROWS_CONTAINING(attn::fast::use_isa("neon"), "portable");
+    CHECK_THROWS_WITH(attn::fast::gemm(4, 5, 6, x.data(), 5, false, x.data(), 5, false, x.data(), 5),
+                      Catch::Contains("expected lda >= 6") && Catch::Contains("got 5"));
+    CHECK_THROWS_WITH(attn::fast::gemm(4, 5, 6, x.data(), 6, false, x.data(), 4, false, x.data(), 5),
+                      Catch::Contains("expected ldb >= 5"));
+    CHECK_THROWS_WITH(attn::fast::use_isa("neon"), Catch::Contains("portable"));
 }
 
 TEST_CASE("control: an in-order sum with fused multiply-adds is not sgemm's") {
@@ -440,13 +440,13 @@ TEST_CASE("MultiHeadAttention: a changed mask buffer is honoured by the fast bac
 TEST_CASE("MultiHeadAttention names wrong inputs and changed fields before computing") {
     attn::Generator gen(1);
     attn::MultiHeadAttention m({.d_in = 4, .d_out = 6, .context_length = 5, .num_heads = 3}, gen);
-    CHECK_THROWS_CONTAINING(m(attn::zeros({2, 3, 5})), "expected [b, T, 4], got [2, 3, 5]");
-    CHECK_THROWS_CONTAINING(m(attn::zeros({1, 6, 4})), "got 6 tokens, but context_length is 5");
+    CHECK_THROWS_WITH(m(attn::zeros({2, 3, 5})), Catch::Contains("expected [b, T, 4], got [2, 3, 5]"));
+    CHECK_THROWS_WITH(m(attn::zeros({1, 6, 4})), Catch::Contains("got 6 tokens, but context_length is 5"));
     m.num_heads = 2;  // no longer num_heads * head_dim = d_out
-    CHECK_THROWS_CONTAINING(m(attn::zeros({1, 3, 4})), "num_heads * head_dim = d_out = 6");
+    CHECK_THROWS_WITH(m(attn::zeros({1, 3, 4})), Catch::Contains("num_heads * head_dim = d_out = 6"));
     m.num_heads = 3;
     m.W_key = attn::nn::Linear(4, 8);
-    CHECK_THROWS_CONTAINING(m(attn::zeros({1, 3, 4})), "(W_key.weight): expected [6, 4], got [8, 4]");
+    CHECK_THROWS_WITH(m(attn::zeros({1, 3, 4})), Catch::Contains("(W_key.weight): expected [6, 4], got [8, 4]"));
 }
 
 }  // namespace test_fast_path

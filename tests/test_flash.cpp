@@ -8,7 +8,7 @@
 // most kUlpBound float32 spacings at max |v| (the outputs are weighted averages of the
 // values; both paths round each score identically, then sum the exponentials and the
 // weighted values in a different order and normalise at a different moment).
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 
@@ -124,7 +124,7 @@ TEST_CASE("three-pass and online softmax agree with attn::softmax") {
     CHECK(trace.size() == row.size());
     float l = 0.0f;
     for (float v : row) l += std::exp(v - st.m);
-    CHECK(st.l == test::Approx(l).epsilon(1e-5));
+    CHECK(st.l == Approx(l).epsilon(1e-5));
 }
 
 TEST_CASE("the fused row's last state is softmax(scores) @ values, for any block size") {
@@ -138,7 +138,7 @@ TEST_CASE("the fused row's last state is softmax(scores) @ values, for any block
         const auto& last = trace.back();
         CHECK(last.keys_seen == 23);
         for (std::size_t e = 0; e < 4; ++e)
-            CHECK(last.O[e] / last.l == test::Approx(expected(e)).margin(1e-6));
+            CHECK(last.O[e] / last.l == Approx(expected(e)).margin(1e-6));
     }
     attn::Tensor bad_v = attn::randn({22, 4}, gen);
     test::require_invalid([&] { flash::fused_row_trace(q, k, bad_v, 2); }, {"(v)", "[23, dv]"});
@@ -155,7 +155,7 @@ TEST_CASE("tiled == naive within the ulp bound on random sizes, masks and block 
         CHECK(ulps <= kUlpBound);
         worst = std::max(worst, ulps);
     }
-    MESSAGE("largest difference: " << worst << " ulp of max |v|");
+    WARN("largest difference: " << worst << " ulp of max |v|");
 }
 
 TEST_CASE("T not a multiple of the block sizes, and blocks larger than T") {
@@ -165,7 +165,7 @@ TEST_CASE("T not a multiple of the block sizes, and blocks larger than T") {
             CHECK(tiled_vs_naive_ulps({2, 3, T, 16, 64, 32, causal, true}, causal, gen) <= kUlpBound);
 }
 
-TEST_CASE("control: the same check fails when the naive path drops the causal mask" * doctest::should_fail()) {
+TEST_CASE("control: the same check fails when the naive path drops the causal mask", "[!shouldfail]") {
     attn::Generator gen(3);
     CHECK(tiled_vs_naive_ulps({1, 2, 40, 8, 16, 16, true, false}, false, gen) <= kUlpBound);
 }

@@ -4,7 +4,7 @@
 #include <functional>
 #include <limits>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 
@@ -110,8 +110,8 @@ TEST_CASE("masked_fill with a non-broadcastable mask throws naming both shapes")
 TEST_CASE("softmax: rows sum to 1, -inf gives 0, an all -inf row gives NaN") {
     const attn::Tensor x = attn::tensor({{0.0f, std::log(3.0f), -inf}, {-inf, -inf, -inf}});
     const attn::Tensor y = attn::softmax(x);
-    CHECK(y(0, 0) == test::Approx(0.25f));
-    CHECK(y(0, 1) == test::Approx(0.75f));
+    CHECK(y(0, 0) == Approx(0.25f));
+    CHECK(y(0, 1) == Approx(0.75f));
     CHECK(y(0, 2) == 0.0f);
     CHECK(std::isnan(y(1, 0)));
     // shift invariance: the max subtraction keeps large inputs finite
@@ -144,21 +144,21 @@ TEST_CASE("scaled_dot_product_attention equals the written-out formula") {
     const attn::Tensor v = attn::tensor({{10, 0}, {0, 10}});
     const attn::Tensor out = attn::scaled_dot_product_attention(q, k, v);
     const double w1 = std::exp(2.0 / std::sqrt(2.0)) / (1.0 + std::exp(2.0 / std::sqrt(2.0)));
-    CHECK(out(0, 0) == test::Approx(10.0 * (1.0 - w1)));
-    CHECK(out(0, 1) == test::Approx(10.0 * w1));
+    CHECK(out(0, 0) == Approx(10.0 * (1.0 - w1)));
+    CHECK(out(0, 1) == Approx(10.0 * w1));
     // is_causal masks the second key for the first query (top-left aligned)
     const attn::Tensor q2 = attn::tensor({{1, 1}, {1, 1}});
     const attn::Tensor causal = attn::scaled_dot_product_attention(q2, k, v, {.is_causal = true});
-    CHECK(causal(0, 0) == test::Approx(10.0f));
-    CHECK(causal(0, 1) == test::Approx(0.0f));
+    CHECK(causal(0, 0) == Approx(10.0f));
+    CHECK(causal(0, 1) == Approx(0.0f));
     // Unlike PyTorch, a mask and is_causal combine: a key is visible when both allow it. Here
     // the mask hides key 0 from query 1, is_causal key 1 from query 0.
     attn::BoolTensor mask = xt::ones<bool>(attn::Shape{2, 2});
     mask(1, 0) = false;
     const attn::Tensor both = attn::scaled_dot_product_attention(q2, k, v, {.attn_mask = &mask, .is_causal = true});
-    CHECK(both(0, 0) == test::Approx(10.0f));
-    CHECK(both(1, 1) == test::Approx(10.0f));
-    CHECK(both(1, 0) == test::Approx(0.0f));
+    CHECK(both(0, 0) == Approx(10.0f));
+    CHECK(both(1, 1) == Approx(10.0f));
+    CHECK(both(1, 0) == Approx(0.0f));
     test::require_invalid([&] { attn::scaled_dot_product_attention(q2, attn::ones({2, 3}), v); }, {"[..., S, 2]", "[2, 3]"});
 }
 

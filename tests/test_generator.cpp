@@ -14,7 +14,7 @@
 // does not dispatch to its AVX2 kernel) on the same uniforms is bit-exact on 36 939 of
 // 60 021 values (62%), more than 4 ulp off on 1159 of 10 000, up to 5693 ulp near zeros of
 // cos/sin (1.6e-6 absolute): a tolerance of "a few ulp" would not have held for it.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <bit>

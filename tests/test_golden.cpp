@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 #include "textbook/record.hpp"
@@ -82,7 +82,7 @@ TEST_CASE("every chapter reprints its notebook blocks as the book printed them")
     std::size_t compared = 0;
     for (const auto& entry : book.entries()) {
         if (!entry.check.compares_text()) continue;  // relations are checked by their own tests
-        SUBCASE(entry.id.c_str()) {
+        SECTION(entry.id) {
             INFO("entry " << entry.id << " (" << entry.what << "), manifest line " << entry.line);
             const auto chapter = records().find(entry.chapter);
             REQUIRE(chapter != records().end());
@@ -114,9 +114,7 @@ TEST_CASE("every chapter reprints its notebook blocks as the book printed them")
 
 TEST_CASE("every block of every record names book entries that exist, or is new") {
     const auto& book = test::the_book();
-    for (const auto& entry : records()) {
-        const std::string& key = entry.first;  // INFO is a lambda: clang 14 cannot capture a binding
-        const auto& record = entry.second;
+    for (const auto& [key, record] : records()) {
         for (const auto& b : record.blocks) {
             INFO("chapter " << key << ", block '" << b.label << "'");
             CHECK_FALSE(b.label.empty());
@@ -198,7 +196,7 @@ TEST_CASE("every relation of the book has a test named after it; unreproducible 
             CHECK(sources.find("TEST_CASE(\"" + entry.check.str()) != std::string::npos);
         } else if (entry.check.kind == textbook::Check::Kind::unreproducible) {
             // Visible in every test run, with its reason.
-            MESSAGE("not reproducible: " << entry.id << " (" << entry.what << "): " << entry.check.detail);
+            WARN("not reproducible: " << entry.id << " (" << entry.what << "): " << entry.check.detail);
             CHECK_FALSE(entry.check.detail.empty());
         }
     }

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 #include <xtensor/xview.hpp>
@@ -127,7 +127,7 @@ TEST_CASE("forward equals the written-out causal attention, with and without an 
                 if (j > i) CHECK(out.attention_weights(b, i, j) == 0.0f);
                 total += out.attention_weights(b, i, j);
             }
-            CHECK(total == test::Approx(1.0f).margin(1e-6));
+            CHECK(total == Approx(1.0f).margin(1e-6));
         }
     // Right padding: no row is fully masked, so even torch.softmax gives no NaN.
     attn::LongTensor mask = {{1, 1, 1, 1, 0, 0}, {1, 1, 1, 1, 1, 1}};
@@ -295,9 +295,7 @@ TEST_CASE("kv_cache_bytes_per_token: 2 x layers x heads x head_dim x bytes") {
 TEST_CASE("relation:cached_equals_uncached") {
     // The book: In [39] (without the cache) and In [40] (with it) print the same numbers, as do
     // In [44] and In [45]; only the layout differs ([B, E] vs [B, 1, E]).
-    for (const auto& pair : {std::pair{"000-In39", "000-In40"}, std::pair{"000-In44", "000-In45"}}) {
-        const char* a = pair.first;  // named locals: INFO is a lambda, clang 14 cannot capture a binding
-        const char* b = pair.second;
+    for (const auto& [a, b] : {std::pair{"000-In39", "000-In40"}, std::pair{"000-In44", "000-In45"}}) {
         INFO(a << " vs " << b);
         const auto na = test::printed_numbers(a), nb = test::printed_numbers(b);
         REQUIRE(na.size() == 32);  // B = 2 rows of E = 16

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "loss_pipeline.hpp"
 #include "oracle.hpp"
@@ -92,8 +92,8 @@ TEST_CASE("Embedding(100, 768) after manual_seed(123) holds PyTorch's normal_ ta
         sum += x;
         sum_abs += std::abs(x);
     }
-    CHECK(sum == test::Approx(w["sum_float64"].get<double>()).margin(1e-3));
-    CHECK(sum_abs == test::Approx(w["sum_abs_float64"].get<double>()).epsilon(1e-9));
+    CHECK(sum == Approx(w["sum_float64"].get<double>()).margin(1e-3));
+    CHECK(sum_abs == Approx(w["sum_abs_float64"].get<double>()).epsilon(1e-9));
     // the layers drawn after it start where PyTorch's did: same generator position
     const attn::nn::Linear clf(768, 100, true, gen);
     const attn::Tensor clf_bias_tail = test::oracle_bits_tensor({4}, o["linear_bias_last_bits"]["clf"]);
@@ -125,7 +125,7 @@ TEST_CASE("Embedding refuses ids outside [0, num_embeddings); empty tables as Py
     const attn::nn::Embedding emb(10, 3, gen);
     CHECK_THROWS_AS(emb(attn::LongTensor{10}), std::invalid_argument);
     CHECK_THROWS_AS(emb(attn::LongTensor{0, -1}), std::invalid_argument);
-    CHECK_THROWS_CONTAINING(emb(attn::LongTensor{3, 12}), "12", "[0, 10)");
+    CHECK_THROWS_WITH(emb(attn::LongTensor{3, 12}), Catch::Contains("12") && Catch::Contains("[0, 10)"));
     // PyTorch builds nn.Embedding(0, 3) and nn.Embedding(3, 0); the first accepts no id.
     CHECK_THROWS_AS(attn::nn::Embedding(0, 3, gen)(attn::LongTensor{0}), std::invalid_argument);
     CHECK(attn::shape_of(attn::nn::Embedding(3, 0, gen)(attn::LongTensor{2})) == attn::Shape{1, 0});
@@ -190,13 +190,13 @@ TEST_CASE("cross_entropy equals an independent log-sum-exp computation") {
             const attn::LongTensor targets = attn::randint(0, static_cast<std::int64_t>(C), {N}, gen);
             const double expected = reference_cross_entropy(logits, targets, -100);
             INFO("N=" << N << " C=" << C);
-            CHECK(attn::cross_entropy(logits, targets)() == test::Approx(expected).epsilon(1e-5));
+            CHECK(attn::cross_entropy(logits, targets)() == Approx(expected).epsilon(1e-5));
             // log_softmax rows: exp sums to 1, and equal to logits - logsumexp
             const attn::Tensor logp = attn::log_softmax(logits);
             for (std::size_t i = 0; i < N; ++i) {
                 double s = 0.0;
                 for (std::size_t j = 0; j < C; ++j) s += std::exp(static_cast<double>(logp(i, j)));
-                CHECK(s == test::Approx(1.0).epsilon(1e-5));
+                CHECK(s == Approx(1.0).epsilon(1e-5));
             }
         }
     }
@@ -219,18 +219,18 @@ TEST_CASE("ignore_index drops a position from both the sum and the count") {
     pad(4) = -1;
     const float all = attn::cross_entropy(p.logits, targets, -1)();
     const float four = attn::cross_entropy(p.logits, pad, -1)();
-    CHECK(four == test::Approx((l[0] + l[1] + l[2] + l[3]) / 4.0).epsilon(1e-6));
-    CHECK(all == test::Approx((l[0] + l[1] + l[2] + l[3] + l[4]) / 5.0).epsilon(1e-6));
+    CHECK(four == Approx((l[0] + l[1] + l[2] + l[3]) / 4.0).epsilon(1e-6));
+    CHECK(all == Approx((l[0] + l[1] + l[2] + l[3] + l[4]) / 5.0).epsilon(1e-6));
     // the mean over five = (4 * mean over four + the fifth) / 5: the ignored one is not a 0
-    CHECK(all == test::Approx((4.0 * four + l[4]) / 5.0).epsilon(1e-6));
-    CHECK(four != test::Approx(4.0 * four / 5.0).epsilon(1e-3));
+    CHECK(all == Approx((4.0 * four + l[4]) / 5.0).epsilon(1e-6));
+    CHECK(four != Approx(4.0 * four / 5.0).epsilon(1e-3));
     // ignoring with the default -100 works the same way
     attn::LongTensor pad100 = targets;
     pad100(4) = -100;
     CHECK(attn::cross_entropy(p.logits, pad100)() == four);
     // an ignore_index inside [0, C) ignores that class
     CHECK(attn::cross_entropy(p.logits, targets, /*ignore_index=*/0)() ==
-          test::Approx((l[1] + l[2] + l[3] + l[4]) / 4.0).epsilon(1e-6));
+          Approx((l[1] + l[2] + l[3] + l[4]) / 4.0).epsilon(1e-6));
     // with ignore_index=-1, the default padding value -100 is NOT ignored: an error
     CHECK_THROWS_AS(attn::cross_entropy(p.logits, pad100, -1), std::invalid_argument);
 }
@@ -253,8 +253,8 @@ TEST_CASE("cross_entropy error cases: targets out of range, shapes that do not f
     CHECK_THROWS_AS(attn::cross_entropy(logits, attn::LongTensor{0, 3}), std::invalid_argument);
     CHECK_THROWS_AS(attn::cross_entropy(logits, attn::LongTensor{-2, 0}, -1), std::invalid_argument);
     CHECK_THROWS_AS(attn::cross_entropy(logits, attn::LongTensor{-1, 0}), std::invalid_argument);
-    CHECK_THROWS_CONTAINING(attn::cross_entropy(logits, attn::LongTensor{0, 3}, -1),
-                            "target 3", "[0, 3)");
+    CHECK_THROWS_WITH(attn::cross_entropy(logits, attn::LongTensor{0, 3}, -1),
+                      Catch::Contains("target 3") && Catch::Contains("[0, 3)"));
     CHECK_NOTHROW(attn::cross_entropy(logits, attn::LongTensor{0, -1}, -1));
     // shapes
     CHECK_THROWS_AS(attn::cross_entropy(logits, attn::LongTensor{0}), std::invalid_argument);
@@ -262,7 +262,8 @@ TEST_CASE("cross_entropy error cases: targets out of range, shapes that do not f
     CHECK_THROWS_AS(attn::cross_entropy(logits, attn::LongTensor{{0, 1}}), std::invalid_argument);
     CHECK_THROWS_AS(attn::cross_entropy(attn::tensor({1.0f, 2.0f}), attn::LongTensor{0}),
                     std::invalid_argument);
-    CHECK_THROWS_CONTAINING(attn::cross_entropy(logits, attn::LongTensor{0, 1, 2}), "[2]", "[3]");
+    CHECK_THROWS_WITH(attn::cross_entropy(logits, attn::LongTensor{0, 1, 2}),
+                      Catch::Contains("[2]") && Catch::Contains("[3]"));
     CHECK_THROWS_AS(attn::log_softmax(attn::scalar_tensor(1.0f)), std::invalid_argument);
     CHECK_THROWS_AS(attn::log_softmax(logits, 0), std::invalid_argument);
     CHECK_THROWS_AS(attn::log_softmax(logits, 2), std::invalid_argument);
@@ -312,7 +313,7 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
         CHECK(worst <= 4);
         double row_sum = 0.0;
         for (std::size_t j = 0; j < 768; ++j) row_sum += p.x(i, j);
-        CHECK(row_sum == test::Approx(s["x"]["row_sums_float64"][i].get<double>()).margin(1e-4));
+        CHECK(row_sum == Approx(s["x"]["row_sums_float64"][i].get<double>()).margin(1e-4));
     }
 
     // numbers: float32 sums in another order (BLAS, vectorised exp) differ in the last bits
@@ -340,12 +341,12 @@ TEST_CASE("notebook 001 after manual_seed(123) reproduces PyTorch's run (oracle)
     CHECK((targets == test::oracle_long_tensor(s["targets"])));
     CHECK(attn::repr(targets) == s["targets"]["torch"].get<std::string>());
     const attn::Tensor loss = attn::cross_entropy(p.logits, targets, -1);
-    CHECK(loss() == test::Approx(std::bit_cast<float>(s["loss"]["bits"][0].get<std::uint32_t>())).epsilon(2e-6));
+    CHECK(loss() == Approx(std::bit_cast<float>(s["loss"]["bits"][0].get<std::uint32_t>())).epsilon(2e-6));
     CHECK(attn::repr(loss) == s["loss"]["torch"].get<std::string>());
     const attn::LongTensor pad = test::oracle_long_tensor(s["targets_pad"]);
     CHECK(attn::repr(pad) == s["targets_pad"]["torch"].get<std::string>());
     const attn::Tensor loss_pad = attn::cross_entropy(p.logits, pad, -1);
-    CHECK(loss_pad() == test::Approx(std::bit_cast<float>(s["loss_pad"]["bits"][0].get<std::uint32_t>())).epsilon(2e-6));
+    CHECK(loss_pad() == Approx(std::bit_cast<float>(s["loss_pad"]["bits"][0].get<std::uint32_t>())).epsilon(2e-6));
     CHECK(attn::repr(loss_pad) == s["loss_pad"]["torch"].get<std::string>());
     const attn::LongTensor none = test::oracle_long_tensor(s["targets_none"]);
     CHECK(attn::repr(attn::cross_entropy(p.logits, none, -1)) == s["loss_none"]["torch"].get<std::string>());

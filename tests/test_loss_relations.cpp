@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "loss_pipeline.hpp"
 #include "oracle.hpp"
@@ -213,7 +213,7 @@ TEST_CASE("relation:softmax_of_printed_scores") {
             if (j > i) CHECK(p.weights(i, j) == 0.0f);
             else CHECK(p.weights(i, j) > 0.0f);
         }
-        CHECK(row == test::Approx(1.0).epsilon(1e-6));
+        CHECK(row == Approx(1.0).epsilon(1e-6));
     }
     // ... and in the book's In [11]: rows sum to 1 within 5 x 0.005
     for (std::size_t i = 0; i < 5; ++i) {
@@ -316,7 +316,7 @@ TEST_CASE("relation:cross_entropy_near_log_vocab") {
     }
     CHECK(loss >= lo - 1e-5);
     CHECK(loss <= hi + 1e-5);
-    CHECK(loss == test::Approx(reference_cross_entropy(p.logits, targets, -1)).epsilon(1e-6));
+    CHECK(loss == Approx(reference_cross_entropy(p.logits, targets, -1)).epsilon(1e-6));
     CHECK(std::abs(loss - ln_v) < 0.25);
     for (const std::uint64_t seed : {7u, 8u, 9u}) {
         const Pipeline r = run_001(seed);

@@ -1,43 +1,45 @@
-// doctest's main(), compiled once for the unit-test program. A run whose filters select no
-// test case fails: `meson test` selects each file by name (`--source-file=*/test_loss.cpp`),
-// and a renamed or mistyped file must not pass by running nothing.
-#define DOCTEST_CONFIG_IMPLEMENT
-#include <doctest/doctest.h>
+// Catch2's main(), compiled once, in a translation unit of its own (tests/meson.build): the
+// unit tests' unity file includes only Catch2's declarations, so editing a test does not
+// compile Catch2's runner again.
+//
+// Each test file is a test of its own in `meson test`, selected by its file name: every test
+// case carries its file's name as a tag (Catch2's --filenames-as-tags, always on here), so
+// `unit_tests '[#test_loss]'` runs the test cases of tests/test_loss.cpp. A run whose filters
+// select no test case fails: a renamed or mistyped file must not pass by running nothing.
+#define CATCH_CONFIG_RUNNER
+// Failure reports show printed tensors (80 columns, as PyTorch prints them) indented by the
+// reporter: Catch2's console reporter would wrap them at its default width of 80.
+#define CATCH_CONFIG_CONSOLE_WIDTH 120
+#include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <cstdio>
 
 namespace {
 
-unsigned selected_test_cases = 0;
+bool tests_ran = false;  // false for --help, --list-tests, ...
+std::uint64_t selected_test_cases = 0;
 
 // Listens to the run only to count the test cases that passed the filters.
-struct CountSelected : doctest::IReporter {
-    explicit CountSelected(const doctest::ContextOptions&) {}
-    void report_query(const doctest::QueryData&) override {}
-    void test_run_start() override {}
-    void test_run_end(const doctest::TestRunStats& stats) override {
-        selected_test_cases = stats.numTestCasesPassingFilters;
+struct CountSelected : Catch::TestEventListenerBase {
+    using TestEventListenerBase::TestEventListenerBase;
+    void testRunEnded(const Catch::TestRunStats& stats) override {
+        tests_ran = true;
+        selected_test_cases = stats.totals.testCases.total();
+        TestEventListenerBase::testRunEnded(stats);
     }
-    void test_case_start(const doctest::TestCaseData&) override {}
-    void test_case_reenter(const doctest::TestCaseData&) override {}
-    void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-    void test_case_exception(const doctest::TestCaseException&) override {}
-    void subcase_start(const doctest::SubcaseSignature&) override {}
-    void subcase_end() override {}
-    void log_assert(const doctest::AssertData&) override {}
-    void log_message(const doctest::MessageData&) override {}
-    void test_case_skipped(const doctest::TestCaseData&) override {}
 };
-
-REGISTER_LISTENER("count_selected", 1, CountSelected);
 
 }  // namespace
 
+CATCH_REGISTER_LISTENER(CountSelected)
+
 int main(int argc, char** argv) {
-    doctest::Context context(argc, argv);
-    const int status = context.run();
-    if (context.shouldExit()) return status;  // --help, --list-test-cases, ...
-    if (status == 0 && selected_test_cases == 0) {
+    Catch::Session session;
+    session.configData().filenamesAsTags = true;  // `[#test_loss]` on test_loss.cpp's test cases
+    if (const int status = session.applyCommandLine(argc, argv); status != 0) return status;
+    const int status = session.run();
+    if (status == 0 && tests_ran && selected_test_cases == 0) {
         std::fprintf(stderr, "unit_tests: no test case matches the filters\n");
         return 1;
     }

@@ -9,7 +9,7 @@
 // estimates are compared with the figures Raschka's READMEs print for his estimators'
 // arguments (ch04/05_mla/README.md, ch04/10_kv-sharing/README.md): GB to two decimals, ratios
 // and savings as his script formats them.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "oracle.hpp"
 #include "support.hpp"
@@ -88,10 +88,8 @@ double worst_decode_gap(const attn::Tensor& x, Fresh fresh, Cached cached, Full 
 // ============================================================================ MLA
 
 TEST_CASE("MultiHeadLatentAttention with seed 123 on the book's batch equals PyTorch (latent_dim 2 and None)") {
-    for (const auto& entry : {std::pair{"mla_book_s123", std::optional<std::size_t>(2)},
-                              {"mla_default_s123", std::optional<std::size_t>()}}) {
-        const char* const name = entry.first;  // a named local: clang 14 captures no binding
-        const std::optional<std::size_t> latent = entry.second;
+    for (const auto& [name, latent] : {std::pair{"mla_book_s123", std::optional<std::size_t>(2)},
+                                       {"mla_default_s123", std::optional<std::size_t>()}}) {
         INFO(name);
         const json& c = test::oracle_case("mla_sharing.json", name);
         attn::manual_seed(123);
@@ -245,7 +243,7 @@ TEST_CASE("MLA: NaN in, NaN out, on every backend") {
     }
 }
 
-TEST_CASE("control: MLA with W_UK and W_UV swapped does not give PyTorch's output" * doctest::should_fail()) {
+TEST_CASE("control: MLA with W_UK and W_UV swapped does not give PyTorch's output", "[!shouldfail]") {
     const json& c = test::oracle_case("mla_sharing.json", "mla_book_s123");
     attn::manual_seed(123);
     attn::MultiHeadLatentAttention mla(book_mla(2));
@@ -463,19 +461,22 @@ TEST_CASE("the variants combine in one config: sharing, MLA and SWA layers") {
 
 TEST_CASE("the estimators refuse what they cannot count") {
     constexpr std::size_t big = std::numeric_limits<std::size_t>::max() / 2;
-    CHECK_THROWS_CONTAINING(attn::mla_bytes_total(1, big, 48, 1024, 2), "mla_bytes_total", "overflows");
-    CHECK_THROWS_CONTAINING(attn::latent_bytes_per_layer(big, 4, 1, 1), "latent_bytes_per_layer", "overflows");
-    CHECK_THROWS_CONTAINING(attn::kv_bytes_total(1, big, 2048, 8, 8, 35, 2), "overflows");
-    CHECK_THROWS_CONTAINING(attn::kv_bytes_total(1, 1, 2048, 0, 8, 35, 2), "num_heads > 0");
+    CHECK_THROWS_WITH(attn::mla_bytes_total(1, big, 48, 1024, 2),
+                      Catch::Contains("mla_bytes_total") && Catch::Contains("overflows"));
+    CHECK_THROWS_WITH(attn::latent_bytes_per_layer(big, 4, 1, 1),
+                      Catch::Contains("latent_bytes_per_layer") && Catch::Contains("overflows"));
+    CHECK_THROWS_WITH(attn::kv_bytes_total(1, big, 2048, 8, 8, 35, 2), Catch::Contains("overflows"));
+    CHECK_THROWS_WITH(attn::kv_bytes_total(1, 1, 2048, 0, 8, 35, 2), Catch::Contains("num_heads > 0"));
     const attn::KVMemoryConfig over{.batch = 1, .context_length = 8, .emb_dim = 64, .num_heads = 8,
                                     .num_kv_heads = 8, .num_layers = 4, .num_kv_producing_layers = 5};
-    CHECK_THROWS_CONTAINING(attn::kv_cache_total_bytes(over), "num_kv_producing_layers <= num_layers = 4", "got 5");
+    CHECK_THROWS_WITH(attn::kv_cache_total_bytes(over),
+                      Catch::Contains("num_kv_producing_layers <= num_layers = 4") && Catch::Contains("got 5"));
     attn::KVMemoryConfig huge{.batch = 1, .context_length = big, .emb_dim = 64, .num_heads = 8,
                               .num_kv_heads = 8, .num_layers = 4, .latent_dim = 64};
     CHECK_THROWS_AS(attn::kv_cache_bytes_per_token(huge), std::length_error);
 }
 
-TEST_CASE("control: MLA's estimate counted as keys and values both (2 x latent_dim)" * doctest::should_fail()) {
+TEST_CASE("control: MLA's estimate counted as keys and values both (2 x latent_dim)", "[!shouldfail]") {
     // A latent cache holds one latent per token, not a key and a value: doubling it must not
     // match his README's 0.81 GB / 4.03x.
     const std::size_t mha = attn::kv_bytes_total(1, 8192, 2048, 24, 24, 48, kBf16);

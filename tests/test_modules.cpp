@@ -4,7 +4,7 @@
 // with dropout in training mode (the same draws). Modules without forward_steps are compared
 // across backends: the step backend is their step-by-step path. With OpenBLAS (whose products
 // sum in another order than the fast kernels) the comparison is within 1e-5 relative.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 
@@ -106,7 +106,7 @@ TEST_CASE("MultiHeadAttention: operator() == forward_steps on both backends, boo
 
 TEST_CASE("GPT2Attention: operator() == forward_steps on both backends, both dropouts drawn") {
     for (const auto& sizes : {std::array<std::size_t, 3>{5, 12, 3}, {200, 768, 12}}) {
-        const std::size_t T = sizes[0], S = sizes[1], H = sizes[2];  // INFO captures: no binding
+        const std::size_t T = sizes[0], S = sizes[1], H = sizes[2];
         for (const double p : {0.0, 0.2}) {
             INFO("S=" << S << " dropout=" << p);
             attn::Generator init(3);

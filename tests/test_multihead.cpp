@@ -9,7 +9,7 @@
 //   MultiHeadAttention with seed 123, notebook 003's layer with seed 123, and training-mode
 //   cases with biases and dropout on other sizes.
 // The layout equivalences are relations between two computations, on random sizes.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "oracle.hpp"
 #include "support.hpp"
@@ -95,7 +95,7 @@ TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batc
     REQUIRE(attn::shape_of(context_vecs) == attn::Shape{2, 6, 2});
 
     const auto& entry = test::the_book().at("002-In19");
-    SUBCASE("as numbers, at the printed precision") {
+    SECTION("as numbers, at the printed precision") {
         const auto nums = textbook::numbers_in(textbook::strip_grad_fn(entry.text));
         // 24 values, then the 3 sizes of `Shape: torch.Size([2, 6, 2])`.
         REQUIRE(nums.size() == 24 + 3);
@@ -104,11 +104,11 @@ TEST_CASE("CausalAttention reproduces 002 In [19]: seed 123, dropout 0, the batc
             CHECK(std::abs(context_vecs.data()[i] - nums[i].value) <= 0.5e-4 + 1e-7);
         }
     }
-    SUBCASE("against the oracle, to the last bits") {
+    SECTION("against the oracle, to the last bits") {
         const auto ref = test::oracle_tensor(test::oracle_case("multihead.json", "nb002_in19")["outputs"]["context_vecs"]);
         CHECK(test::max_ulp(context_vecs, ref) <= 4);
     }
-    SUBCASE("as printed text") {
+    SECTION("as printed text") {
         const std::string text = "Context vectors:\n" + attn::repr(context_vecs) +
                                  "\n\nShape: " + attn::repr(attn::shape_of(context_vecs));
         CHECK(text == textbook::strip_grad_fn(entry.text));
@@ -128,18 +128,18 @@ TEST_CASE("CausalAttention reproduces 004 In [62]: seed 123, dropout 0.5, portab
           ref_case["draws_after"]["in62"].get<std::uint64_t>());
 
     const auto& entry = test::the_book().at("004-In62");
-    SUBCASE("as numbers: within 4 ulp of the book") { check_printed_numbers(entry.text, context_vecs, 4); }
-    SUBCASE("the dropped row: batch element 1, token 0 lost its only weight") {
+    SECTION("as numbers: within 4 ulp of the book") { check_printed_numbers(entry.text, context_vecs, 4); }
+    SECTION("the dropped row: batch element 1, token 0 lost its only weight") {
         CHECK(context_vecs(1, 0, 0) == 0.0f);
         CHECK(context_vecs(1, 0, 1) == 0.0f);
     }
-    SUBCASE("as printed text (NumPy style, ulp:4)") {
+    SECTION("as printed text (NumPy style, ulp:4)") {
         const std::string text = "Batched Context Matrices: \n\n " + attn::numpy_str(context_vecs);
         const auto c = textbook::compare(entry, text);
         INFO(c.summary());
         for (const auto& d : c.differences) INFO(d);
         CHECK(c.match);
-        MESSAGE("004 In [62]: " << c.numbers_identical << " of " << c.numbers << " numbers print identically");
+        WARN("004 In [62]: " << c.numbers_identical << " of " << c.numbers << " numbers print identically");
     }
 }
 
@@ -174,7 +174,7 @@ TEST_CASE("004 In [64] is the second run of MultiHeadAtt after In [62]") {
         const auto c = textbook::compare(entry, labels[i] + attn::numpy_str(element));
         INFO(c.summary());
         CHECK(c.match);
-        MESSAGE(ids[i] << ": " << c.numbers_identical << " of " << c.numbers << " numbers print identically");
+        WARN(ids[i] << ": " << c.numbers_identical << " of " << c.numbers << " numbers print identically");
         // The first run is not what the notebook printed: the history matters.
         const auto first = textbook::compare(entry, labels[i] + attn::numpy_str(attn::select(runs[0], i)));
         CHECK_FALSE(first.match);
@@ -218,7 +218,7 @@ TEST_CASE("CausalAttention in evaluation mode draws nothing and skips dropout") 
                 if (j > i) CHECK(st.attn_weights(b, i, j) == 0.0f);
                 row += st.attn_weights(b, i, j);
             }
-            CHECK(row == test::Approx(1.0f).margin(1e-6));
+            CHECK(row == Approx(1.0f).margin(1e-6));
         }
     // A later token does not change an earlier token's output.
     const attn::Tensor shorter = attn::slice(x, 1, 0, 3);
@@ -232,8 +232,8 @@ TEST_CASE("CausalAttention rejects more tokens than context_length, and bad shap
     attn::Generator g(1);
     const attn::Tensor seven = attn::rand({2, 7, 3}, g);
     CHECK_THROWS_AS(ca(seven), std::invalid_argument);
-    CHECK_THROWS_CONTAINING(ca(seven), "7 tokens", "context_length is 6");
-    CHECK_THROWS_CONTAINING(ca(attn::rand({2, 6, 4}, g)), "[b, T, 3]", "[2, 6, 4]");
+    CHECK_THROWS_WITH(ca(seven), Catch::Contains("7 tokens") && Catch::Contains("context_length is 6"));
+    CHECK_THROWS_WITH(ca(attn::rand({2, 6, 4}, g)), Catch::Contains("[b, T, 3]") && Catch::Contains("[2, 6, 4]"));
     CHECK_THROWS_AS(ca(attn::rand({6, 3}, g)), std::invalid_argument);
     // A rejected input draws nothing.
     CHECK(attn::default_generator().draws_since_seed() == draws);
@@ -304,13 +304,15 @@ TEST_CASE("MultiHeadAttention with biases and dropout matches PyTorch") {
 
 TEST_CASE("MultiHeadAttention: d_out not divisible by num_heads, and other bad input") {
     CHECK_THROWS_AS(attn::MultiHeadAttention({.d_in = 3, .d_out = 3, .context_length = 6, .dropout = 0.0, .num_heads = 2}), std::invalid_argument);
-    CHECK_THROWS_CONTAINING(attn::MultiHeadAttention({.d_in = 3, .d_out = 3, .context_length = 6, .dropout = 0.0, .num_heads = 2}),
-                            "d_out must be divisible by num_heads", "d_out = 3", "num_heads = 2");
+    CHECK_THROWS_WITH(attn::MultiHeadAttention({.d_in = 3, .d_out = 3, .context_length = 6, .dropout = 0.0, .num_heads = 2}),
+                      Catch::Contains("d_out must be divisible by num_heads") && Catch::Contains("d_out = 3") &&
+                      Catch::Contains("num_heads = 2"));
     CHECK_THROWS_AS(attn::MultiHeadAttention({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.0, .num_heads = 0}), std::invalid_argument);
     attn::Generator g(3);
     const attn::MultiHeadAttention mha({.d_in = 3, .d_out = 4, .context_length = 6, .dropout = 0.0, .num_heads = 2, .qkv_bias = false, .out_bias = true, .backend = attn::nn::BernoulliBackend::portable}, g);
-    CHECK_THROWS_CONTAINING(mha(attn::rand({2, 7, 3}, g)), "7 tokens", "context_length is 6");
-    CHECK_THROWS_CONTAINING(mha(attn::rand({2, 5, 2}, g)), "[b, T, 3]", "[2, 5, 2]");
+    CHECK_THROWS_WITH(mha(attn::rand({2, 7, 3}, g)),
+                      Catch::Contains("7 tokens") && Catch::Contains("context_length is 6"));
+    CHECK_THROWS_WITH(mha(attn::rand({2, 5, 2}, g)), Catch::Contains("[b, T, 3]") && Catch::Contains("[2, 5, 2]"));
     // Assembling from layers checks their shapes.
     const attn::nn::Linear q(3, 4, false, g), k(3, 4, false, g), v(3, 5, false, g), o(4, 4, false, g);
     CHECK_THROWS_AS(attn::MultiHeadAttention(q, k, v, o, 6, 2, 0.0), std::invalid_argument);
@@ -344,8 +346,8 @@ TEST_CASE("module reprs write p as Python writes a float") {
         cfg.dropout = p;
         const std::string r = attn::repr(attn::GPT2Attention(cfg));
         INFO(r);
-        CHECK(r == test::Contains{want});
-        CHECK(r == test::Contains{"Linear(in_features=4, out_features=12, bias=True)"});
+        CHECK_THAT(r, Catch::Contains(want));
+        CHECK_THAT(r, Catch::Contains("Linear(in_features=4, out_features=12, bias=True)"));
     }
 }
 
@@ -398,8 +400,8 @@ TEST_CASE("GPT2Attention with notebook 003's sizes and seed 123 matches PyTorch"
     layer.eval();
     // 12-term dot products: the summation order of the matrix products moves the last bits
     // more than in the 2- and 3-term products of the book's cells, so 8 ulp here.
-    SUBCASE("forward on the recorded input") { CHECK(test::max_ulp(layer(ref_in), ref_out) <= 8); }
-    SUBCASE("the input drawn with randn after the layer") {
+    SECTION("forward on the recorded input") { CHECK(test::max_ulp(layer(ref_in), ref_out) <= 8); }
+    SECTION("the input drawn with randn after the layer") {
         const attn::Tensor input_tensor = attn::randn({16, 5, 12});
         CHECK(test::max_ulp(input_tensor, ref_in) <= 4);
         CHECK(test::max_ulp(layer(input_tensor), ref_out) <= 8);
@@ -426,12 +428,13 @@ TEST_CASE("GPT2Attention rejects bad configurations and inputs") {
     cfg.block_size = 5;
     cfg.n_embd = 10;
     cfg.n_head = 3;
-    CHECK_THROWS_CONTAINING(attn::GPT2Attention(cfg), "divisible");
+    CHECK_THROWS_WITH(attn::GPT2Attention(cfg), Catch::Contains("divisible"));
     cfg.n_embd = 12;
     attn::Generator g(0);
     const attn::GPT2Attention layer(cfg, attn::nn::BernoulliBackend::portable, g);
-    CHECK_THROWS_CONTAINING(layer(attn::rand({2, 6, 12}, g)), "6 tokens", "block_size is 5");
-    CHECK_THROWS_CONTAINING(layer(attn::rand({2, 5, 8}, g)), "[b, T, 12]", "[2, 5, 8]");
+    CHECK_THROWS_WITH(layer(attn::rand({2, 6, 12}, g)),
+                      Catch::Contains("6 tokens") && Catch::Contains("block_size is 5"));
+    CHECK_THROWS_WITH(layer(attn::rand({2, 5, 8}, g)), Catch::Contains("[b, T, 12]") && Catch::Contains("[2, 5, 8]"));
 }
 
 // ============================================================================ split

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 #include <xtensor/xview.hpp>

@@ -1,7 +1,7 @@
 // Tests of attn/print.hpp: every expected string comes from the oracle file recorded with
 // PyTorch 1.13 / NumPy 1.24 (tools/oracle/print_cases.py -> data/oracle/print_cases.json) or
 // verbatim from the notebooks' printed output; none is produced by this library.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -147,7 +147,7 @@ std::string repr_tuple_of(const std::vector<std::string>& v) {
 TEST_CASE("repr_tuple matches IPython's pretty printer (oracle)") {
     const auto& doc = test::oracle_file("print_cases.json");
     if (!doc.contains("tuples") || doc["tuples"].empty()) {
-        MESSAGE("the oracle has no tuple cases (no IPython when it was recorded)");
+        WARN("the oracle has no tuple cases (no IPython when it was recorded)");
         return;
     }
     std::size_t failed = 0;

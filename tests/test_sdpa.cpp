@@ -13,7 +13,7 @@
 // - options and shapes that cannot work, named; a control that must fail.
 // Expected values are the step path's, whose every operation chapters 4-9 check against the
 // books and the oracle; nothing here measures time.
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 
@@ -180,10 +180,10 @@ TEST_CASE("tiled == step within the ulp bound on random problems, NaN rows in th
         CHECK(ulps <= kUlpBound);
         worst = std::max(worst, ulps);
     }
-    MESSAGE("largest difference: " << worst << " ulp");
+    WARN("largest difference: " << worst << " ulp");
 }
 
-TEST_CASE("control: fast against a step path that divides where it should multiply" * doctest::should_fail()) {
+TEST_CASE("control: fast against a step path that divides where it should multiply", "[!shouldfail]") {
     attn::Generator gen(3);
     const attn::Tensor q = attn::randn({1, 2, 9, 8}, gen), k = attn::randn({1, 2, 9, 8}, gen),
                        v = attn::randn({1, 2, 9, 8}, gen);
@@ -281,7 +281,7 @@ TEST_CASE("the backward equals central differences of the forward") {
             const double lp = which == 0 ? loss(up, k, v) : which == 1 ? loss(q, up, v) : loss(q, k, up);
             const double lm = which == 0 ? loss(down, k, v) : which == 1 ? loss(q, down, v) : loss(q, k, down);
             const double numeric = (lp - lm) / (double(up.data()[i]) - double(down.data()[i]));
-            CHECK(grad.data()[i] == test::Approx(numeric).epsilon(2e-2).margin(2e-3));
+            CHECK(grad.data()[i] == Approx(numeric).epsilon(2e-2).margin(2e-3));
         }
     };
     check(0, grads.grad_query);
@@ -315,24 +315,31 @@ TEST_CASE("dropout: every backend draws the step path's mask and the backward re
 
 TEST_CASE("options and shapes that cannot work are named") {
     const attn::Tensor q = attn::zeros({1, 4, 3, 2}), k = attn::zeros({1, 2, 5, 2});
-    CHECK_THROWS_CONTAINING(attn::scaled_dot_product_attention(q, k, k, {.dropout_p = 1.5}), "dropout_p in [0, 1]");
-    CHECK_THROWS_CONTAINING(attn::scaled_dot_product_attention(q, k, k, {.block_q = 0}), "block_q and block_k > 0");
-    CHECK_THROWS_CONTAINING(
-        attn::scaled_dot_product_attention(q, k, k, {.scale = attn::ScoreScale::multiply_by(nan_f)}), "scale.value");
-    CHECK_THROWS_CONTAINING(
-        attn::scaled_dot_product_attention(q, k, k, {.backend = static_cast<attn::SDPABackend>(9)}), "backend holds 9");
-    CHECK_THROWS_CONTAINING(
+    CHECK_THROWS_WITH(attn::scaled_dot_product_attention(q, k, k, {.dropout_p = 1.5}),
+                      Catch::Contains("dropout_p in [0, 1]"));
+    CHECK_THROWS_WITH(attn::scaled_dot_product_attention(q, k, k, {.block_q = 0}),
+                      Catch::Contains("block_q and block_k > 0"));
+    CHECK_THROWS_WITH(
+        attn::scaled_dot_product_attention(q, k, k, {.scale = attn::ScoreScale::multiply_by(nan_f)}),
+        Catch::Contains("scale.value"));
+    CHECK_THROWS_WITH(
+        attn::scaled_dot_product_attention(q, k, k, {.backend = static_cast<attn::SDPABackend>(9)}),
+        Catch::Contains("backend holds 9"));
+    CHECK_THROWS_WITH(
         attn::scaled_dot_product_attention(q, k, k, {.fully_masked_rows = static_cast<attn::FullyMaskedRows>(5)}),
-        "fully_masked_rows holds 5");
-    CHECK_THROWS_CONTAINING(attn::scaled_dot_product_attention(q, attn::zeros({1, 3, 5, 2}), attn::zeros({1, 3, 5, 2})),
-                            "(key)", "H_kv dividing 4", "[1, 3, 5, 2]");
-    CHECK_THROWS_CONTAINING(attn::scaled_dot_product_attention(q, k, attn::zeros({1, 2, 4, 2})), "(value)",
-                            "[1, 2, 5, Ev]");
+        Catch::Contains("fully_masked_rows holds 5"));
+    CHECK_THROWS_WITH(attn::scaled_dot_product_attention(q, attn::zeros({1, 3, 5, 2}), attn::zeros({1, 3, 5, 2})),
+                      Catch::Contains("(key)") && Catch::Contains("H_kv dividing 4") &&
+                      Catch::Contains("[1, 3, 5, 2]"));
+    CHECK_THROWS_WITH(attn::scaled_dot_product_attention(q, k, attn::zeros({1, 2, 4, 2})),
+                      Catch::Contains("(value)") && Catch::Contains("[1, 2, 5, Ev]"));
     const attn::BoolTensor m = xt::ones<bool>(attn::Shape{3, 4});
-    CHECK_THROWS_CONTAINING(attn::scaled_dot_product_attention(q, k, k, {.attn_mask = &m}), "(attn_mask)",
-                            "[1, 4, 3, 5]", "[3, 4]");
-    CHECK_THROWS_CONTAINING(attn::set_default_sdpa_backend(attn::SDPABackend::automatic), "expected step, tiled or fast");
-    CHECK_THROWS_CONTAINING(attn::HeadsView::split(attn::zeros({1, 2, 6}), 2, 4), "C >= column + num_heads * head_dim");
+    CHECK_THROWS_WITH(attn::scaled_dot_product_attention(q, k, k, {.attn_mask = &m}),
+                      Catch::Contains("(attn_mask)") && Catch::Contains("[1, 4, 3, 5]") && Catch::Contains("[3, 4]"));
+    CHECK_THROWS_WITH(attn::set_default_sdpa_backend(attn::SDPABackend::automatic),
+                      Catch::Contains("expected step, tiled or fast"));
+    CHECK_THROWS_WITH(attn::HeadsView::split(attn::zeros({1, 2, 6}), 2, 4),
+                      Catch::Contains("C >= column + num_heads * head_dim"));
 }
 
 TEST_CASE("extreme windows and positions: a window beyond every reach hides nothing") {
@@ -345,8 +352,8 @@ TEST_CASE("extreme windows and positions: a window beyond every reach hides noth
                                            q, k, k, {.is_causal = true, .window = w, .backend = backend}),
                                        causal) == -1);
     }
-    CHECK_THROWS_CONTAINING(attn::scaled_dot_product_attention(q, k, k, {.query_start = std::size_t{1} << 63}),
-                            "query_start and key_start < 2^62");
+    CHECK_THROWS_WITH(attn::scaled_dot_product_attention(q, k, k, {.query_start = std::size_t{1} << 63}),
+                      Catch::Contains("query_start and key_start < 2^62"));
 }
 
 TEST_CASE("the backend guard restores the default") {

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "support.hpp"
 
@@ -98,17 +98,17 @@ TEST_CASE("heatmaps draws one panel per matrix with a shared colour bar") {
 
 TEST_CASE("heatmap inputs that cannot be drawn throw std::invalid_argument") {
     const attn::Tensor m = attn::tensor({{1.0f, 0.0f}, {0.5f, 0.5f}});
-    CHECK_THROWS_CONTAINING(textbook::svg::heatmap(attn::tensor({1.0f, 2.0f}), {}),
-                            "svg::heatmap: expected [*, *]", "got [2]");
+    CHECK_THROWS_WITH(textbook::svg::heatmap(attn::tensor({1.0f, 2.0f}), {}),
+                      Catch::Contains("svg::heatmap: expected [*, *]") && Catch::Contains("got [2]"));
     textbook::svg::HeatmapStyle labels;
     labels.row_labels = {"only one"};
-    CHECK_THROWS_CONTAINING(textbook::svg::heatmap(m, labels), "expected 0 or 2 row labels, got 1");
+    CHECK_THROWS_WITH(textbook::svg::heatmap(m, labels), Catch::Contains("expected 0 or 2 row labels, got 1"));
     textbook::svg::HeatmapStyle scale;
     scale.vmin = scale.vmax = 1.0;
     CHECK_THROWS_AS(textbook::svg::heatmap(m, scale), std::invalid_argument);
-    CHECK_THROWS_CONTAINING(textbook::svg::heatmaps({m, attn::ones({1, 1})}, {"a", "b"}, {}),
-                            "expected [2, 2], got [1, 1]");
-    CHECK_THROWS_CONTAINING(textbook::svg::heatmaps({m}, {"a", "b"}, {}), "expected 1 panel titles, got 2");
+    CHECK_THROWS_WITH(textbook::svg::heatmaps({m, attn::ones({1, 1})}, {"a", "b"}, {}),
+                      Catch::Contains("expected [2, 2], got [1, 1]"));
+    CHECK_THROWS_WITH(textbook::svg::heatmaps({m}, {"a", "b"}, {}), Catch::Contains("expected 1 panel titles, got 2"));
     CHECK_THROWS_AS(textbook::svg::heatmaps({}, {}, {}), std::invalid_argument);
 }
 
@@ -149,16 +149,16 @@ TEST_CASE("a line plot draws each series in x order with a legend") {
 TEST_CASE("line plots reject data they cannot draw") {
     textbook::svg::Series s;
     s.name = "s";
-    CHECK_THROWS_CONTAINING(textbook::svg::line_plot({s}, {}), "has no points");
+    CHECK_THROWS_WITH(textbook::svg::line_plot({s}, {}), Catch::Contains("has no points"));
     s.x = {1, 2};
     s.y = {1};
-    CHECK_THROWS_CONTAINING(textbook::svg::line_plot({s}, {}), "has 2 x values and 1 y values");
+    CHECK_THROWS_WITH(textbook::svg::line_plot({s}, {}), Catch::Contains("has 2 x values and 1 y values"));
     s.y = {1, std::nan("")};
-    CHECK_THROWS_CONTAINING(textbook::svg::line_plot({s}, {}), "non-finite");
+    CHECK_THROWS_WITH(textbook::svg::line_plot({s}, {}), Catch::Contains("non-finite"));
     s.y = {0, 1};
     textbook::svg::PlotStyle log_y;
     log_y.log_y = true;
-    CHECK_THROWS_CONTAINING(textbook::svg::line_plot({s}, log_y), "logarithmic");
+    CHECK_THROWS_WITH(textbook::svg::line_plot({s}, log_y), Catch::Contains("logarithmic"));
     CHECK_NOTHROW(textbook::svg::line_plot({s}, {}));  // 0 is fine on a linear axis
     CHECK_THROWS_AS(textbook::svg::line_plot({}, {}), std::invalid_argument);
 }

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "attn/core/tensor.hpp"
 

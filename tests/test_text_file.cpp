@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include <doctest/doctest.h>
+#include <catch2/catch.hpp>
 
 #include "textbook/text_file.hpp"
 

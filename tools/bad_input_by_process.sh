@@ -19,19 +19,17 @@ bin=${1:-build/tests/unit_tests}
 seconds=${2:-30}
 export ATTN_DATA_DIR=${ATTN_DATA_DIR:-$(cd "$(dirname "$0")/.." && pwd)/data}
 [ -x "$bin" ] || { echo "bad_input_by_process: no test program $bin" >&2; exit 2; }
-# The test framework's way to select a test case by name (doctest, or Catch2 before it).
-if "$bin" --help 2>&1 | grep -q doctest; then pick() { echo "-tc=$1"; }; else pick() { echo "$1"; }; fi
 out=$(mktemp)
 trap 'rm -f "$out" "$out.rc"' EXIT
 declare -A count
 total_bad=0
 printf '%-10s %6s %6s %6s %6s %9s %6s %8s\n' family cases clean crash hang sanitizer silent message
-for family in $(ATTN_BAD_INPUT_LIST=1 "$bin" "$(pick "bad-input table*")" 2>/dev/null | grep -E '^[a-z]+ [0-9]+ ' | awk '{print $1}' | sort -u); do
+for family in $(ATTN_BAD_INPUT_LIST=1 "$bin" "bad-input table*" 2>/dev/null | grep -E '^[a-z]+ [0-9]+ ' | awk '{print $1}' | sort -u); do
   for k in clean crash hang sanitizer silent message; do count[$k]=0; done
-  n=$(ATTN_BAD_INPUT_LIST=1 "$bin" "$(pick "bad-input table ($family)*")" 2>/dev/null | grep -c "^$family ")
+  n=$(ATTN_BAD_INPUT_LIST=1 "$bin" "bad-input table ($family)*" 2>/dev/null | grep -c "^$family ")
   for ((i = 0; i < n; i++)); do
     # In a subshell whose own report of the signal ("Segmentation fault") goes nowhere.
-    (ATTN_BAD_INPUT_CASE=$i timeout -s KILL "$seconds" "$bin" "$(pick "bad-input table ($family)*")" > "$out" 2>&1
+    (ATTN_BAD_INPUT_CASE=$i timeout -s KILL "$seconds" "$bin" "bad-input table ($family)*" > "$out" 2>&1
      echo $? > "$out.rc") 2> /dev/null
     rc=$(cat "$out.rc")
     if grep -q -E "Sanitizer|runtime error:" "$out"; then k=sanitizer
@@ -44,7 +42,7 @@ for family in $(ATTN_BAD_INPUT_LIST=1 "$bin" "$(pick "bad-input table*")" 2>/dev
     count[$k]=$((count[$k] + 1))
     if [ "$k" != clean ]; then
       total_bad=$((total_bad + 1))
-      echo "  $family $i ($k): $(ATTN_BAD_INPUT_LIST=1 "$bin" "$(pick "bad-input table ($family)*")" 2>/dev/null | awk -v i="$i" '$2 == i {sub(/^[^ ]+ [^ ]+ /, ""); print}')" >&2
+      echo "  $family $i ($k): $(ATTN_BAD_INPUT_LIST=1 "$bin" "bad-input table ($family)*" 2>/dev/null | awk -v i="$i" '$2 == i {sub(/^[^ ]+ [^ ]+ /, ""); print}')" >&2
     fi
   done
   printf '%-10s %6d %6d %6d %6d %9d %6d %8d\n' "$family" "$n" "${count[clean]}" "${count[crash]}" "${count[hang]}" \
