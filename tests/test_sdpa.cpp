@@ -19,11 +19,13 @@
 
 #include <omp.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "attn/attention/masks.hpp"
@@ -363,6 +365,39 @@ TEST_CASE("the backend guard restores the default") {
         CHECK(attn::default_sdpa_backend() == attn::SDPABackend::step);
     }
     CHECK(attn::default_sdpa_backend() == attn::SDPABackend::fast);
+}
+
+TEST_CASE("a backend guard is the choice of its own thread only") {
+    // Two threads each hold a guard of their own while the other runs: each runs its backend
+    // (the tiled backend's last bits differ from the step path's on this problem), and neither
+    // sees the other's choice.
+    attn::Generator gen(5);
+    const attn::Tensor q = attn::randn({1, 2, 40, 16}, gen), k = attn::randn({1, 2, 40, 16}, gen);
+    const attn::SDPAOptions o{.is_causal = true, .block_q = 8, .block_k = 8};
+    const attn::Tensor step = attn::scaled_dot_product_attention(q, k, k, {.is_causal = true, .backend = attn::SDPABackend::step});
+    const attn::Tensor tiled = attn::scaled_dot_product_attention(q, k, k, {.is_causal = true, .backend = attn::SDPABackend::tiled, .block_q = 8, .block_k = 8});
+    REQUIRE(first_bit_difference(step, tiled) != -1);  // the two are told apart
+    std::atomic<int> ready{0};
+    attn::SDPABackend seen_a{}, seen_b{};
+    attn::Tensor out_a, out_b;
+    const auto run = [&](attn::SDPABackend backend, attn::SDPABackend& seen, attn::Tensor& out) {
+        const attn::SDPABackendGuard guard(backend);
+        ++ready;
+        while (ready < 2) std::this_thread::yield();  // both guards held at once
+        seen = attn::default_sdpa_backend();
+        out = attn::scaled_dot_product_attention(q, k, k, o);
+        ++ready;
+        while (ready < 4) std::this_thread::yield();
+    };
+    std::thread a(run, attn::SDPABackend::step, std::ref(seen_a), std::ref(out_a));
+    std::thread b(run, attn::SDPABackend::tiled, std::ref(seen_b), std::ref(out_b));
+    a.join();
+    b.join();
+    CHECK(seen_a == attn::SDPABackend::step);
+    CHECK(seen_b == attn::SDPABackend::tiled);
+    CHECK(first_bit_difference(out_a, step) == -1);
+    CHECK(first_bit_difference(out_b, tiled) == -1);
+    CHECK(attn::default_sdpa_backend() == attn::SDPABackend::fast);  // this thread: untouched
 }
 
 }  // namespace test_sdpa
