@@ -11,7 +11,7 @@ prose, and a re-recorded benchmark shows up at the next build:
 - `flash`: chapter 12's table, from data/benchmarks/flash.json (naive against tiled);
 - `training_step`, `training_induction`: chapters 20 and 21, from data/benchmarks/training.json
   (a training step beside PyTorch's autograd, the backward's memory; training steps per second),
-  rendered by training_page.py as on the training page.
+  rendered by benchmarks/pages/training_page.py as on the training page.
 
 Each comes with a caption saying where, when and at which commit it was recorded, and how
 loaded the machine was, read from the data.
@@ -20,7 +20,11 @@ loaded the machine was, read from the data.
 import json
 import re
 import subprocess
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "pages"))
+import training_page  # noqa: E402  (renders the training page; chapters 20 and 21 share it)
 
 GENERATED_RE = re.compile(r"^\[generated: ([a-z_]+)\]\s*$")
 
@@ -140,7 +144,7 @@ def efficient(data_dir, source_root):
                 torch.setdefault(name, []).extend(float(x) for x in item["ms"])
                 torch_meta = item
     except (KeyError, TypeError) as e:
-        raise DataError(f"{path}: not the format of tools/run_efficient_benchmark.sh: {e}") from e
+        raise DataError(f"{path}: not the format of benchmarks/run/record_efficient.sh: {e}") from e
     if not cpp:
         raise DataError(f"{path}: no C++ benchmark recorded")
     what = contexts[0].get("what", "")
@@ -198,7 +202,7 @@ def flash(data_dir, source_root):
                 cur["cpu"].append(float(b["cpu_time"]))
                 cur["rss"].append(float(b.get("peak_rss_bytes", 0)))
     except (KeyError, TypeError, ValueError) as e:
-        raise DataError(f"{path}: not the format of tools/run_flash_benchmark.sh: {e}") from e
+        raise DataError(f"{path}: not the format of benchmarks/run/record_flash.sh: {e}") from e
     if not cells:
         raise DataError(f"{path}: no benchmark recorded")
     paths = ["naive", "tiled"]
@@ -240,11 +244,10 @@ def flash(data_dir, source_root):
 
 
 def _training_page(data_dir):
-    import training_page  # beside this file (docs/tools), which renders the training page
     path = Path(data_dir) / "benchmarks" / "training.json"
     data = _load(path)
     if not isinstance(data.get("meta"), dict) or not all("sides" in r for r in data.get("summary", [])):
-        raise DataError(f"{path}: not the format of tools/run_training_benchmark.py")
+        raise DataError(f"{path}: not the format of benchmarks/run/record_training.py")
     return training_page.Page(data)
 
 

@@ -1,7 +1,7 @@
 // Naive attention (chapter 7's path: the whole [B, H, T, T] scores, masked_softmax, matmul)
 // against the tiled forward of chapter 12 (the attention core's tiled backend), causal, B = 1, 12 heads
 // of 64 (d = 768), T = 1024, 4096, 16384, float32, one thread. A Google Benchmark program: it
-// measures and asserts nothing; `meson test` does not run it. tools/run_flash_benchmark.sh
+// measures and asserts nothing; `meson test` does not run it. benchmarks/run/record_flash.sh
 // runs each benchmark in a process of its own (so `peak_rss_bytes`, the process's
 // ru_maxrss, belongs to that benchmark alone) and records the JSON under data/benchmarks/.
 //

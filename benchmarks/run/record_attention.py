@@ -1,28 +1,28 @@
 #!/usr/bin/env python3
 """The attention benchmark: the library beside PyTorch and ONNX Runtime, one command.
 
-    tools/run_attention_benchmark.py [--build build] [--install-peers] [--rounds 3]
+    benchmarks/run/record_attention.py [--build build] [--install-peers] [--rounds 3]
         [--min-time 1.0] [--modules mha,gqa,...] [--sizes 256,1024,4096] [--threads 1,2]
         [--no-ort] [--no-pieces] [--no-profile] [--smoke] [--note TEXT] [--out DIR]
 
 Also `meson compile -C build run-attention-benchmark` (which passes --install-peers).
-For every entry of tools/benchmark/table.py (module and configuration), every size and
+For every entry of benchmarks/run/table.py (module and configuration), every size and
 thread count, each round runs, one process per run and in an order that rotates from round
 to round (interleaved):
   library           build/benchmarks/module_benchmark --module=KEY (the module's operator())
-  pytorch-default   tools/benchmark/torch_side.py, Raschka's class, glibc's default malloc,
+  pytorch-default   benchmarks/peers/torch_side.py, Raschka's class, glibc's default malloc,
                     torch.set_num_threads(n) and OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = n
                     (Debian's OpenBLAS otherwise starts a thread per core of its own)
   pytorch-reuse     the same with malloc told to keep and reuse freed memory (MALLOC_MMAP_MAX_=0,
                     MALLOC_TRIM_THRESHOLD_ and MALLOC_MMAP_THRESHOLD_ large): PyTorch at its
                     best here, as it then takes no page faults for its [B, H, T, T] tensors
-  ort-<variant>     tools/benchmark/onnxruntime/run.mjs on the entry's ONNX models
-                    (tools/benchmark/onnx_models.py, built once into BUILD/benchmark-models)
+  ort-<variant>     benchmarks/peers/onnxruntime/run.mjs on the entry's ONNX models
+                    (benchmarks/peers/onnx_models.py, built once into BUILD/benchmark-models)
 and keeps each side's fastest round (min of wall time; CPU time, peak RSS and page faults are
 recorded for every run). Before timing, each (entry, size) is checked: the library's and
 every ONNX model's output against PyTorch's, from the same seeded weights and input; a model
 further than ORT_BOUND from PyTorch is refused. Then, unless --no-pieces, the fast path's
-pieces (benchmarks/attention_benchmark) and, unless --no-profile, ONNX Runtime's own
+pieces (benchmarks/cpp/attention_benchmark.cpp) and, unless --no-profile, ONNX Runtime's own
 per-operator profile of its fused operators, for whoever tunes the kernels.
 
 Writes DIR/attention.json (default data/benchmarks/): the machine, commit, versions of every
@@ -44,10 +44,9 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH = ROOT / "tools" / "benchmark"
-sys.path.insert(0, str(BENCH))
-import table  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
+PEERS = ROOT / "benchmarks" / "peers"
+import table  # noqa: E402  (beside this file)
 
 TORCH_PY = "/usr/bin/python3"  # Debian's python3-torch and python3-onnx live here
 # malloc reusing memory: no mmap for large blocks, no trimming of the heap. All three matter
@@ -165,7 +164,7 @@ class Sides:
         return gbench_record(b, "library", data)
 
     def torch(self, entry, T, th, min_time, reuse, output=None):
-        cmd = [TORCH_PY, BENCH / "torch_side.py", "--entry", entry.key, "--T", T,
+        cmd = [TORCH_PY, PEERS / "torch_side.py", "--entry", entry.key, "--T", T,
                "--threads", th, "--min-time", min_time]
         if output:
             cmd += ["--output", output]
@@ -183,12 +182,12 @@ class Sides:
                 and all((d / f"{v}.onnx").is_file() for v in entry.ort):
             return json.loads(manifest.read_text())
         log(f"building ONNX models for {entry.key} T={T} in {d}")
-        return last_json(run_json([TORCH_PY, BENCH / "onnx_models.py", "--entry", entry.key,
+        return last_json(run_json([TORCH_PY, PEERS / "onnx_models.py", "--entry", entry.key,
                                    "--T", T, "--out", d], self.env_torch))
 
     def ort(self, entry, T, th, variant, min_time, profile=None):
         d = self.model_dir(entry, T)
-        cmd = ["node", BENCH / "onnxruntime" / "run.mjs", "--model", d / f"{variant}.onnx",
+        cmd = ["node", PEERS / "onnxruntime" / "run.mjs", "--model", d / f"{variant}.onnx",
                "--dir", d, "--threads", th, "--min-time", min_time]
         if profile:
             cmd += ["--profile", profile]
@@ -234,7 +233,7 @@ def max_abs_diff(path_a, path_b):
 # ----------------------------------------------------------------------------- the record
 
 def versions(sides):
-    ort_pkg = BENCH / "onnxruntime" / "node_modules" / "onnxruntime-node" / "package.json"
+    ort_pkg = PEERS / "onnxruntime" / "node_modules" / "onnxruntime-node" / "package.json"
     dpkg = lambda p: shell(f"dpkg-query -W -f='${{Version}}' {p} 2>/dev/null")
     return {
         "compiler": shell("c++ --version | head -n1"),
@@ -325,10 +324,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--build", default=str(ROOT / "build"))
     p.add_argument("--install-peers", action="store_true",
-                   help="run tools/benchmark/install_peers.sh first")
+                   help="run benchmarks/peers/install_peers.sh first")
     p.add_argument("--rounds", type=int)
     p.add_argument("--min-time", type=float)
-    p.add_argument("--modules", help="entries of tools/benchmark/table.py (default: all)")
+    p.add_argument("--modules", help="entries of benchmarks/run/table.py (default: all)")
     p.add_argument("--sizes", help="token counts for every entry (default: each entry's own)")
     p.add_argument("--threads", default="1,2")
     p.add_argument("--no-ort", action="store_true")
@@ -353,24 +352,24 @@ def main():
     sizes_of = (lambda e: sizes) if sizes else (lambda e: list(e.sizes))
 
     if a.install_peers:
-        subprocess.run([BENCH / "install_peers.sh"], check=True)
+        subprocess.run([PEERS / "install_peers.sh"], check=True)
     sides = Sides(a, a.build)
     for exe in (sides.module_exe, sides.pieces_exe):
         if not exe.exists():
             sys.exit(f"{exe} not found: build with libbenchmark-dev installed (meson compile -C {a.build})")
     if subprocess.run([TORCH_PY, "-c", "import torch, onnx"], capture_output=True).returncode:
-        sys.exit("PyTorch or ONNX missing: tools/benchmark/install_peers.sh (or --install-peers)")
+        sys.exit("PyTorch or ONNX missing: benchmarks/peers/install_peers.sh (or --install-peers)")
     use_ort = not a.no_ort
     if use_ort and subprocess.run(["node", "-e", "require('onnxruntime-node')"],
-                                  cwd=BENCH / "onnxruntime", capture_output=True).returncode:
-        sys.exit("onnxruntime-node missing: tools/benchmark/install_peers.sh (or --no-ort)")
+                                  cwd=PEERS / "onnxruntime", capture_output=True).returncode:
+        sys.exit("onnxruntime-node missing: benchmarks/peers/install_peers.sh (or --no-ort)")
     log(f"PyTorch environment: {sides.torch_env_note}")
 
     meta = {
         "kind": "smoke" if a.smoke else "recording", "note": a.note,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "commit": commit(), "machine": machine(), "versions": versions(sides),
-        "command": shlex.join(["tools/run_attention_benchmark.py"] + command_args(sys.argv[1:])),
+        "command": shlex.join(["benchmarks/run/record_attention.py"] + command_args(sys.argv[1:])),
         "rounds": rounds, "min_time_s": min_time, "threads": threads,
         "environment": {"pytorch-default": "glibc's default malloc",
                         "pytorch-reuse": REUSE_MALLOC, "pytorch_openblas": sides.torch_env_note,

@@ -1,5 +1,5 @@
 // What every attention benchmark case reports beside its time (Google Benchmark counters),
-// the same fields tools/benchmark/torch_side.py and tools/benchmark/onnxruntime/run.mjs
+// the same fields benchmarks/peers/torch_side.py and benchmarks/peers/onnxruntime/run.mjs
 // report for the peers:
 //   faults         minor + major page faults per iteration of the timed loop
 //   peak_rss_MB    the process's peak resident set (getrusage ru_maxrss) after the run, in

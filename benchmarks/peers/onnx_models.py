@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Builds the ONNX models of one benchmark entry, from the weights PyTorch draws for it.
 
-    /usr/bin/python3 tools/benchmark/onnx_models.py --entry mha --T 1024 --out DIR
+    /usr/bin/python3 benchmarks/peers/onnx_models.py --entry mha --T 1024 --out DIR
 
 Needs Debian's python3-torch and python3-onnx. Builds Raschka's module exactly as
-tools/benchmark/torch_side.py does (torch.manual_seed(0), the module, x = torch.rand(1, T,
+benchmarks/peers/torch_side.py does (torch.manual_seed(0), the module, x = torch.rand(1, T,
 768)), runs it once, and writes to DIR:
 
   x.bin, y.bin        the input and PyTorch's output, raw float32 ([1, T, 768] each)
@@ -29,6 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "run"))  # table.py
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Runs chapter 12's benchmark (benchmarks/flash_benchmark.cpp), one process per benchmark and
+# Runs chapter 12's benchmark (benchmarks/cpp/flash_benchmark.cpp), one process per benchmark and
 # run, so that each peak RSS belongs to one benchmark; the runs are interleaved (naive, tiled,
 # naive, ...) and repeated ROUNDS times (default 3); the summary keeps the minimum time.
 #   data/benchmarks/flash.json         every run's Google Benchmark JSON, with the context
 #   data/benchmarks/flash_summary.tsv  per benchmark: min wall and CPU time, peak RSS, runs
-# Usage: tools/run_flash_benchmark.sh <path to flash_benchmark> (or `meson compile -C build
+# Usage: benchmarks/run/record_flash.sh <path to flash_benchmark> (or `meson compile -C build
 # run-flash-benchmark`). Not part of the tests; record `uptime` beside the numbers.
 set -euo pipefail
 exe="$1"; shift
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/data/benchmarks"
 mkdir -p "$out"
 rounds="${ROUNDS:-3}"
@@ -25,7 +25,7 @@ for round in $(seq 1 "$rounds"); do
     "$exe" --benchmark_filter="^${name}\$" --benchmark_out="$file" --benchmark_out_format=json \
       --benchmark_context="commit=$commit" --benchmark_context="compiler=$compiler" \
       --benchmark_context="loadavg_before=$load" --benchmark_context="round=$round" \
-      --benchmark_context="script=tools/run_flash_benchmark.sh" "$@" >/dev/null
+      --benchmark_context="script=benchmarks/run/record_flash.sh" "$@" >/dev/null
     echo "round $round: $name done (load before: $load)"
   done
 done

@@ -1,7 +1,7 @@
 // ONNX Runtime's side of the attention benchmark: one model, one thread count, in this
 // process; prints one JSON line.
 //
-//   node tools/benchmark/onnxruntime/run.mjs --model DIR/gqa.onnx --dir DIR --threads 1 \
+//   node benchmarks/peers/onnxruntime/run.mjs --model DIR/gqa.onnx --dir DIR --threads 1 \
 //        [--min-time 1.0] [--profile FILE]
 //
 // DIR holds x.bin and y.bin (raw float32 [1, T, 768], written by onnx_models.py from

@@ -2,9 +2,9 @@
 """PyTorch's side of the training benchmark: one case, one thread count, in this process;
 prints one JSON line.
 
-    /usr/bin/python3 tools/benchmark/torch_training.py --case mha_train --T 1024 --threads 1 \
+    /usr/bin/python3 benchmarks/peers/torch_training.py --case mha_train --T 1024 --threads 1 \
         [--min-time 1.0] [--output dx.bin]
-    /usr/bin/python3 tools/benchmark/torch_training.py --case induction_train --steps 300 --threads 1
+    /usr/bin/python3 benchmarks/peers/torch_training.py --case induction_train --steps 300 --threads 1
 
 mha_train: Raschka's MultiHeadAttention (tools/oracle/multihead.py) at GPT-2 sizes after
 torch.manual_seed(0), x = torch.rand(1, T, 768) requiring grad; one call is
@@ -18,9 +18,9 @@ model (vocab 32, context 23, width 32, 2 heads), AdamW(lr=0.01), then `--steps` 
 sequences; one call is the whole run from the seed, so every call does the same work as the
 library's. Reports steps_per_s and the last step's loss.
 
-Timing as tools/benchmark/torch_side.py (one warm-up call, then calls filling --min-time;
+Timing as benchmarks/peers/torch_side.py (one warm-up call, then calls filling --min-time;
 wall and CPU time per call, peak RSS, page faults per call). Run by
-tools/run_training_benchmark.py with glibc's default malloc and with malloc reusing memory;
+benchmarks/run/record_training.py with glibc's default malloc and with malloc reusing memory;
 not part of the tests.
 """
 import argparse
@@ -30,7 +30,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "oracle"))
+sys.path.insert(0, str(HERE.parent / "run"))  # table.py
+sys.path.insert(0, str(HERE.parents[1] / "tools" / "oracle"))
 
 import torch  # noqa: E402
 import torch_side  # noqa: E402  (timed, blas_info)

@@ -1,7 +1,7 @@
 // Training, not inference (issues 20 and 23): a forward that keeps what the backward needs, the
 // backward, and an optimizer step. A Google Benchmark program: it measures and asserts
-// nothing; `meson test` does not run it. tools/run_training_benchmark.py runs each case in a
-// process of its own beside PyTorch's autograd (tools/benchmark/torch_training.py) and
+// nothing; `meson test` does not run it. benchmarks/run/record_training.py runs each case in a
+// process of its own beside PyTorch's autograd (benchmarks/peers/torch_training.py) and
 // records both in data/benchmarks/training.json.
 //
 //   training_benchmark [--output=FILE] [Google Benchmark flags]
@@ -29,7 +29,7 @@
 //       entropy, zero_grad, backward, step. One iteration is the first 300 steps of that run
 //       (the same draws as PyTorch's); steps_per_s is the counter to read.
 //
-// Counters: counters.hpp's (faults, peak_rss_MB, rss_before_MB, threads); GFLOPs for mha_train
+// Counters: bench.hpp's (faults, peak_rss_MB, rss_before_MB, threads); GFLOPs for mha_train
 // credit three times the forward's products (the backward computes two per forward product),
 // the causal products on the visible pairs only, as attention_benchmark.cpp counts them.
 #include <cmath>
@@ -48,7 +48,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/optim.hpp"
-#include "counters.hpp"
+#include "bench.hpp"
 
 namespace {
 

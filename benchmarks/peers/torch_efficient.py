@@ -4,7 +4,7 @@ comparison that Debian's python3-torch runs on a CPU, at B = 8, T = 1024 (or --T
 12 heads, causal, dropout 0, float32, one thread, under torch.no_grad().
 
 Prints one JSON line per implementation: {"impl", "T", "ms": [one time per --repeat], ...}.
-Run by tools/run_efficient_benchmark.sh between the C++ runs; not part of the tests.
+Run by benchmarks/run/record_efficient.sh between the C++ runs; not part of the tests.
 """
 import argparse
 import json
@@ -14,7 +14,7 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "oracle"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "oracle"))
 from efficient import MultiHeadAttentionCombinedQKV  # noqa: E402
 from multihead import MultiHeadAttention, MultiHeadAttentionWrapper  # noqa: E402
 

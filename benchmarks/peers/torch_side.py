@@ -2,7 +2,7 @@
 """PyTorch's side of the attention benchmark: one table entry, one size, one thread count,
 in this process; prints one JSON line.
 
-    /usr/bin/python3 tools/benchmark/torch_side.py --entry mha --T 1024 --threads 1 \
+    /usr/bin/python3 benchmarks/peers/torch_side.py --entry mha --T 1024 --threads 1 \
         [--min-time 1.0] [--output y.bin] [--sgemm]
 
 Builds Raschka's class (tools/oracle/, as the oracle scripts record it) after
@@ -13,7 +13,7 @@ passed (at least 2). Reports wall time and process CPU time per call, the peak r
 call's result as raw float32 (the driver compares it with the library's and ONNX Runtime's).
 --sgemm times a 1024^3 product instead (the BLAS PyTorch runs, for the record).
 
-Run by tools/run_attention_benchmark.py, once with glibc's default malloc and once with
+Run by benchmarks/run/record_attention.py, once with glibc's default malloc and once with
 malloc told to keep and reuse freed memory; not part of the tests.
 """
 import argparse
@@ -26,7 +26,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "oracle"))
+sys.path.insert(0, str(HERE.parent / "run"))  # table.py
+sys.path.insert(0, str(HERE.parents[1] / "tools" / "oracle"))
 
 import torch  # noqa: E402
 import table  # noqa: E402

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Summarises data/benchmarks/kv_cache.json (Google Benchmark JSON written by
-tools/run_kv_benchmark.sh) into a TSV and a Markdown table: the median time per generated token
+benchmarks/run/record_kv_cache.sh) into a TSV and a Markdown table: the median time per generated token
 with and without the KV cache, for each context length and width, and their ratio.
 
-Usage: summarise_kv_benchmark.py kv_cache.json kv_cache_summary.tsv
+Usage: summarise_kv_cache.py kv_cache.json kv_cache_summary.tsv
 Python 3 standard library only.
 """
 import json

@@ -1,5 +1,5 @@
 // Every attention module's forward at GPT-2 sizes, one case per (module, T, threads): the
-// library's side of tools/run_attention_benchmark.py, which runs PyTorch (the same Raschka
+// library's side of benchmarks/run/record_attention.py, which runs PyTorch (the same Raschka
 // class, the same seed) and ONNX Runtime beside it. A Google Benchmark program: it measures
 // and asserts nothing; `meson test` does not run it.
 //
@@ -14,7 +14,7 @@
 // it takes. --output=FILE writes the first case's result (raw float32, [1, T, 768]) before
 // timing, for the driver's comparison with PyTorch.
 //
-// The table below is tools/benchmark/table.py's ENTRIES, key for key: a new module is one
+// The table below is benchmarks/run/table.py's ENTRIES, key for key: a new module is one
 // line here and one entry there.
 #include <cstdio>
 #include <cstdlib>
@@ -37,7 +37,7 @@
 #include "attn/modules/multihead.hpp"
 #include "attn/modules/swa.hpp"
 #include "attn/core/generator.hpp"
-#include "counters.hpp"
+#include "bench.hpp"
 
 namespace {
 

@@ -6,11 +6,11 @@ Each entry pairs three sides that compute the same function with the same weight
   the module's `operator()`;
 - PyTorch: Raschka's class (written out once, in tools/oracle/), built after
   `torch.manual_seed(0)` with the same arguments, `x = torch.rand(1, T, d)`, timed under
-  `torch.no_grad()` in evaluation mode (tools/benchmark/torch_side.py);
+  `torch.no_grad()` in evaluation mode (benchmarks/peers/torch_side.py);
 - ONNX Runtime (optional): models built from that PyTorch module's weights
-  (tools/benchmark/onnx_models.py), timed by tools/benchmark/onnxruntime/run.mjs.
+  (benchmarks/peers/onnx_models.py), timed by benchmarks/peers/onnxruntime/run.mjs.
 
-Adding a module is one entry here, one line in benchmarks/module_benchmark.cpp's table (the
+Adding a module is one entry here, one line in benchmarks/cpp/module_benchmark.cpp's table (the
 same key) and its class in tools/oracle/ (or an ONNX builder in onnx_models.py for a new
 fused operator). Python 3 standard library only: the driver imports this without PyTorch.
 """

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs the KV-cache benchmark (benchmarks/kv_cache_benchmark.cpp) and records its results:
+# Runs the KV-cache benchmark (benchmarks/cpp/kv_cache_benchmark.cpp) and records its results:
 #   data/benchmarks/kv_cache.json         Google Benchmark's JSON (machine, date, every run)
 #   data/benchmarks/kv_cache_summary.tsv  median time per token with and without the cache
-# Usage: tools/run_kv_benchmark.sh <path to kv_cache_benchmark> [extra benchmark flags]
+# Usage: benchmarks/run/record_kv_cache.sh <path to kv_cache_benchmark> [extra benchmark flags]
 #   (or `meson compile -C build run-benchmarks`). Not part of the tests.
 set -euo pipefail
 exe="$1"; shift
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/data/benchmarks"
 mkdir -p "$out"
 commit="$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -29,6 +29,6 @@ load="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
   --benchmark_context="blas=$blas" \
   --benchmark_context="loadavg_before=$load" \
   --benchmark_context="OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS" \
-  --benchmark_context="script=tools/run_kv_benchmark.sh" \
+  --benchmark_context="script=benchmarks/run/record_kv_cache.sh" \
   "$@"
-/usr/bin/env python3 "$root/tools/summarise_kv_benchmark.py" "$out/kv_cache.json" "$out/kv_cache_summary.tsv"
+/usr/bin/env python3 "$root/benchmarks/run/summarise_kv_cache.py" "$out/kv_cache.json" "$out/kv_cache_summary.tsv"

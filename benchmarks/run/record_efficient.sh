@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Chapter 11's speed table: every C++ layout (benchmarks/efficient_benchmark.cpp), each in a
-# process of its own, then PyTorch's implementations (tools/efficient_benchmark_torch.py), in
+# Chapter 11's speed table: every C++ layout (benchmarks/cpp/efficient_benchmark.cpp), each in a
+# process of its own, then PyTorch's implementations (benchmarks/peers/torch_efficient.py), in
 # ROUNDS interleaved rounds (default 2); the summary keeps each implementation's minimum.
 #   data/benchmarks/efficient.json         every run (Google Benchmark JSON and PyTorch's lines)
 #   data/benchmarks/efficient_summary.tsv  impl, side (C++/PyTorch), T, min_ms, runs
-# Usage: tools/run_efficient_benchmark.sh <path to efficient_benchmark>; EFFICIENT_T=1024.
+# Usage: benchmarks/run/record_efficient.sh <path to efficient_benchmark>; EFFICIENT_T=1024.
 # One thread everywhere (OPENBLAS_NUM_THREADS=1, torch.set_num_threads(1)). Not a test.
 set -euo pipefail
 exe="$1"; shift
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="$root/data/benchmarks"
 mkdir -p "$out"
 rounds="${ROUNDS:-2}"
@@ -27,7 +27,7 @@ for round in $(seq 1 "$rounds"); do
     echo "round $round: $name done (load before: $load)"
   done
   echo "{\"loadavg_before\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"round\": $round}" > "$tmp/torch_$round.jsonl"
-  /usr/bin/python3 "$root/tools/efficient_benchmark_torch.py" --T "$EFFICIENT_T" >> "$tmp/torch_$round.jsonl"
+  /usr/bin/python3 "$root/benchmarks/peers/torch_efficient.py" --T "$EFFICIENT_T" >> "$tmp/torch_$round.jsonl"
   echo "round $round: PyTorch done"
 done
 /usr/bin/env python3 - "$tmp" "$out/efficient.json" "$out/efficient_summary.tsv" "$commit" <<'PY'

@@ -1,5 +1,5 @@
 """The book's benchmarks page and its plot, generated from data/benchmarks/attention.json
-(written by tools/run_attention_benchmark.py) when the docs are built.
+(written by benchmarks/run/record_attention.py) when the docs are built.
 
 docs/benchmarks.md is the page's prose; each line that is only a marker `@NAME@` is replaced
 by what NAME() below renders from the data: every figure on the page comes from the file, so
@@ -21,7 +21,7 @@ SIDES = [  # (key in the data, column title, bar colour)
     ("ort-gqa", "ORT GroupQueryAttention", "#22543d"),
 ]
 TITLE = dict((k, t) for k, t, _ in SIDES)
-RUN_COMMAND = "tools/run_attention_benchmark.py --build build --install-peers"
+RUN_COMMAND = "benchmarks/run/record_attention.py --build build --install-peers"
 
 
 def ms(v):
@@ -267,7 +267,7 @@ def write(source_root, pages_dir, figures_dir):
     data = json.loads(data_file.read_text()) if data_file.is_file() else {}
     if data and not (isinstance(data.get("meta", {}).get("machine"), dict) and
                      all("sides" in r for r in data.get("summary", []))):
-        raise SystemExit(f"{data_file}: not written by tools/run_attention_benchmark.py "
+        raise SystemExit(f"{data_file}: not written by benchmarks/run/record_attention.py "
                          "(an older format?): record it again")
     Path(pages_dir, "benchmarks.md").write_text(fill(template, Page(data), bool(data), RUN_COMMAND),
                                                  encoding="utf-8")

@@ -1,8 +1,8 @@
 """The book's training page, generated from data/benchmarks/training.json (written by
-tools/run_training_benchmark.py) when the docs are built.
+benchmarks/run/record_training.py) when the docs are built.
 
 docs/training.md is the page's prose; each line that is only a marker `@NAME@` is replaced by
-what NAME() below renders from the data, as on the benchmarks page (benchmark_page.py): no
+what NAME() below renders from the data, as on the benchmarks page (attention_page.py): no
 number on the page is copied by hand. Python 3 standard library only.
 
     write(source_root, pages_dir) -> list of files read (for the depfile)
@@ -10,9 +10,9 @@ number on the page is copied by hand. Python 3 standard library only.
 import json
 from pathlib import Path
 
-from benchmark_page import fill, ms, ratio, record
+from attention_page import fill, ms, ratio, record
 
-RUN_COMMAND = "tools/run_training_benchmark.py --build build --install-peers"
+RUN_COMMAND = "benchmarks/run/record_training.py --build build --install-peers"
 STEP_SIDES = [("library", "library"), ("library-fresh", "library, buffers allocated each step"),
               ("pytorch-default", "PyTorch, default malloc"),
               ("pytorch-reuse", "PyTorch, malloc reusing")]
@@ -98,7 +98,7 @@ class Page:
         """One sentence: where, when, at which commit and how loaded (for a chapter page)."""
         m, mach = self.meta, self.meta.get("machine", {})
         loads = [float(r[0]) for r in m.get("loadavg_rounds", []) if r]
-        text = (f"Recorded in `data/benchmarks/training.json` by `tools/run_training_benchmark.py` "
+        text = (f"Recorded in `data/benchmarks/training.json` by `benchmarks/run/record_training.py` "
                 f"on {mach.get('cpu', '?')} ({mach.get('cores', '?')} cores), "
                 f"{str(m.get('date', '?'))[:10]}, at commit `{str(m.get('commit', '?'))[:12]}`; "
                 f"{m.get('rounds', '?')} round(s), the fastest kept")
@@ -152,7 +152,7 @@ def write(source_root, pages_dir):
     data_file = src / "data" / "benchmarks" / "training.json"
     data = json.loads(data_file.read_text()) if data_file.is_file() else {}
     if data and not all("sides" in r for r in data.get("summary", [])):
-        raise SystemExit(f"{data_file}: not written by tools/run_training_benchmark.py: record it again")
+        raise SystemExit(f"{data_file}: not written by benchmarks/run/record_training.py: record it again")
     Path(pages_dir, "training.md").write_text(fill(template, Page(data), bool(data), RUN_COMMAND),
                                                encoding="utf-8")
     return [template, data_file, Path(__file__).resolve()]

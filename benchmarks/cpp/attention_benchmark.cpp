@@ -1,7 +1,7 @@
 // Multi-head attention at GPT-2 sizes (issue 12): the library's MultiHeadAttention forward
 // against itself in pieces and against a matrix-product baseline. A Google Benchmark
 // program: it measures, asserts nothing, and `meson test` does not run it.
-// tools/run_attention_benchmark.py runs it beside PyTorch and records both.
+// benchmarks/run/record_attention.py runs it beside PyTorch and records both.
 //
 // Configuration (Raschka's GPT-2 small attention): B = 1, d_in = d_out = 768, 12 heads of
 // 64, causal, dropout 0, eval mode, float32; T = 256, 1024, 4096 tokens; 1 or 2 OpenMP
@@ -42,7 +42,7 @@
 #include "attn/kernels/gemm.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/modules/multihead.hpp"
-#include "counters.hpp"
+#include "bench.hpp"
 
 namespace {
 
@@ -52,7 +52,7 @@ double flops_projections(double T) { return 4 * 2 * T * D * D; }
 double flops_causal_product(double T) { return H * 2.0 * HD * T * (T + 1) / 2; }
 double flops_forward(double T) { return flops_projections(T) + 2 * flops_causal_product(T); }
 
-// The counters every case reports (counters.hpp), plus the fast kernel's instruction set.
+// The counters every case reports (bench.hpp), plus the fast kernel's instruction set.
 struct Run : bench::Run {
     Run(benchmark::State& s, int threads) : bench::Run(s, threads) {}
     void finish(double flops) {

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """The training benchmark (issues 20 and 23): the library's backward beside PyTorch's autograd.
 
-    tools/run_training_benchmark.py [--build build] [--install-peers] [--rounds 3]
+    benchmarks/run/record_training.py [--build build] [--install-peers] [--rounds 3]
         [--min-time 2.0] [--threads 1,2] [--no-memory] [--smoke] [--note TEXT] [--out DIR]
 
 Also `meson compile -C build run-training-benchmark` (which passes --install-peers).
-Cases (benchmarks/training_benchmark.cpp and tools/benchmark/torch_training.py):
+Cases (benchmarks/cpp/training_benchmark.cpp and benchmarks/peers/torch_training.py):
   mha_train        MultiHeadAttention at GPT-2 sizes (B = 1, T = 1024, 768 wide, 12 heads,
                    causal): forward, loss = out.pow(2).mean(), backward; at each thread count
   induction_train  chapter 21's training run, its first 300 steps from the seed, 1 thread
@@ -35,10 +35,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import run_attention_benchmark as rab  # noqa: E402  (the attention benchmark's helpers)
+import record_attention as rab  # noqa: E402  (the attention benchmark's helpers)
 
-ROOT, BENCH = rab.ROOT, rab.BENCH
+ROOT, PEERS = rab.ROOT, rab.PEERS
 T = 1024
 STEPS = 300
 MEMORY = [("naive", 1024), ("naive", 4096), ("tiled", 1024), ("tiled", 4096), ("tiled", 16384),
@@ -69,7 +68,7 @@ class Sides:
         return r
 
     def torch(self, case, th, min_time, reuse, output=None):
-        cmd = [rab.TORCH_PY, BENCH / "torch_training.py", "--case", case, "--threads", th,
+        cmd = [rab.TORCH_PY, PEERS / "torch_training.py", "--case", case, "--threads", th,
                "--min-time", min_time, "--T", T, "--steps", STEPS]
         if output:
             cmd += ["--output", output]
@@ -151,7 +150,7 @@ def main():
                      "python3-torch": rab.shell("dpkg-query -W -f='${Version}' python3-torch"),
                      "libopenblas0": rab.shell("dpkg-query -W -f='${Version}' libopenblas0-pthread"),
                      "python": rab.shell(f"{rab.TORCH_PY} --version")},
-        "command": shlex.join(["tools/run_training_benchmark.py"] + rab.command_args(sys.argv[1:])),
+        "command": shlex.join(["benchmarks/run/record_training.py"] + rab.command_args(sys.argv[1:])),
         "rounds": rounds, "min_time_s": min_time, "threads": threads, "T": T, "steps": STEPS,
         "environment": {"pytorch-default": "glibc's default malloc",
                         "pytorch-reuse": rab.REUSE_MALLOC,
