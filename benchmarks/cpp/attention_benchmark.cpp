@@ -1,4 +1,4 @@
-// Multi-head attention at GPT-2 sizes (issue 12): the library's MultiHeadAttention forward
+// Multi-head attention at GPT-2 sizes: the library's MultiHeadAttention forward
 // against itself in pieces and against a matrix-product baseline. A Google Benchmark
 // program: it measures, asserts nothing, and `meson test` does not run it.
 // benchmarks/run/record_attention.py runs it beside PyTorch and records both.
@@ -233,13 +233,7 @@ BENCHMARK(BM_sgemm_1024)->Name("sgemm_1024")->Apply(threads_only);
 BENCHMARK(BM_blas_sgemm_1024)->Name("blas_sgemm_1024")->Apply(threads_only);
 
 int main(int argc, char** argv) {
-    benchmark::AddCustomContext(
-        "what", "causal MultiHeadAttention forward, B=1, d_in=d_out=768, 12 heads, dropout 0, "
-                "eval, float32 (issue 12); GFLOPs count the causal products' visible pairs");
-    benchmark::AddCustomContext("fast_isa", attn::fast::isa_name());
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return bench::main(argc, argv,
+                       "causal MultiHeadAttention forward, B=1, d_in=d_out=768, 12 heads, dropout "
+                       "0, eval, float32; GFLOPs count the causal products' visible pairs");
 }

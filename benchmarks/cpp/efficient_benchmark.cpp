@@ -8,8 +8,6 @@
 #include <cstdlib>
 #include <string>
 
-#include <sys/resource.h>
-
 #include <benchmark/benchmark.h>
 
 #include "attn/modules/efficient.hpp"
@@ -18,6 +16,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/modules/multihead.hpp"
+#include "bench.hpp"
 
 namespace {
 
@@ -28,21 +27,25 @@ std::size_t tokens() {
     return t ? std::stoul(t) : 1024;
 }
 
-double peak_rss_bytes() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_maxrss) * 1024.0;
+// The products of one forward credited to every layout (the same count whatever the layout
+// computes, so ratios of GFLOPs are ratios of time): `projections` products [T, d] x [d, d]
+// (4, or 3 for the wrapper, which has no output projection) and the causal attention's two
+// products on the visible pairs only, for each of the B sequences.
+double flops(double projections) {
+    const double T = double(tokens()), hd = double(d / H);
+    return double(B) * (projections * 2 * T * d * d + 2 * double(H) * 2 * hd * T * (T + 1) / 2);
 }
 
 template <class F>
-void run(benchmark::State& state, const char* label, F forward) {
+void run(benchmark::State& state, const char* label, F forward, double projections = 4) {
     for (auto _ : state) {
         attn::Tensor out = forward();
         benchmark::DoNotOptimize(out.data());
         benchmark::ClobberMemory();
     }
     state.counters["T"] = static_cast<double>(tokens());
-    state.counters["peak_rss_bytes"] = peak_rss_bytes();
+    state.counters["peak_rss_bytes"] = bench::peak_rss_bytes();
+    bench::count_flops(state, flops(projections));
     state.SetLabel(label);
 }
 
@@ -56,7 +59,7 @@ void BM_wrapper(benchmark::State& state) {
     attn::Generator gen(0);
     const attn::MultiHeadAttentionWrapper w({.d_in = d, .d_out = d / H, .context_length = tokens(), .num_heads = H}, gen);
     const attn::Tensor x = attn::randn({B, tokens(), d}, gen);
-    run(state, "wrapper", [&] { return w(x); });
+    run(state, "wrapper", [&] { return w(x); }, 3);
 }
 void BM_mha(benchmark::State& state) {
     Setup s;
@@ -97,11 +100,6 @@ BENCHMARK(BM_torch_layout)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterat
 BENCHMARK(BM_tiled_forward)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 int main(int argc, char** argv) {
-    benchmark::AddCustomContext("what", "one forward of each multi-head attention layout, B = 8, "
-                                        "d = 768, 12 heads, causal, float32, one thread");
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return bench::main(argc, argv, "one forward of each multi-head attention layout, B = 8, "
+                                   "d = 768, 12 heads, causal, float32, one thread");
 }

@@ -11,22 +11,15 @@
 #include <cmath>
 #include <cstdint>
 
-#include <sys/resource.h>
-
 #include <benchmark/benchmark.h>
 
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
+#include "bench.hpp"
 
 namespace {
 
 constexpr std::size_t B = 1, H = 12, hd = 64;
-
-double peak_rss_bytes() {
-    rusage u{};
-    getrusage(RUSAGE_SELF, &u);
-    return static_cast<double>(u.ru_maxrss) * 1024.0;  // Linux reports KiB
-}
 
 template <bool Tiled>
 void BM_attention(benchmark::State& state) {
@@ -48,7 +41,9 @@ void BM_attention(benchmark::State& state) {
     state.counters["T"] = static_cast<double>(T);
     state.counters["heads"] = static_cast<double>(H);
     state.counters["d"] = static_cast<double>(H * hd);
-    state.counters["peak_rss_bytes"] = peak_rss_bytes();
+    state.counters["peak_rss_bytes"] = bench::peak_rss_bytes();
+    // scores and weights @ values on the visible (causal) pairs only, as the other programs count
+    bench::count_flops(state, 2 * double(B * H) * 2.0 * hd * double(T) * double(T + 1) / 2);
     state.counters["inputs_bytes"] = static_cast<double>(3 * B * H * T * hd * sizeof(float));
     state.SetLabel(Tiled ? "tiled" : "naive");
 }
@@ -62,11 +57,6 @@ BENCHMARK_TEMPLATE(BM_attention, true)->Name("tiled")->ArgNames({"T", "block"})
     ->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 int main(int argc, char** argv) {
-    benchmark::AddCustomContext("what", "causal attention of q, k, v [1, 12, T, 64], naive "
-                                        "(whole scores) against tiled (attn::flash), float32");
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return bench::main(argc, argv, "causal attention of q, k, v [1, 12, T, 64], naive "
+                                   "(whole scores) against tiled (attn::flash), float32");
 }

@@ -18,6 +18,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/modules/base_self_attention.hpp"
 #include "attn/attention/kv_cache.hpp"
+#include "bench.hpp"
 
 namespace {
 
@@ -39,6 +40,9 @@ void BM_token_with_cache(benchmark::State& state) {
     state.counters["context"] = static_cast<double>(context);
     state.counters["embed_dim"] = static_cast<double>(E);
     state.counters["cache_bytes"] = static_cast<double>(cache.bytes());
+    // Bound by memory, if by anything: each token reads the whole cache (at least once).
+    state.counters["GBps"] = benchmark::Counter(double(cache.bytes()) * double(state.iterations()) / 1e9,
+                                                benchmark::Counter::kIsRate);
     state.SetLabel("with_cache");
 }
 
@@ -56,6 +60,9 @@ void BM_token_without_cache(benchmark::State& state) {
     }
     state.counters["context"] = static_cast<double>(context);
     state.counters["embed_dim"] = static_cast<double>(E);
+    // Four projections of every token and the attention's two products over all [S, S] pairs.
+    const double S = double(context + 1), e = double(E);
+    bench::count_flops(state, 4 * 2 * S * e * e + 2 * 2 * e * S * S);
     state.SetLabel("without_cache");
 }
 
@@ -72,11 +79,7 @@ BENCHMARK(BM_token_with_cache)->Apply(contexts);
 BENCHMARK(BM_token_without_cache)->Apply(contexts);
 
 int main(int argc, char** argv) {
-    benchmark::AddCustomContext("what", "time per generated token with and without the KV cache "
-                                        "(attn::BaseSelfAttention, one layer, one head, batch 1, float32)");
-    benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return bench::main(argc, argv, "time per generated token with and without the KV cache "
+                                   "(attn::BaseSelfAttention, one layer, one head, batch 1, "
+                                   "float32)");
 }

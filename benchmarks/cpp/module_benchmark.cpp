@@ -225,12 +225,9 @@ int main(int argc, char** argv) {
                     ->UseRealTime();
             }
     }
-    benchmark::AddCustomContext("what", "attention modules' forward, B=1, d_in=d_out=768, 12 "
-                                        "heads, dropout 0, eval, float32, seed 0");
-    int rest_argc = int(rest.size());
-    benchmark::Initialize(&rest_argc, rest.data());
-    if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) return 1;
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return bench::main(int(rest.size()), rest.data(),
+                       "attention modules' forward, B=1, d_in=d_out=768, 12 heads, dropout 0, "
+                       "eval, float32, seed 0",
+                       "module_benchmark [--module=K,..] [--T=N,..] [--threads=N,..] "
+                       "[--output=FILE] [Google Benchmark flags]");
 }

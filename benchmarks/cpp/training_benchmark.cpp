@@ -1,4 +1,4 @@
-// Training, not inference (issues 20 and 23): a forward that keeps what the backward needs, the
+// Training, not inference: a forward that keeps what the backward needs, the
 // backward, and an optimizer step. A Google Benchmark program: it measures and asserts
 // nothing; `meson test` does not run it. benchmarks/run/record_training.py runs each case in a
 // process of its own beside PyTorch's autograd (benchmarks/peers/torch_training.py) and
@@ -119,19 +119,33 @@ void BM_sdpa_backward(benchmark::State& state) {
     state.counters["inputs_MB"] = 4.0 * double(H * T * HD * sizeof(float)) / 1e6;
 }
 
+// The products of one training step of chapter 21's model on `tokens` input tokens a sequence:
+// per layer the four projections and the two causal attention products, then the unembedding;
+// three times the forward's, as for mha_train.
+double induction_step_flops(double B, double tokens, double d, double V, double layers) {
+    const double N = B * tokens;
+    const double layer = 4 * 2 * N * d * d + 2 * 2 * d * B * tokens * (tokens + 1) / 2;
+    return 3 * (layers * layer + 2 * N * d * V);
+}
+
 void BM_induction_train(benchmark::State& state) {
     const auto steps = int(state.range(0));
-    const std::size_t V = 32, B = 32;
+    const std::size_t V = 32, B = 32, d = 32, layers = 2;
     bench::Run run(state, int(state.range(1)));
+    double flops = 0;  // of the first run (every run makes the same draws)
     run.start();
     for (auto _ : state) {
+        const bool first = flops == 0;
         attn::manual_seed(123);
-        attn::AttentionOnlyTransformer model({.vocab_size = V, .context_length = 23, .emb_dim = 32, .num_heads = 2});
+        attn::AttentionOnlyTransformer model(
+            {.vocab_size = V, .context_length = 23, .emb_dim = d, .num_heads = 2, .num_layers = layers});
         attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.01});
         float last = 0;
         for (int step = 0; step < steps; ++step) {
             const auto half = static_cast<std::size_t>(attn::randint(6, 13, {1})(0));
             const auto [input, targets] = attn::next_token_pairs(attn::repeated_tokens(B, half, V));
+            if (first) flops += induction_step_flops(double(B), double(input.shape()[1]), double(d),
+                                                     double(V), double(layers));
             attn::AttentionOnlyTransformer::Saved saved;
             const attn::Tensor logits = model.forward(input, saved);
             last = attn::sequence_cross_entropy(logits, targets)();
@@ -143,7 +157,7 @@ void BM_induction_train(benchmark::State& state) {
         // keep a float in a general register through it and hand back garbage)
         state.counters["last_loss"] = last;
     }
-    run.finish();
+    run.finish(flops);
     state.counters["steps_per_s"] = benchmark::Counter(double(steps) * double(state.iterations()),
                                                        benchmark::Counter::kIsRate);
 }
@@ -171,15 +185,8 @@ int main(int argc, char** argv) {
         if (std::strncmp(argv[i], "--output=", 9) == 0) output_path = argv[i] + 9;
         else rest.push_back(argv[i]);
     }
-    benchmark::AddCustomContext("what", "training: forward keeping what the backward needs, "
-                                        "backward, optimizer step (issues 20 and 23), float32");
-    int rest_argc = int(rest.size());
-    benchmark::Initialize(&rest_argc, rest.data());
-    if (benchmark::ReportUnrecognizedArguments(rest_argc, rest.data())) {
-        std::fprintf(stderr, "usage: training_benchmark [--output=FILE] [Google Benchmark flags]\n");
-        return 2;
-    }
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
+    return bench::main(int(rest.size()), rest.data(),
+                       "training: forward keeping what the backward needs, backward, optimizer "
+                       "step, float32",
+                       "training_benchmark [--output=FILE] [Google Benchmark flags]");
 }
