@@ -1,7 +1,7 @@
 // Chapter 11's speed table: one forward of each layout at Raschka's shape (B = 8, T = 1024,
 // d_in = d_out = 768, 12 heads, causal, dropout 0), float32, one thread. A Google Benchmark
 // program: it measures and asserts nothing; `meson test` does not run it.
-// benchmarks/run/record_efficient.sh runs each layout in its own process, interleaved with
+// benchmarks/run/record_efficient.py runs each layout in its own process, interleaved with
 // PyTorch's implementations (benchmarks/peers/torch_efficient.py), and records both under
 // data/benchmarks/. Arguments: `--benchmark_filter`, and the environment variable
 // EFFICIENT_T to change T (default 1024).

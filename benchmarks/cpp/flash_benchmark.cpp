@@ -1,7 +1,7 @@
 // Naive attention (chapter 7's path: the whole [B, H, T, T] scores, masked_softmax, matmul)
 // against the tiled forward of chapter 12 (the attention core's tiled backend), causal, B = 1, 12 heads
 // of 64 (d = 768), T = 1024, 4096, 16384, float32, one thread. A Google Benchmark program: it
-// measures and asserts nothing; `meson test` does not run it. benchmarks/run/record_flash.sh
+// measures and asserts nothing; `meson test` does not run it. benchmarks/run/record_flash.py
 // runs each benchmark in a process of its own (so `peak_rss_bytes`, the process's
 // ru_maxrss, belongs to that benchmark alone) and records the JSON under data/benchmarks/.
 //
@@ -28,11 +28,11 @@ void BM_attention(benchmark::State& state) {
     attn::Generator gen(0);
     const attn::Tensor q = attn::randn({B, H, T, hd}, gen), k = attn::randn({B, H, T, hd}, gen),
                        v = attn::randn({B, H, T, hd}, gen);
-    const attn::SDPAOptions options{
+    attn::SDPAOptions options{
         .is_causal = true, .scale = attn::ScoreScale::divide_by(std::sqrt(float(hd))),
         .fully_masked_rows = attn::FullyMaskedRows::zero,
-        .backend = Tiled ? attn::SDPABackend::tiled : attn::SDPABackend::step,
-        .block_q = block, .block_k = block};
+        .backend = Tiled ? attn::SDPABackend::tiled : attn::SDPABackend::step};
+    if (Tiled) options.block_q = options.block_k = block;  // the naive path has no blocks (0)
     for (auto _ : state) {
         attn::Tensor out = attn::scaled_dot_product_attention(q, k, v, options);
         benchmark::DoNotOptimize(out.data());

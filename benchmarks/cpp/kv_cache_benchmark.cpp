@@ -1,6 +1,6 @@
 // Time per generated token with and without the KV cache (chapter 8), for contexts of 64 to
 // 1024 tokens. A Google Benchmark program: it measures, it asserts nothing, and `meson test`
-// does not run it. Run it with benchmarks/run/record_kv_cache.sh, which records the JSON output under
+// does not run it. Run it with benchmarks/run/record_kv_cache.py, which records the JSON output under
 // data/benchmarks/ with the machine and the commit.
 //
 // One iteration = generating the token at position `context`:

@@ -4,7 +4,7 @@ comparison that Debian's python3-torch runs on a CPU, at B = 8, T = 1024 (or --T
 12 heads, causal, dropout 0, float32, one thread, under torch.no_grad().
 
 Prints one JSON line per implementation: {"impl", "T", "ms": [one time per --repeat], ...}.
-Run by benchmarks/run/record_efficient.sh between the C++ runs; not part of the tests.
+Run by benchmarks/run/record_efficient.py between the C++ runs; not part of the tests.
 """
 import argparse
 import json
@@ -14,7 +14,11 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "oracle"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "run"))  # table.py, for torch_side
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "oracle"))
+import torch_side  # noqa: E402  (blas_info: the BLAS this process loaded)
 from efficient import MultiHeadAttentionCombinedQKV  # noqa: E402
 from multihead import MultiHeadAttention, MultiHeadAttentionWrapper  # noqa: E402
 
@@ -74,14 +78,6 @@ class MHAPyTorchSDPA(torch.nn.Module):
         return self.proj(ctx.transpose(1, 2).contiguous().view(b, n, self.d))
 
 
-def blas_info():
-    """The BLAS_INFO of torch's build settings (`generic`: the libblas.so.3 alternative)."""
-    for part in torch.__config__.show().replace("\n", ",").split(","):
-        if "BLAS_INFO=" in part and "LAPACK" not in part:
-            return part.split("BLAS_INFO=", 1)[1].strip()
-    return "unknown"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--T", type=int, default=1024)
@@ -109,9 +105,7 @@ def main():
                 times.append((time.perf_counter() - t0) * 1e3)
             print(json.dumps({"impl": name, "T": T, "ms": times, "torch": torch.__version__,
                               "threads": torch.get_num_threads(),
-                              "blas_info": blas_info(), "libblas": os.path.realpath(
-                                  "/usr/lib/x86_64-linux-gnu/libblas.so.3")}),
-                  flush=True)
+                              "blas": torch_side.blas_info()}), flush=True)
 
 
 if __name__ == "__main__":
