@@ -11,6 +11,8 @@ import json
 import math
 from pathlib import Path
 
+from common import fill, inputs, limits_table, ms, percent, ratio, record
+
 SIDES = [  # (key in the data, column title, bar colour)
     ("library", "library", "#2b6cb0"),
     ("pytorch-default", "PyTorch, default malloc", "#c53030"),
@@ -24,17 +26,6 @@ TITLE = dict((k, t) for k, t, _ in SIDES)
 RUN_COMMAND = "benchmarks/run/record_attention.py --build build --install-peers"
 
 
-def ms(v):
-    """A time in ms with three significant digits."""
-    if v is None:
-        return "–"
-    return f"{v:.3g}" if v < 1000 else f"{v:,.0f}".replace(",", " ")
-
-
-def ratio(v):
-    return "–" if v is None else f"{v:.2f}"
-
-
 def times_row(sides, keys):
     """Times of `keys`, the fastest in bold."""
     present = [sides[k]["time_ms"] for k in keys if k in sides]
@@ -46,54 +37,9 @@ def times_row(sides, keys):
     return cells
 
 
-def record(m, run_command, versions):
-    """The paragraph that opens a benchmark page: a smoke run's warning, when, at which commit,
-    with which command, on which machine and under which load (from a driver's `meta`), then
-    `versions` (the page's own sentence) and the recording's note."""
-    mach = m.get("machine", {})
-    lines = []
-    if m.get("kind") == "smoke":
-        lines += ["<b>This is a smoke run, not a measurement:</b> it shows that every part of",
-                  "the pipeline runs (one short round on a machine other work was using), and its",
-                  "times are not to be compared. The recording is made on a quiet machine with",
-                  f"`{run_command}`.", ""]
-    lines += [
-        f"Recorded {m.get('date', '?')} at commit `{m.get('commit', '?')[:12]}` "
-        f"({m.get('kind', '?')}: {m.get('rounds', '?')} round(s), each run at least "
-        f"{m.get('min_time_s', '?')} s; command `{m.get('command', '?')}`).",
-        f"Machine: {mach.get('cpu', '?')}, {mach.get('cores', '?')} cores "
-        f"({', '.join(mach.get('isa', []))}), {mach.get('memory_GB', '?')} GB, "
-        f"{mach.get('hypervisor') or 'no hypervisor reported'}. "
-        f"Load average (1, 5, 15 min) before: {' '.join(m.get('loadavg_before', []))}; after: "
-        f"{' '.join(m.get('loadavg_after', []))}; at the start of each round: "
-        f"{'; '.join(' '.join(r) for r in m.get('loadavg_rounds', []))}.",
-        versions,
-    ]
-    if m.get("note"):
-        lines.append(f"Note: {m['note']}")
-    return "\n".join(lines)
-
-
-def fill(template, page, has_data, run_command):
-    """`template`'s text with each line that is only `@NAME@` replaced by `page.NAME()` (or,
-    without data, by a line saying how to record it).
-    @raises SystemExit naming the template and the marker when `page` has no such method."""
-    lines = []
-    for line in Path(template).read_text(encoding="utf-8").splitlines():
-        marker = line.strip()
-        if len(marker) > 2 and marker[0] == marker[-1] == "@" and marker[1:-1].isupper():
-            render = getattr(page, marker[1:-1], None)
-            if render is None:
-                raise SystemExit(f"{template}: unknown marker {marker}")
-            lines.append(render() if has_data else f"(No results recorded yet: run `{run_command}`.)")
-        else:
-            lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
 class Page:
-    def __init__(self, data):
-        self.data = data
+    def __init__(self, data, source_root=None):
+        self.data, self.source_root = data, source_root
         self.meta = data.get("meta", {})
         self.titles = {e["key"]: e for e in data.get("entries", [])}
 
@@ -101,11 +47,16 @@ class Page:
 
     def RECORD(self):
         v = self.meta.get("versions", {})
-        return record(self.meta, RUN_COMMAND,
-                      f"Versions: {v.get('compiler', '?')}, library BLAS `{v.get('library_blas', '?')}`; "
+        return record(self.data, "attention.json", RUN_COMMAND,
+                      f"Versions: {v.get('compiler', '?')}, library BLAS "
+                      f"{'`' + v['library_blas'] + '`' if v.get('library_blas') else 'not recorded'}; "
                       f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
                       f"{v.get('libopenblas0', '?')}); ONNX `python3-onnx` {v.get('python3-onnx', '?')}; "
-                      f"onnxruntime-node {v.get('onnxruntime-node', '?')} on Node.js {v.get('node', '?')}.")
+                      f"onnxruntime-node {v.get('onnxruntime-node', '?')} on Node.js {v.get('node', '?')}.",
+                      self.source_root)
+
+    def LIMITS(self):
+        return limits_table(self.data)
 
     def PEERS(self):
         rows = [r for r in self.data.get("summary", []) if r["entry"] == "mha"]
@@ -113,13 +64,14 @@ class Page:
             return "(No MultiHeadAttention results in the data.)"
         keys = [k for k, _, _ in SIDES if any(k in r["sides"] for r in rows)]
         head = ["T", "threads"] + [TITLE[k] for k in keys] + \
-               ["library ÷ ORT fused", "library ÷ PyTorch best"]
+               ["library ÷ ORT fused", "library ÷ PyTorch best", "library, of limit"]
         out = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
         for r in rows:
             out.append("| " + " | ".join([str(r["T"]), str(r["threads"])] +
                                          times_row(r["sides"], keys) +
                                          [ratio(r.get("library_over_ort_best_fused")),
-                                          ratio(r.get("library_over_pytorch_best"))]) + " |")
+                                          ratio(r.get("library_over_pytorch_best")),
+                                          percent(r["sides"].get("library"))]) + " |")
         return "\n".join(out)
 
     def MODULES(self):
@@ -128,7 +80,7 @@ class Page:
             return "(No results in the data.)"
         head = ["module", "T", "threads", "library", "PyTorch, default malloc",
                 "PyTorch, malloc reusing", "ORT, exported graph", "ORT, best fused",
-                "library ÷ PyTorch best", "library ÷ ORT fused"]
+                "library ÷ PyTorch best", "library ÷ ORT fused", "library, of limit"]
         out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
         for r in rows:
             s = r["sides"]
@@ -140,7 +92,7 @@ class Page:
                 str(r["threads"])] + times_row(s, ["library", "pytorch-default", "pytorch-reuse",
                                                   "ort-exported"]) +
                 [fused_cell, ratio(r.get("library_over_pytorch_best")),
-                 ratio(r.get("library_over_ort_best_fused"))]) + " |")
+                 ratio(r.get("library_over_ort_best_fused")), percent(s.get("library"))]) + " |")
         notes = [f"- `{e['title']}` ({e['source']}): {e['notes']}."
                  for e in self.data.get("entries", [])]
         return "\n".join(out + [""] + notes)
@@ -207,7 +159,8 @@ class Page:
                               p["threads"] == th and p["piece"] == n), None)) for n in names]
             out.append(f"| {T} | {th} | " + " | ".join(cells) + " |")
         rates = [f"`{p['name'].split('/')[0]}` ({p['threads']:.0f} thread(s)) "
-                 f"{p['GFLOPs']:.0f} GFLOP/s" for p in pieces if "piece" not in p and p.get("GFLOPs")]
+                 f"{p['GFLOPs']:.0f} GFLOP/s" + (f", {percent(p)} of the limit" if p.get("fraction") else "")
+                 for p in pieces if "piece" not in p and p.get("GFLOPs")]
         return "\n".join(out + ["", "Baselines, 1024³: " + "; ".join(rates) + "."])
 
 
@@ -269,7 +222,7 @@ def write(source_root, pages_dir, figures_dir):
                      all("sides" in r for r in data.get("summary", []))):
         raise SystemExit(f"{data_file}: not written by benchmarks/run/record_attention.py "
                          "(an older format?): record it again")
-    Path(pages_dir, "benchmarks.md").write_text(fill(template, Page(data), bool(data), RUN_COMMAND),
+    Path(pages_dir, "benchmarks.md").write_text(fill(template, Page(data, src), bool(data), RUN_COMMAND),
                                                  encoding="utf-8")
     svg(data, Path(figures_dir) / "attention.svg")
-    return [template, data_file, Path(__file__).resolve()]
+    return [template, data_file] + inputs(src)

@@ -10,7 +10,7 @@ number on the page is copied by hand. Python 3 standard library only.
 import json
 from pathlib import Path
 
-from attention_page import fill, ms, ratio, record
+from common import caption, fill, inputs, limits_table, ms, percent, ratio, record
 
 RUN_COMMAND = "benchmarks/run/record_training.py --build build --install-peers"
 STEP_SIDES = [("library", "library"), ("library-fresh", "library, buffers allocated each step"),
@@ -25,8 +25,8 @@ def bold_fastest(values):
 
 
 class Page:
-    def __init__(self, data):
-        self.data = data
+    def __init__(self, data, source_root=None):
+        self.data, self.source_root = data, source_root
         self.meta = data.get("meta", {})
         self.rows = data.get("summary", [])
 
@@ -35,21 +35,26 @@ class Page:
 
     def RECORD(self):
         v = self.meta.get("versions", {})
-        return record(self.meta, RUN_COMMAND,
+        return record(self.data, "training.json", RUN_COMMAND,
                       f"Versions: {v.get('compiler', '?')}; Google Benchmark {v.get('google_benchmark', '?')}; "
                       f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
-                      f"{v.get('libopenblas0', '?')}), {v.get('python', '?')}.")
+                      f"{v.get('libopenblas0', '?')}), {v.get('python', '?')}.", self.source_root)
+
+    def LIMITS(self):
+        return limits_table(self.data)
 
     def STEP(self):
         rows = [r for r in self.rows if r["case"] == "mha_train"]
         if not rows:
             return "(No MultiHeadAttention training results in the data.)"
-        head = ["threads"] + [t for _, t in STEP_SIDES] + ["library ÷ PyTorch best"]
+        head = ["threads"] + [t for _, t in STEP_SIDES] + ["library ÷ PyTorch best",
+                                                             "library, of limit"]
         out = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
         for r in rows:
             times = [r["sides"].get(k, {}).get("time_ms") for k, _ in STEP_SIDES]
             out.append("| " + " | ".join([str(r["threads"])] + bold_fastest(times) +
-                                         [ratio(r.get("library_over_pytorch_best"))]) + " |")
+                                         [ratio(r.get("library_over_pytorch_best")),
+                                          percent(r["sides"].get("library"))]) + " |")
         return "\n".join(out)
 
     def STEP_MEMORY(self):
@@ -72,14 +77,14 @@ class Page:
             return "(No induction-head training results in the data.)"
         steps = self.meta.get("steps", "?")
         out = ["| side | steps per second | ms for the first " + str(steps) + " steps | "
-               "page faults per run |", "|:---|---:|---:|---:|"]
+               "page faults per run | of limit |", "|:---|---:|---:|---:|---:|"]
         sides = [(k, t) for k, t in STEP_SIDES if k in r["sides"]]
         best = max(r["sides"][k]["steps_per_s"] for k, _ in sides)
         for k, title in sides:
             s = r["sides"][k]
             rate = f"{s['steps_per_s']:.0f}"
             out.append(f"| {title} | {'**' + rate + '**' if s['steps_per_s'] == best else rate} | "
-                       f"{ms(s['time_ms'])} | {s['faults']:.0f} |")
+                       f"{ms(s['time_ms'])} | {s['faults']:.0f} | {percent(s)} |")
         out += ["", f"Library ÷ PyTorch best, in time: {ratio(r.get('library_over_pytorch_best'))}."]
         return "\n".join(out)
 
@@ -94,19 +99,12 @@ class Page:
                        f"{r.get('inputs_MB', 0):.0f} | {r['time_ms'] / 1e3:.1f} |")
         return "\n".join(out)
 
-    def caption(self):
-        """One sentence: where, when, at which commit and how loaded (for a chapter page)."""
-        m, mach = self.meta, self.meta.get("machine", {})
-        loads = [float(r[0]) for r in m.get("loadavg_rounds", []) if r]
-        text = (f"Recorded in `data/benchmarks/training.json` by `benchmarks/run/record_training.py` "
-                f"on {mach.get('cpu', '?')} ({mach.get('cores', '?')} cores), "
-                f"{str(m.get('date', '?'))[:10]}, at commit `{str(m.get('commit', '?'))[:12]}`; "
-                f"{m.get('rounds', '?')} round(s), the fastest kept")
-        if loads:
-            text += f"; one-minute load average at each round's start {min(loads):.1f} to {max(loads):.1f}"
-        if m.get("kind") == "smoke":
-            text += " (a smoke run: not a measurement)"
-        return text + ". The whole record is on the training benchmarks page."
+    def caption(self, threads=(1,)):
+        """Whether the recording is current, where, when, at which commit and how loaded, and
+        the limits measured with it at `threads` (for a chapter page)."""
+        return caption(self.data, "training.json", self.source_root,
+                       extra="The whole record is on the training benchmarks page.",
+                       threads=threads)
 
     def step_summary(self):
         parts = []
@@ -153,6 +151,6 @@ def write(source_root, pages_dir):
     data = json.loads(data_file.read_text()) if data_file.is_file() else {}
     if data and not all("sides" in r for r in data.get("summary", [])):
         raise SystemExit(f"{data_file}: not written by benchmarks/run/record_training.py: record it again")
-    Path(pages_dir, "training.md").write_text(fill(template, Page(data), bool(data), RUN_COMMAND),
+    Path(pages_dir, "training.md").write_text(fill(template, Page(data, src), bool(data), RUN_COMMAND),
                                                encoding="utf-8")
-    return [template, data_file, Path(__file__).resolve()]
+    return [template, data_file] + inputs(src)
