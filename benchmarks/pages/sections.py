@@ -94,11 +94,10 @@ def efficient(data_dir, source_root):
         r = min(best_cpp[1]["wall"]) / min(best_t[1])
         best.append(f"PyTorch's fastest is {best_t[0].removeprefix('torch ')} ({ms(min(best_t[1]))} ms), "
                     + (f"{r:.1f} times faster" if r >= 1 else f"{1 / r:.1f} times slower"))
-    head = caption(data, "efficient.json", source_root, what, peer)
+    head = caption(data, "efficient.json", source_root, what, ("Times in ms. " + peer).strip())
     return "\n\n".join([head,
-                        table(["implementation", "C++ wall ms", "C++ CPU ms", "C++ RSS",
-                               "C++ of limit", "PyTorch wall ms", "PyTorch of limit"],
-                              rows, "lrrrrrr"),
+                        table(["implementation", "C++ wall", "C++ CPU", "C++ RSS", "of limit",
+                               "PyTorch wall", "of limit"], rows, "lrrrrrr"),
                         "At this recording, " + "; ".join(best) + "."])
 
 
@@ -136,10 +135,11 @@ def flash(data_dir, source_root):
                 row += [ms(min(v["wall"])), ms(min(v["cpu"])), mib(max(v["rss"])),
                         percent(_summary_of(data, None, (p, T)))]
         rows.append(row)
-    header = ["T"] + [f"{p} {c}" for p in paths for c in ("wall ms", "CPU ms", "RSS", "of limit")]
+    header = ["T"] + [f"{p} wall" if c == "wall" else c for p in paths
+                      for c in ("wall", "CPU", "RSS", "of limit")]
     what = contexts[0].get("what", "")
-    what = (what + "; each run in a process of its own, the minimum time over the rounds, RSS "
-            "the process's peak resident memory") if what else ""
+    what = (what + "; each run in a process of its own, the minimum time over the rounds (ms), "
+            "RSS the process's peak resident memory") if what else ""
     text = [caption(data, "flash.json", source_root, what),
             table(header, rows, "r" + "rrrr" * len(paths))]
     both = sorted(T for T in {T for _, T in cells} if ("naive", T) in cells and ("tiled", T) in cells)

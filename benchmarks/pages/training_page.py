@@ -47,8 +47,7 @@ class Page:
         rows = [r for r in self.rows if r["case"] == "mha_train"]
         if not rows:
             return "(No MultiHeadAttention training results in the data.)"
-        head = ["threads"] + [t for _, t in STEP_SIDES] + ["library ÷ PyTorch best",
-                                                             "library, of limit"]
+        head = ["threads"] + [t for _, t in STEP_SIDES] + ["library ÷ PyTorch best", "of limit"]
         out = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
         for r in rows:
             times = [r["sides"].get(k, {}).get("time_ms") for k, _ in STEP_SIDES]
@@ -76,8 +75,8 @@ class Page:
         if not r:
             return "(No induction-head training results in the data.)"
         steps = self.meta.get("steps", "?")
-        out = ["| side | steps per second | ms for the first " + str(steps) + " steps | "
-               "page faults per run | of limit |", "|:---|---:|---:|---:|---:|"]
+        out = ["| side | steps per second | ms, " + str(steps) + " steps | "
+               "page faults | of limit |", "|:---|---:|---:|---:|---:|"]
         sides = [(k, t) for k, t in STEP_SIDES if k in r["sides"]]
         best = max(r["sides"][k]["steps_per_s"] for k, _ in sides)
         for k, title in sides:

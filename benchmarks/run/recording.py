@@ -246,7 +246,7 @@ def library_blas(exe):
     """The BLAS library `exe` loads, and the Debian package it comes from."""
     lib = shell(f"ldd {exe} | grep -oE '/[^ ]*lib(open)?blas[^ ]*' | head -n1")
     if not lib:
-        return "none linked"
+        return "none: every product in lib/attn/kernels/ (the reference BLAS's order)"
     pkg = shell(f"dpkg-query -S \"$(readlink -f {lib})\" 2>/dev/null | cut -d: -f1 | head -n1")
     return f"{lib} ({pkg or 'unknown package'})"
 
