@@ -11,7 +11,7 @@ import json
 import math
 from pathlib import Path
 
-from common import fill, inputs, limits_table, ms, percent, ratio, record
+from common import RecordingPage, bold_fastest, fill, inputs, ms, percent, ratio, table
 
 SIDES = [  # (key in the data, column title, bar colour)
     ("library", "library", "#2b6cb0"),
@@ -28,35 +28,28 @@ RUN_COMMAND = "benchmarks/run/record_attention.py --build build --install-peers"
 
 def times_row(sides, keys):
     """Times of `keys`, the fastest in bold."""
-    present = [sides[k]["time_ms"] for k in keys if k in sides]
-    best = min(present) if present else None
-    cells = []
-    for k in keys:
-        t = sides.get(k, {}).get("time_ms")
-        cells.append(f"**{ms(t)}**" if t is not None and t == best else ms(t))
-    return cells
+    return bold_fastest([sides.get(k, {}).get("time_ms") for k in keys])
 
 
-class Page:
+class Page(RecordingPage):
+    name, run_command = "attention.json", RUN_COMMAND
+
     def __init__(self, data, source_root=None):
-        self.data, self.source_root = data, source_root
-        self.meta = data.get("meta", {})
+        super().__init__(data, source_root)
         self.titles = {e["key"]: e for e in data.get("entries", [])}
+
+    def title(self, key):
+        """What the page calls an entry of the table."""
+        return self.titles.get(key, {}).get("title", key)
 
     # ---------------------------------------------------------------- markers
 
-    def RECORD(self):
-        v = self.meta.get("versions", {})
-        return record(self.data, "attention.json", RUN_COMMAND,
-                      f"Versions: {v.get('compiler', '?')}, library BLAS "
-                      f"{'`' + v['library_blas'] + '`' if v.get('library_blas') else 'not recorded'}; "
-                      f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
-                      f"{v.get('libopenblas0', '?')}); ONNX `python3-onnx` {v.get('python3-onnx', '?')}; "
-                      f"onnxruntime-node {v.get('onnxruntime-node', '?')} on Node.js {v.get('node', '?')}.",
-                      self.source_root)
-
-    def LIMITS(self):
-        return limits_table(self.data)
+    def versions(self, v):
+        return (f"Versions: {v.get('compiler', '?')}, library BLAS "
+                f"{'`' + v['library_blas'] + '`' if v.get('library_blas') else 'not recorded'}; "
+                f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
+                f"{v.get('libopenblas0', '?')}); ONNX `python3-onnx` {v.get('python3-onnx', '?')}; "
+                f"onnxruntime-node {v.get('onnxruntime-node', '?')} on Node.js {v.get('node', '?')}.")
 
     def PEERS(self):
         rows = [r for r in self.data.get("summary", []) if r["entry"] == "mha"]
@@ -65,14 +58,10 @@ class Page:
         keys = [k for k, _, _ in SIDES if any(k in r["sides"] for r in rows)]
         head = ["T", "threads"] + [TITLE[k] for k in keys] + \
                ["library ÷ ORT fused", "library ÷ PyTorch best", "library, of limit"]
-        out = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
-        for r in rows:
-            out.append("| " + " | ".join([str(r["T"]), str(r["threads"])] +
-                                         times_row(r["sides"], keys) +
-                                         [ratio(r.get("library_over_ort_best_fused")),
-                                          ratio(r.get("library_over_pytorch_best")),
-                                          percent(r["sides"].get("library"))]) + " |")
-        return "\n".join(out)
+        return table(head, [[str(r["T"]), str(r["threads"])] + times_row(r["sides"], keys) +
+                            [ratio(r.get("library_over_ort_best_fused")),
+                             ratio(r.get("library_over_pytorch_best")),
+                             percent(r["sides"].get("library"))] for r in rows], "r" * len(head))
 
     def MODULES(self):
         rows = self.data.get("summary", [])
@@ -81,21 +70,19 @@ class Page:
         head = ["module", "T", "threads", "library", "PyTorch, default malloc",
                 "PyTorch, malloc reusing", "ORT, exported graph", "ORT, best fused",
                 "library ÷ PyTorch best", "library ÷ ORT fused", "library, of limit"]
-        out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
+        cells = []
         for r in rows:
             s = r["sides"]
             fused = r.get("ort_best_fused")
             fused_cell = (f"{ms(s[fused]['time_ms'])} ({TITLE[fused].replace('ORT ', '')})"
                           if fused else "–")
-            e = self.titles.get(r["entry"], {})
-            out.append("| " + " | ".join([e.get("title", r["entry"]), str(r["T"]),
-                str(r["threads"])] + times_row(s, ["library", "pytorch-default", "pytorch-reuse",
-                                                  "ort-exported"]) +
-                [fused_cell, ratio(r.get("library_over_pytorch_best")),
-                 ratio(r.get("library_over_ort_best_fused")), percent(s.get("library"))]) + " |")
+            cells.append([self.title(r["entry"]), str(r["T"]), str(r["threads"])] +
+                         times_row(s, ["library", "pytorch-default", "pytorch-reuse", "ort-exported"]) +
+                         [fused_cell, ratio(r.get("library_over_pytorch_best")),
+                          ratio(r.get("library_over_ort_best_fused")), percent(s.get("library"))])
         notes = [f"- `{e['title']}` ({e['source']}): {e['notes']}."
                  for e in self.data.get("entries", [])]
-        return "\n".join(out + [""] + notes)
+        return "\n".join([table(head, cells, "l" + "r" * (len(head) - 1)), ""] + notes)
 
     def MEMORY(self):
         rows = self.data.get("summary", [])
@@ -103,18 +90,15 @@ class Page:
             return ""
         keys = [k for k, _, _ in SIDES if any(k in r["sides"] for r in rows)]
         head = ["module", "T", "threads"] + [f"{TITLE[k]}: MB, faults" for k in keys]
-        out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
-        for r in rows:
-            cells = []
-            for k in keys:
-                s = r["sides"].get(k)
-                cells.append("–" if not s else
-                             f"{s['peak_rss_MB']:.0f}, {s['faults']:.0f}"
-                             if s.get("peak_rss_MB") is not None and s.get("faults") is not None
-                             else "?")
-            title = self.titles.get(r["entry"], {}).get("title", r["entry"])
-            out.append("| " + " | ".join([title, str(r["T"]), str(r["threads"])] + cells) + " |")
-        return "\n".join(out)
+        def cell(s):
+            if not s:
+                return "–"
+            if s.get("peak_rss_MB") is None or s.get("faults") is None:
+                return "?"
+            return f"{s['peak_rss_MB']:.0f}, {s['faults']:.0f}"
+        return table(head, [[self.title(r["entry"]), str(r["T"]), str(r["threads"])] +
+                            [cell(r["sides"].get(k)) for k in keys] for r in rows],
+                     "l" + "r" * (len(head) - 1))
 
     def CHECKS(self):
         checks = self.data.get("checks", [])
@@ -123,14 +107,10 @@ class Page:
         variants = sorted({v for c in checks for v in c.get("ort_vs_pytorch", {})},
                           key=lambda v: [k for k, _, _ in SIDES].index(f"ort-{v}"))
         head = ["module", "T", "library"] + [TITLE[f"ort-{v}"] for v in variants]
-        out = ["| " + " | ".join(head) + " |", "|:---|" + "---:|" * (len(head) - 1)]
-        for c in checks:
-            d = c.get("ort_vs_pytorch", {})
-            title = self.titles.get(c["entry"], {}).get("title", c["entry"])
-            out.append("| " + " | ".join([title, str(c["T"]),
-                                          f"{c['library_vs_pytorch']:.2g}"] +
-                                         [f"{d[v]:.2g}" if v in d else "–" for v in variants]) + " |")
-        return "\n".join(out + ["", f"A model further than {self.meta.get('ort_bound', '?')} "
+        rows = [[self.title(c["entry"]), str(c["T"]), f"{c['library_vs_pytorch']:.2g}"] +
+                [f"{c['ort_vs_pytorch'][v]:.2g}" if v in c.get("ort_vs_pytorch", {}) else "–"
+                 for v in variants] for c in checks]
+        return "\n".join([table(head, rows, "l" + "r" * (len(head) - 1)), "", f"A model further than {self.meta.get('ort_bound', '?')} "
                                     "from PyTorch is refused before anything is timed."])
 
     def PROFILE(self):

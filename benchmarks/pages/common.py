@@ -47,6 +47,13 @@ def percent(side):
     return "–" if f is None else f"{100 * f:.0f} %"
 
 
+def bold_fastest(times):
+    """Times in ms as cells, the least in bold (None: "–")."""
+    present = [v for v in times if v is not None]
+    best = min(present) if present else None
+    return [f"**{ms(v)}**" if v is not None and v == best else ms(v) for v in times]
+
+
 def mib(nbytes):
     return f"{nbytes / 2**20:.0f} MiB"
 
@@ -164,6 +171,27 @@ def inputs(source_root=ROOT):
     here = Path(__file__).resolve().parent
     return sorted(here.glob("*.py")) + [Path(__file__).resolve().parents[1] / "run" / "provenance.py"] \
         + provenance.git_inputs(source_root)
+
+
+class RecordingPage:
+    """A page generated from one recording: its markers are methods (fill); LIMITS is the
+    table of the limits measured with it, RECORD the paragraph of `versions(v)`."""
+    name = ""          # the recording's file in data/benchmarks/
+    run_command = ""   # how to record it
+
+    def __init__(self, data, source_root=None):
+        self.data, self.source_root = data, source_root or ROOT
+        self.meta = data.get("meta", {})
+
+    def versions(self, v):
+        return ""
+
+    def RECORD(self):
+        return record(self.data, self.name, self.run_command,
+                      self.versions(self.meta.get("versions", {})), self.source_root)
+
+    def LIMITS(self):
+        return limits_table(self.data)
 
 
 def fill(template, page, has_data, run_command):

@@ -32,25 +32,35 @@ def _summary_of(data, side, key):
     return {}
 
 
+def _times(path, runs, key, recorder):
+    """Per `key(result)` of every Google Benchmark result in `runs`: its wall and CPU times
+    (ms) and peak RSS (bytes), one per run. @raises DataError naming the file on another form."""
+    cells = {}
+    try:
+        for run in runs:
+            for b in run["benchmarks"]:
+                if b.get("time_unit", "ms") != "ms":
+                    raise DataError(f"{path}: {b['name']}: time_unit {b.get('time_unit')}, expected ms")
+                cur = cells.setdefault(key(b), {"wall": [], "cpu": [], "rss": []})
+                cur["wall"].append(float(b["real_time"]))
+                cur["cpu"].append(float(b["cpu_time"]))
+                if "peak_rss_bytes" in b:
+                    cur["rss"].append(float(b["peak_rss_bytes"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise DataError(f"{path}: not the format of {recorder}: {e}") from e
+    return cells
+
+
 # ------------------------------------------------------------------------- chapter 11
 
 
 def efficient(data_dir, source_root):
     path = Path(data_dir) / "benchmarks" / "efficient.json"
     data = load(path)
+    recorder = "benchmarks/run/record_efficient.py"
+    cpp = _times(path, data.get("cpp", []), lambda b: b.get("label") or b["name"].split("/")[0],
+                 recorder)
     try:
-        contexts, cpp = [], {}
-        for run in data["cpp"]:
-            contexts.append(run["context"])
-            for b in run["benchmarks"]:
-                label = b.get("label") or b["name"].split("/")[0]
-                cur = cpp.setdefault(label, {"wall": [], "cpu": [], "rss": []})
-                cur["wall"].append(float(b["real_time"]))
-                cur["cpu"].append(float(b["cpu_time"]))
-                if "peak_rss_bytes" in b:
-                    cur["rss"].append(float(b["peak_rss_bytes"]))
-                if b.get("time_unit", "ms") != "ms":
-                    raise DataError(f"{path}: {label}: time_unit {b.get('time_unit')}, expected ms")
         torch, torch_meta = {}, {}
         for rnd in data.get("torch", []):
             for item in rnd:
@@ -59,10 +69,10 @@ def efficient(data_dir, source_root):
                 torch.setdefault(item["impl"], []).extend(float(x) for x in item["ms"])
                 torch_meta = item
     except (KeyError, TypeError) as e:
-        raise DataError(f"{path}: not the format of benchmarks/run/record_efficient.py: {e}") from e
+        raise DataError(f"{path}: not the format of {recorder}: {e}") from e
     if not cpp:
         raise DataError(f"{path}: no C++ benchmark recorded")
-    what = contexts[0].get("what", "")
+    what = data["cpp"][0].get("context", {}).get("what", "")
 
     def torch_of(label):
         for name, times in torch.items():
@@ -107,22 +117,12 @@ def efficient(data_dir, source_root):
 def flash(data_dir, source_root):
     path = Path(data_dir) / "benchmarks" / "flash.json"
     data = load(path)
-    cells, contexts, shape = {}, [], {}
-    try:
-        for run in data["runs"]:
-            contexts.append(run["context"])
-            for b in run["benchmarks"]:
-                label = b.get("label") or b["name"].split("/")[0]
-                T = int(b["T"])
-                shape = {"d": int(b.get("d", 0)), "heads": int(b.get("heads", 0))}
-                cur = cells.setdefault((label, T), {"wall": [], "cpu": [], "rss": []})
-                cur["wall"].append(float(b["real_time"]))
-                cur["cpu"].append(float(b["cpu_time"]))
-                cur["rss"].append(float(b.get("peak_rss_bytes", 0)))
-    except (KeyError, TypeError, ValueError) as e:
-        raise DataError(f"{path}: not the format of benchmarks/run/record_flash.py: {e}") from e
+    runs = data.get("runs", [])
+    cells = _times(path, runs, lambda b: (b.get("label") or b["name"].split("/")[0], int(b["T"])),
+                   "benchmarks/run/record_flash.py")
     if not cells:
         raise DataError(f"{path}: no benchmark recorded")
+    heads = max((int(b.get("heads", 0)) for run in runs for b in run["benchmarks"]), default=0)
     paths = ["naive", "tiled"]
     rows = []
     for T in sorted({T for _, T in cells}):
@@ -132,12 +132,12 @@ def flash(data_dir, source_root):
             if v is None:
                 row += ["not run", "\u2014", "\u2014", "\u2014"]
             else:
-                row += [ms(min(v["wall"])), ms(min(v["cpu"])), mib(max(v["rss"])),
+                row += [ms(min(v["wall"])), ms(min(v["cpu"])), mib(max(v["rss"])) if v["rss"] else "",
                         percent(_summary_of(data, None, (p, T)))]
         rows.append(row)
     header = ["T"] + [f"{p} wall" if c == "wall" else c for p in paths
                       for c in ("wall", "CPU", "RSS", "of limit")]
-    what = contexts[0].get("what", "")
+    what = runs[0].get("context", {}).get("what", "")
     what = (what + "; each run in a process of its own, the minimum time over the rounds (ms), "
             "RSS the process's peak resident memory") if what else ""
     text = [caption(data, "flash.json", source_root, what),
@@ -151,10 +151,10 @@ def flash(data_dir, source_root):
                        f"less CPU time than the naive one ({min(n['wall']) / min(t['wall']):.0f} times "
                        "less wall time)")
     largest = max((T for p, T in cells if p == "tiled"), default=None)
-    if largest is not None and ("naive", largest) not in cells and shape.get("heads"):
+    if largest is not None and ("naive", largest) not in cells and heads and cells[("tiled", largest)]["rss"]:
         summary.append(f"at T = {largest} its whole process peaked at "
                        f"{mib(max(cells[('tiled', largest)]['rss']))}, where one copy of the naive "
-                       f"scores alone would take {gb(shape['heads'] * largest * largest * 4)}")
+                       f"scores alone would take {gb(heads * largest * largest * 4)}")
     if summary:
         text.append("; ".join(summary) + ".")
     return "\n\n".join(text)

@@ -10,7 +10,7 @@ number on the page is copied by hand. Python 3 standard library only.
 import json
 from pathlib import Path
 
-from common import caption, fill, inputs, limits_table, ms, percent, ratio, record
+from common import RecordingPage, bold_fastest, caption, fill, inputs, ms, percent, ratio, table
 
 RUN_COMMAND = "benchmarks/run/record_training.py --build build --install-peers"
 STEP_SIDES = [("library", "library"), ("library-fresh", "library, buffers allocated each step"),
@@ -18,85 +18,68 @@ STEP_SIDES = [("library", "library"), ("library-fresh", "library, buffers alloca
               ("pytorch-reuse", "PyTorch, malloc reusing")]
 
 
-def bold_fastest(values):
-    present = [v for v in values if v is not None]
-    best = min(present) if present else None
-    return [f"**{ms(v)}**" if v is not None and v == best else ms(v) for v in values]
+class Page(RecordingPage):
+    name, run_command = "training.json", RUN_COMMAND
 
-
-class Page:
     def __init__(self, data, source_root=None):
-        self.data, self.source_root = data, source_root
-        self.meta = data.get("meta", {})
+        super().__init__(data, source_root)
         self.rows = data.get("summary", [])
 
     def row(self, case, threads):
         return next((r for r in self.rows if r["case"] == case and r["threads"] == threads), None)
 
-    def RECORD(self):
-        v = self.meta.get("versions", {})
-        return record(self.data, "training.json", RUN_COMMAND,
-                      f"Versions: {v.get('compiler', '?')}; Google Benchmark {v.get('google_benchmark', '?')}; "
-                      f"PyTorch `python3-torch` {v.get('python3-torch', '?')} (OpenBLAS "
-                      f"{v.get('libopenblas0', '?')}), {v.get('python', '?')}.", self.source_root)
-
-    def LIMITS(self):
-        return limits_table(self.data)
+    def versions(self, v):
+        return (f"Versions: {v.get('compiler', '?')}; Google Benchmark "
+                f"{v.get('google_benchmark', '?')}; PyTorch `python3-torch` "
+                f"{v.get('python3-torch', '?')} (OpenBLAS {v.get('libopenblas0', '?')}), "
+                f"{v.get('python', '?')}.")
 
     def STEP(self):
         rows = [r for r in self.rows if r["case"] == "mha_train"]
         if not rows:
             return "(No MultiHeadAttention training results in the data.)"
         head = ["threads"] + [t for _, t in STEP_SIDES] + ["library ÷ PyTorch best", "of limit"]
-        out = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
-        for r in rows:
-            times = [r["sides"].get(k, {}).get("time_ms") for k, _ in STEP_SIDES]
-            out.append("| " + " | ".join([str(r["threads"])] + bold_fastest(times) +
-                                         [ratio(r.get("library_over_pytorch_best")),
-                                          percent(r["sides"].get("library"))]) + " |")
-        return "\n".join(out)
+        return table(head, [[str(r["threads"])] +
+                            bold_fastest([r["sides"].get(k, {}).get("time_ms") for k, _ in STEP_SIDES]) +
+                            [ratio(r.get("library_over_pytorch_best")), percent(r["sides"].get("library"))]
+                            for r in rows], "r" * len(head))
 
     def STEP_MEMORY(self):
         rows = [r for r in self.rows if r["case"] == "mha_train"]
         if not rows:
             return "(No results.)"
         head = ["threads", "side", "page faults per step", "peak RSS (MB)", "CPU ms per step"]
-        out = ["| " + " | ".join(head) + " |", "|---:|:---|---:|---:|---:|"]
-        for r in rows:
-            for k, title in STEP_SIDES:
-                s = r["sides"].get(k)
-                if s:
-                    out.append(f"| {r['threads']} | {title} | {s['faults']:.0f} | "
-                               f"{s['peak_rss_MB']:.0f} | {ms(s['cpu_ms'])} |")
-        return "\n".join(out)
+        return table(head, [[str(r["threads"]), title, f"{s['faults']:.0f}",
+                             f"{s['peak_rss_MB']:.0f}", ms(s["cpu_ms"])]
+                            for r in rows for k, title in STEP_SIDES
+                            for s in [r["sides"].get(k)] if s], "rlrrr")
 
     def INDUCTION(self):
         r = self.row("induction_train", 1)
         if not r:
             return "(No induction-head training results in the data.)"
         steps = self.meta.get("steps", "?")
-        out = ["| side | steps per second | ms, " + str(steps) + " steps | "
-               "page faults | of limit |", "|:---|---:|---:|---:|---:|"]
         sides = [(k, t) for k, t in STEP_SIDES if k in r["sides"]]
         best = max(r["sides"][k]["steps_per_s"] for k, _ in sides)
+        rows = []
         for k, title in sides:
             s = r["sides"][k]
             rate = f"{s['steps_per_s']:.0f}"
-            out.append(f"| {title} | {'**' + rate + '**' if s['steps_per_s'] == best else rate} | "
-                       f"{ms(s['time_ms'])} | {s['faults']:.0f} | {percent(s)} |")
-        out += ["", f"Library ÷ PyTorch best, in time: {ratio(r.get('library_over_pytorch_best'))}."]
-        return "\n".join(out)
+            rows.append([title, f"**{rate}**" if s["steps_per_s"] == best else rate,
+                         ms(s["time_ms"]), f"{s['faults']:.0f}", percent(s)])
+        return "\n".join([table(["side", "steps per second", f"ms, {steps} steps", "page faults",
+                                  "of limit"], rows, "lrrrr"), "",
+                           f"Library ÷ PyTorch best, in time: {ratio(r.get('library_over_pytorch_best'))}."])
 
     def MEMORY(self):
         runs = self.data.get("memory", [])
         if not runs:
             return "(The memory runs were not recorded.)"
-        out = ["| backward | T | peak RSS (MB) | q, k, v, dO (MB) | time (s, forward + backward) |",
-               "|:---|---:|---:|---:|---:|"]
-        for r in runs:
-            out.append(f"| {r['backend']} | {r['T']} | {r['peak_rss_MB']:.0f} | "
-                       f"{r.get('inputs_MB', 0):.0f} | {r['time_ms'] / 1e3:.1f} |")
-        return "\n".join(out)
+        return table(["backward", "T", "peak RSS (MB)", "q, k, v, dO (MB)",
+                      "time (s, forward + backward)"],
+                     [[r["backend"], str(r["T"]), f"{r['peak_rss_MB']:.0f}",
+                       f"{r.get('inputs_MB', 0):.0f}", f"{r['time_ms'] / 1e3:.1f}"] for r in runs],
+                     "lrrrr")
 
     def caption(self, threads=(1,)):
         """Whether the recording is current, where, when, at which commit and how loaded, and

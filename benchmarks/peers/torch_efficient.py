@@ -14,11 +14,8 @@ import time
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(HERE, "..", "run"))  # table.py, for torch_side
-sys.path.insert(0, os.path.join(HERE, "..", "..", "tools", "oracle"))
-import torch_side  # noqa: E402  (blas_info: the BLAS this process loaded)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_side  # noqa: E402  (blas_info; puts tools/oracle/ on the path)
 from efficient import MultiHeadAttentionCombinedQKV  # noqa: E402
 from multihead import MultiHeadAttention, MultiHeadAttentionWrapper  # noqa: E402
 

@@ -28,13 +28,9 @@ import json
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "run"))  # table.py
-sys.path.insert(0, str(HERE.parents[1] / "tools" / "oracle"))
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import torch_side  # noqa: E402  (timed, blas_info; puts tools/oracle/ on the path)
 import torch  # noqa: E402
-import torch_side  # noqa: E402  (timed, blas_info)
 from multihead import MultiHeadAttention  # noqa: E402
 
 D, H = 768, 12

@@ -13,35 +13,31 @@ uncommitted changes (commit first), measures this CPU's limits in its own record
 writes its own file. The whole set takes about 1 h 30 min on a quiet 2-core machine (the
 attention recording about an hour of it); --smoke about 10 minutes.
 """
-import argparse
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import recording as rec
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["kv_cache", "flash", "efficient", "training", "attention"]
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--build", default=str(HERE.parents[1] / "build"))
+    p = rec.parser(__doc__, rounds="each recorder's", min_time="each recorder's")
     p.add_argument("--install-peers", action="store_true")
-    p.add_argument("--smoke", action="store_true")
-    p.add_argument("--allow-dirty", action="store_true")
-    p.add_argument("--no-build", action="store_true")
-    p.add_argument("--note", default="")
-    p.add_argument("--out")
     p.add_argument("--only", help=f"some of {','.join(ORDER)} (default: all, in that order)")
     a = p.parse_args()
     names = a.only.split(",") if a.only else ORDER
     if any(n not in ORDER for n in names):
         p.error(f"--only takes some of {', '.join(ORDER)}")
     for name in names:
-        cmd = [sys.executable, str(HERE / f"record_{name}.py"), "--build", a.build]
+        cmd = [sys.executable, str(HERE / f"record_{name}.py"), "--build", a.build, "--out", a.out]
         cmd += ["--smoke"] * a.smoke + ["--allow-dirty"] * a.allow_dirty + ["--no-build"] * a.no_build
         cmd += ["--note", a.note] if a.note else []
-        cmd += ["--out", a.out] if a.out else []
+        cmd += ["--rounds", str(a.rounds)] if a.rounds else []
+        cmd += ["--min-time", str(a.min_time)] if a.min_time else []
         if a.install_peers and name in ("efficient", "training", "attention"):
             cmd.append("--install-peers")
         print(f"record_all: {' '.join(cmd)}", file=sys.stderr, flush=True)

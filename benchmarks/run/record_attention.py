@@ -51,16 +51,14 @@ FUSED = ("attention", "mha", "gqa")
 PIECES = ("mha_projections", "mha_scores", "mha_mask_softmax", "mha_weights_values")
 
 
-class Sides:
+class Sides(rec.Sides):
     """How to run each side; every run returns one record (a dict)."""
 
     def __init__(self, a, module_exe, pieces_exe):
+        super().__init__()
         self.module_exe, self.pieces_exe = module_exe, pieces_exe
         self.models = Path(a.models_dir or Path(a.build) / "benchmark-models")
-        base = rec.clean_environ()
-        self.env_library = base
-        self.env_ort = base
-        self.env_torch, self.torch_env_note = rec.choose_torch_env(base)
+        self.env_ort = self.env_library
 
     def library(self, entry, T, th, min_time, output=None):
         name = f"forward/{entry.key}/T:{T}/threads:{th}/real_time"
@@ -72,13 +70,8 @@ class Sides:
         return rec.gbench_record(b, "library", data)
 
     def torch(self, entry, T, th, min_time, reuse, output=None):
-        cmd = [TORCH_PY, PEERS / "torch_side.py", "--entry", entry.key, "--T", T,
-               "--threads", th, "--min-time", min_time]
-        if output:
-            cmd += ["--output", output]
-        r = rec.last_json(rec.run_json(cmd, rec.torch_run_env(self.env_torch, th, reuse)))
-        r["side"] = "pytorch-reuse" if reuse else "pytorch-default"
-        return r
+        return self.run_torch("torch_side.py", ["--entry", entry.key, "--T", T,
+                                                "--min-time", min_time], th, reuse, output)
 
     def model_dir(self, entry, T):
         return self.models / f"{entry.key}-T{T}"

@@ -77,29 +77,22 @@ def main():
                      "pytorch": "torch.set_num_threads(1), OPENBLAS_NUM_THREADS=1"},
         flops="every implementation credited with the same count: 4 products [T, d] x [d, d] "
               "(3 for the wrapper) and the causal products on the visible pairs, B = 8")
-    short = recording.meta["commit"][:7] if recording.meta["commit"] else "unknown"
-    short += "+uncommitted" if recording.meta["dirty"] else ""
     env = dict(rec.clean_environ(), EFFICIENT_T=str(T), OPENBLAS_NUM_THREADS="1",
                OMP_NUM_THREADS="1")
     names = rec.run_json([exe, "--benchmark_list_tests=true"], env).split()
     recording.measure_limits((1,))
-    cpp, torch = [], []
-    for rnd in range(1, rounds + 1):
-        recording.round_starts()
-        for name in names:
-            load = " ".join(rec.loadavg())
-            cpp.append(rec.gbench(exe, name, None, [
-                f"--benchmark_context=commit={short}", f"--benchmark_context=loadavg_before={load}",
-                f"--benchmark_context=round={rnd}"], env))
-            log(f"round {rnd}: {name} done (load before: {load})")
+    torch = []
+
+    def peers(rnd):
         lines = [{"loadavg_before": " ".join(rec.loadavg()), "round": rnd}]
         out = rec.run_json([TORCH_PY, PEERS / "torch_efficient.py", "--T", T], env)
-        lines += [json.loads(line) for line in out.splitlines() if line.strip()]
-        torch.append(lines)
+        torch.append(lines + [json.loads(line) for line in out.splitlines() if line.strip()])
         log(f"round {rnd}: PyTorch done")
+
+    cpp = recording.gbench_rounds(exe, names, rounds, env, peers)
     recording.measure_limits((1,))
     summary = summarise(cpp, torch, T, recording.limits)
-    path = recording.write("efficient.json", {"commit": short, "cpp": cpp, "torch": torch,
+    path = recording.write("efficient.json", {"commit": recording.short_commit, "cpp": cpp, "torch": torch,
                                               "summary": summary})
     tsv = ["impl\tside\tT\tmin_ms\truns"] + [
         f"{r['impl']}\t{r['side']}\t{r['T']}\t{r['time_ms']:.1f}\t{r['runs']}" for r in summary]

@@ -19,7 +19,6 @@ uncommitted changes unless --allow-dirty.
 import sys
 
 import recording as rec
-from recording import log
 
 
 def main():
@@ -31,19 +30,9 @@ def main():
         a, "benchmarks/run/record_flash.py", rec.provenance.MEASURED["flash.json"], 1.0, rounds,
         versions=rec.versions(exe), threads=[1],
         flops="scores and weights @ values on the visible (causal) pairs only, for both paths")
-    short = (recording.meta["commit"] or "unknown")[:7] + ("+uncommitted" if recording.meta["dirty"] else "")
     names = rec.case_names(exe, "/T:1024/" if a.smoke else None)
     recording.measure_limits((1,))
-    runs = []
-    for rnd in range(1, rounds + 1):
-        recording.round_starts()
-        for name in names:
-            load = " ".join(rec.loadavg())
-            runs.append(rec.gbench(exe, name, None, [
-                f"--benchmark_context=commit={short}", f"--benchmark_context=loadavg_before={load}",
-                f"--benchmark_context=round={rnd}",
-                "--benchmark_context=script=benchmarks/run/record_flash.py"]))
-            log(f"round {rnd}: {name} done (load before: {load})")
+    runs = recording.gbench_rounds(exe, names, rounds)
     recording.measure_limits((1,))
     summary = []
     for name in names:

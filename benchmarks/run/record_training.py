@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 import recording as rec
-from recording import PEERS, TORCH_PY, log
+from recording import log
 
 T = 1024
 STEPS = 300
@@ -44,12 +44,10 @@ MEMORY = [("naive", 1024), ("naive", 4096), ("tiled", 1024), ("tiled", 4096), ("
 GRAD_BOUND = 1e-4  # largest |library dL/dx - PyTorch x.grad| accepted, over max |x.grad|
 
 
-class Sides:
+class Sides(rec.Sides):
     def __init__(self, exe):
+        super().__init__()
         self.exe = exe
-        base = rec.clean_environ()
-        self.env_library = base
-        self.env_torch, self.torch_env_note = rec.choose_torch_env(base)
 
     def library(self, name, min_time, output=None, side="library"):
         extra = [f"--output={output}"] if output else []
@@ -62,13 +60,8 @@ class Sides:
         return r
 
     def torch(self, case, th, min_time, reuse, output=None):
-        cmd = [TORCH_PY, PEERS / "torch_training.py", "--case", case, "--threads", th,
-               "--min-time", min_time, "--T", T, "--steps", STEPS]
-        if output:
-            cmd += ["--output", output]
-        r = rec.last_json(rec.run_json(cmd, rec.torch_run_env(self.env_torch, th, reuse)))
-        r["side"] = "pytorch-reuse" if reuse else "pytorch-default"
-        return r
+        return self.run_torch("torch_training.py", ["--case", case, "--min-time", min_time,
+                                                    "--T", T, "--steps", STEPS], th, reuse, output)
 
 
 def case_name(case, th, side="library"):

@@ -223,6 +223,25 @@ def choose_torch_env(base):
     return base, "OPENBLAS_* kept (OpenBLAS failed without them)"
 
 
+class Sides:
+    """How a recorder runs the library and PyTorch: the library's environment, and PyTorch's
+    (OPENBLAS_* as choose_torch_env decides, threads and malloc per run)."""
+
+    def __init__(self):
+        base = clean_environ()
+        self.env_library = base
+        self.env_torch, self.torch_env_note = choose_torch_env(base)
+
+    def run_torch(self, script, args, threads, reuse, output=None):
+        """One run of a peer script (PEERS/script args --threads n [--output F]), one record."""
+        cmd = [TORCH_PY, PEERS / script, *args, "--threads", threads]
+        if output:
+            cmd += ["--output", output]
+        r = last_json(run_json(cmd, torch_run_env(self.env_torch, threads, reuse)))
+        r["side"] = "pytorch-reuse" if reuse else "pytorch-default"
+        return r
+
+
 def need_torch(a, also=()):
     """Installs python3-torch (and `also`) when --install-peers, else exits when missing."""
     if getattr(a, "install_peers", False):
@@ -373,6 +392,29 @@ class Recording:
 
     def round_starts(self):
         self.meta["loadavg_rounds"].append(loadavg())
+
+    @property
+    def short_commit(self):
+        """The commit as the Google Benchmark contexts name it (`abc1234+uncommitted`)."""
+        return (self.meta["commit"] or "unknown")[:7] + ("+uncommitted" if self.meta["dirty"] else "")
+
+    def gbench_rounds(self, exe, names, rounds, env=None, between=None):
+        """`rounds` rounds of every case `names` of `exe`, each in a process of its own, with
+        the commit, the load before and the round in its context; `between(round)` after each
+        round's cases (a peer's turn). Returns the Google Benchmark JSON of every run."""
+        runs = []
+        for rnd in range(1, rounds + 1):
+            self.round_starts()
+            for name in names:
+                load = " ".join(loadavg())
+                runs.append(gbench(exe, name, None, [
+                    f"--benchmark_context=commit={self.short_commit}",
+                    f"--benchmark_context=loadavg_before={load}",
+                    f"--benchmark_context=round={rnd}"], env))
+                log(f"round {rnd}: {name} done (load before: {load})")
+            if between:
+                between(rnd)
+        return runs
 
     def write(self, name, body, out=None):
         """Writes DIR/name: meta, limits, then `body`'s keys."""
