@@ -166,7 +166,7 @@ TEST_CASE("line plots reject data they cannot draw") {
 TEST_CASE("a note wraps its text and write_file writes it") {
     const std::string text =
         "No benchmark results recorded: data/benchmarks/ holds no Google Benchmark JSON yet, so "
-        "there is nothing to plot; record them with tools/run_kv_benchmark.sh.";
+        "there is nothing to plot; record them with benchmarks/run/record_kv_cache.py.";
     const std::string svg = textbook::svg::note("Not drawn yet", text);
     require_standalone_svg(svg);
     CHECK(svg.find(">Not drawn yet<") != std::string::npos);

@@ -21,12 +21,12 @@ double to_microseconds(double value, const std::string& unit) {
     throw std::runtime_error("unknown time_unit '" + unit + "'");
 }
 
-// data/benchmarks/kv_cache.json (tools/run_kv_benchmark.sh): each benchmark is a point; its
+// data/benchmarks/kv_cache.json (benchmarks/run/record_kv_cache.py): each benchmark is a point; its
 // series is its label (`with_cache`, `without_cache`; else the name before the first `/`) and
 // its `embed_dim` counter, x its `context` counter (else the first number in its name), y its
 // real time per iteration in microseconds (one iteration generates one token; a `tokens`
 // counter divides otherwise). With repetitions the median aggregate is used, as
-// tools/summarise_kv_benchmark.py does.
+// benchmarks/run/record_kv_cache.py does.
 std::string kv_cache_plot(const figures::Data& data) {
     const fs::path file = data.dir / "benchmarks" / "kv_cache.json";
     const nlohmann::json json = figures::read_json(file);

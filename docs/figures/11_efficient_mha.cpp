@@ -1,5 +1,5 @@
 // Chapter 11's figure: one forward of each layout, C++ beside PyTorch, from the recorded
-// benchmark data/benchmarks/efficient.json (tools/run_efficient_benchmark.sh).
+// benchmark data/benchmarks/efficient.json (benchmarks/run/record_efficient.py).
 #include "figures.hpp"
 
 #include <algorithm>

@@ -31,7 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bookpages  # noqa: E402  (the page-writing half, shared with the test)
-import benchmark_page  # noqa: E402  (the benchmarks page, from data/benchmarks/)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "pages"))
+import attention_page  # noqa: E402  (the benchmarks page, from data/benchmarks/attention.json)
 import training_page  # noqa: E402  (the training page, from data/benchmarks/training.json)
 import glossary  # noqa: E402
 import mainpage  # noqa: E402
@@ -126,7 +127,7 @@ def main():
     deps += [prose_dir, src / "docs" / "mainpage.md", src / "docs" / "book.css",
              src / "docs" / "Doxyfile.in", src / "docs" / "namespaces.dox", src / "chapters",
              src / "docs" / "glossary.md", titles, src / "docs" / "DoxygenLayout.xml"]
-    deps += sorted((src / "docs" / "tools").glob("*.py"))
+    deps += sorted((src / "docs" / "tools").glob("*.py")) + sorted((src / "benchmarks" / "pages").glob("*.py"))
     (pages_dir / "glossary.md").write_text(gloss.page_markdown(), encoding="utf-8")
     pages = []
     for i, run in enumerate(chapters):
@@ -149,7 +150,7 @@ def main():
     main_text = mainpage.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures,
                                    proc.stdout)
     (pages_dir / "mainpage.md").write_text(main_text, encoding="utf-8")
-    deps += benchmark_page.write(src, pages_dir, fig_dir)
+    deps += attention_page.write(src, pages_dir, fig_dir)
     deps += training_page.write(src, pages_dir)
     # Every page, hand-written or generated, through the same Markdown fix-ups.
     for bench_page in (pages_dir / "benchmarks.md", pages_dir / "training.md"):

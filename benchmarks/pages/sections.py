@@ -1,0 +1,192 @@
+"""The chapters' speed sections, generated from data/benchmarks/ (Python 3 standard library
+only). A chapter page asks for one with a line `[generated: NAME]` (docs/tools/generated.py
+replaces it, for the terminal and the HTML book alike):
+
+- `efficient`: chapter 11's table, from efficient.json (one forward of each layout, C++ beside
+  PyTorch; benchmarks/run/record_efficient.py);
+- `flash`: chapter 12's table, from flash.json (naive against tiled; record_flash.py);
+- `training_step`, `training_induction`: chapters 20 and 21, from training.json (a training
+  step beside PyTorch's autograd, the backward's memory; training steps per second),
+  rendered by training_page.py as on the training page.
+
+Each opens with whether the recording is current (its commit in this history, clean, the
+code it measured unchanged since: provenance.py), where, when and how loaded it was made,
+and this machine's limits measured with it; the tables give each entry's fraction of the
+limit that binds it.
+
+    GENERATORS[name](data_dir, source_root) -> Markdown
+    INPUTS[name] -> the files under data_dir it reads
+"""
+from pathlib import Path
+
+import training_page
+from common import DataError, caption, load, mib, gb, ms, percent, table
+
+
+def _summary_of(data, side, key):
+    """The recorder's summary row for `key` (an implementation or (path, T)) on `side`."""
+    for row in data.get("summary", []):
+        if row.get("side", side) == side and (row.get("impl") == key or
+                                              (row.get("path"), row.get("T")) == key):
+            return row
+    return {}
+
+
+def _times(path, runs, key, recorder):
+    """Per `key(result)` of every Google Benchmark result in `runs`: its wall and CPU times
+    (ms) and peak RSS (bytes), one per run. @raises DataError naming the file on another form."""
+    cells = {}
+    try:
+        for run in runs:
+            for b in run["benchmarks"]:
+                if b.get("time_unit", "ms") != "ms":
+                    raise DataError(f"{path}: {b['name']}: time_unit {b.get('time_unit')}, expected ms")
+                cur = cells.setdefault(key(b), {"wall": [], "cpu": [], "rss": []})
+                cur["wall"].append(float(b["real_time"]))
+                cur["cpu"].append(float(b["cpu_time"]))
+                if "peak_rss_bytes" in b:
+                    cur["rss"].append(float(b["peak_rss_bytes"]))
+    except (KeyError, TypeError, ValueError) as e:
+        raise DataError(f"{path}: not the format of {recorder}: {e}") from e
+    return cells
+
+
+# ------------------------------------------------------------------------- chapter 11
+
+
+def efficient(data_dir, source_root):
+    path = Path(data_dir) / "benchmarks" / "efficient.json"
+    data = load(path)
+    recorder = "benchmarks/run/record_efficient.py"
+    cpp = _times(path, data.get("cpp", []), lambda b: b.get("label") or b["name"].split("/")[0],
+                 recorder)
+    try:
+        torch, torch_meta = {}, {}
+        for rnd in data.get("torch", []):
+            for item in rnd:
+                if "impl" not in item:
+                    continue
+                torch.setdefault(item["impl"], []).extend(float(x) for x in item["ms"])
+                torch_meta = item
+    except (KeyError, TypeError) as e:
+        raise DataError(f"{path}: not the format of {recorder}: {e}") from e
+    if not cpp:
+        raise DataError(f"{path}: no C++ benchmark recorded")
+    what = data["cpp"][0].get("context", {}).get("what", "")
+
+    def torch_of(label):
+        for name, times in torch.items():
+            short = name.removeprefix("torch ")
+            if label == short or label.startswith(short + " "):
+                return name, min(times)
+        return None, None
+
+    names = {"tiled": "combined QKV, tiled kernel"}
+    rows = []
+    for label, v in sorted(cpp.items(), key=lambda kv: min(kv[1]["cpu"])):
+        peer, t = torch_of(label)
+        rows.append([names.get(label, label.split(" (")[0]), ms(min(v["wall"])), ms(min(v["cpu"])),
+                     mib(max(v["rss"])) if v["rss"] else "", percent(_summary_of(data, "C++", label)),
+                     ms(t) if t is not None else "\u2014",
+                     percent(_summary_of(data, "PyTorch", peer)) if peer else "\u2014"])
+    peer = ""
+    if torch_meta:
+        libs = " ".join(torch_meta.get("blas", {}).get("libraries", [])) or str(torch_meta.get("libblas", ""))
+        blas = "OpenBLAS" if "openblas" in libs.lower() else "its BLAS"
+        peer = (f"PyTorch {torch_meta.get('torch', '?')} (Debian's python3-torch, on {blas}, "
+                f"{torch_meta.get('threads', '?')} thread) ran the same shapes in the same rounds; "
+                "RSS is the C++ process's peak resident memory.")
+    best_cpp = min(cpp.items(), key=lambda kv: min(kv[1]["wall"]))
+    best = [f"the fastest C++ path by wall time is {best_cpp[0]} "
+            f"({ms(min(best_cpp[1]['wall']))} ms)"]
+    if torch:
+        best_t = min(torch.items(), key=lambda kv: min(kv[1]))
+        r = min(best_cpp[1]["wall"]) / min(best_t[1])
+        best.append(f"PyTorch's fastest is {best_t[0].removeprefix('torch ')} ({ms(min(best_t[1]))} ms), "
+                    + (f"{r:.1f} times faster" if r >= 1 else f"{1 / r:.1f} times slower"))
+    head = caption(data, "efficient.json", source_root, what, ("Times in ms. " + peer).strip())
+    return "\n\n".join([head,
+                        table(["implementation", "C++ wall", "C++ CPU", "C++ RSS", "of limit",
+                               "PyTorch wall", "of limit"], rows, "lrrrrrr"),
+                        "At this recording, " + "; ".join(best) + "."])
+
+
+# ------------------------------------------------------------------------- chapter 12
+
+
+def flash(data_dir, source_root):
+    path = Path(data_dir) / "benchmarks" / "flash.json"
+    data = load(path)
+    runs = data.get("runs", [])
+    cells = _times(path, runs, lambda b: (b.get("label") or b["name"].split("/")[0], int(b["T"])),
+                   "benchmarks/run/record_flash.py")
+    if not cells:
+        raise DataError(f"{path}: no benchmark recorded")
+    heads = max((int(b.get("heads", 0)) for run in runs for b in run["benchmarks"]), default=0)
+    paths = ["naive", "tiled"]
+    rows = []
+    for T in sorted({T for _, T in cells}):
+        row = [str(T)]
+        for p in paths:
+            v = cells.get((p, T))
+            if v is None:
+                row += ["not run", "\u2014", "\u2014", "\u2014"]
+            else:
+                row += [ms(min(v["wall"])), ms(min(v["cpu"])), mib(max(v["rss"])) if v["rss"] else "",
+                        percent(_summary_of(data, None, (p, T)))]
+        rows.append(row)
+    header = ["T"] + [f"{p} wall" if c == "wall" else c for p in paths
+                      for c in ("wall", "CPU", "RSS", "of limit")]
+    what = runs[0].get("context", {}).get("what", "")
+    what = (what + "; each run in a process of its own, the minimum time over the rounds (ms), "
+            "RSS the process's peak resident memory") if what else ""
+    text = [caption(data, "flash.json", source_root, what),
+            table(header, rows, "r" + "rrrr" * len(paths))]
+    both = sorted(T for T in {T for _, T in cells} if ("naive", T) in cells and ("tiled", T) in cells)
+    summary = []
+    if both:
+        T = both[0]
+        n, t = cells[("naive", T)], cells[("tiled", T)]
+        summary.append(f"At T = {T} the tiled forward took {min(n['cpu']) / min(t['cpu']):.0f} times "
+                       f"less CPU time than the naive one ({min(n['wall']) / min(t['wall']):.0f} times "
+                       "less wall time)")
+    largest = max((T for p, T in cells if p == "tiled"), default=None)
+    if largest is not None and ("naive", largest) not in cells and heads and cells[("tiled", largest)]["rss"]:
+        summary.append(f"at T = {largest} its whole process peaked at "
+                       f"{mib(max(cells[('tiled', largest)]['rss']))}, where one copy of the naive "
+                       f"scores alone would take {gb(heads * largest * largest * 4)}")
+    if summary:
+        text.append("; ".join(summary) + ".")
+    return "\n\n".join(text)
+
+
+# ------------------------------------------------------------------------- chapters 20, 21
+
+
+def _training_page(data_dir, source_root):
+    path = Path(data_dir) / "benchmarks" / "training.json"
+    data = load(path)
+    if not isinstance(data.get("meta"), dict) or not all("sides" in r for r in data.get("summary", [])):
+        raise DataError(f"{path}: not the format of benchmarks/run/record_training.py")
+    return training_page.Page(data, source_root)
+
+
+def training_step(data_dir, source_root):
+    """Chapter 20: a training step of MultiHeadAttention beside PyTorch, the backward's memory."""
+    page = _training_page(data_dir, source_root)
+    threads = tuple(page.meta.get("threads", [1]))
+    return "\n\n".join(t for t in [page.caption(threads), page.STEP(), page.MEMORY(),
+                                   page.step_summary()] if t)
+
+
+def training_induction(data_dir, source_root):
+    """Chapter 21: the first steps of its training run, steps per second beside PyTorch."""
+    page = _training_page(data_dir, source_root)
+    return "\n\n".join([page.caption(), page.INDUCTION()])
+
+
+GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
+              "training_induction": training_induction}
+INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
+          "training_step": ["benchmarks/training.json"],
+          "training_induction": ["benchmarks/training.json"]}
