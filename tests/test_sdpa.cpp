@@ -358,6 +358,40 @@ TEST_CASE("extreme windows and positions: a window beyond every reach hides noth
                       Catch::Contains("query_start and key_start < 2^62"));
 }
 
+TEST_CASE("scale as PyTorch's: 0 makes every score 0, a negative one multiplies, the default is 1/sqrt(E)") {
+    attn::Generator gen(6);
+    const attn::Tensor q = attn::randn({1, 2, 5, 4}, gen), k = attn::randn({1, 2, 5, 4}, gen),
+                       v = attn::randn({1, 2, 5, 3}, gen);
+    for (const auto backend : {attn::SDPABackend::step, attn::SDPABackend::fast, attn::SDPABackend::tiled}) {
+        INFO(attn::backend_name(backend));
+        // scale=0.0: uniform weights over the visible keys, so each output row is the mean of
+        // the values its query sees (PyTorch 1.13's F.scaled_dot_product_attention(..., scale=0.0)
+        // in torch 2: every score 0).
+        const attn::Tensor zero = attn::scaled_dot_product_attention(
+            q, k, v, {.is_causal = true, .scale = attn::ScoreScale::multiply_by(0.0f), .backend = backend});
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < 5; ++i)
+                for (std::size_t e = 0; e < 3; ++e) {
+                    double mean = 0;
+                    for (std::size_t j = 0; j <= i; ++j) mean += v(0, h, j, e);
+                    CHECK(zero(0, h, i, e) == Approx(mean / double(i + 1)).margin(1e-6));
+                }
+        // A negative scale is the positive one applied to -q.
+        const attn::Tensor negative = attn::scaled_dot_product_attention(
+            q, k, v, {.scale = attn::ScoreScale::multiply_by(-0.5f), .backend = backend});
+        const attn::Tensor flipped = attn::scaled_dot_product_attention(
+            attn::Tensor(-q), k, v, {.scale = attn::ScoreScale::multiply_by(0.5f), .backend = backend});
+        CHECK(first_bit_difference(negative, flipped) == -1);
+        // The default, its own state, is a multiplication by 1/sqrt(E).
+        CHECK(first_bit_difference(
+                  attn::scaled_dot_product_attention(q, k, v, {.backend = backend}),
+                  attn::scaled_dot_product_attention(
+                      q, k, v, {.scale = attn::ScoreScale::multiply_by(1.0f / std::sqrt(4.0f)), .backend = backend})) == -1);
+    }
+    CHECK_THROWS_WITH(attn::scaled_dot_product_attention(q, k, v, {.scale = attn::ScoreScale::divide_by(0.0f)}),
+                      Catch::Contains("not 0 for a divisor"));
+}
+
 TEST_CASE("the backend guard restores the default") {
     CHECK(attn::default_sdpa_backend() == attn::SDPABackend::fast);
     {

@@ -20,13 +20,15 @@ void SDPAOptions::validate() const {
     if (block_q == 0 || block_k == 0)
         throw std::invalid_argument(where + ": expected block_q and block_k > 0, got " +
                                     std::to_string(block_q) + " and " + std::to_string(block_k));
-    if (!(std::isfinite(scale.value) && scale.value >= 0.0f))
-        throw std::invalid_argument(where + ": expected scale.value finite and >= 0 (0: 1/sqrt(E)), got " +
+    if (scale.op != ScoreScale::Op::default_scale &&
+        !(std::isfinite(scale.value) && (scale.op != ScoreScale::Op::divide || scale.value != 0.0f)))
+        throw std::invalid_argument(where + ": expected scale.value finite (and not 0 for a divisor), got " +
                                     std::to_string(scale.value));
-    if (scale.op != ScoreScale::Op::multiply && scale.op != ScoreScale::Op::divide)
+    if (scale.op != ScoreScale::Op::default_scale && scale.op != ScoreScale::Op::multiply &&
+        scale.op != ScoreScale::Op::divide)
         throw std::invalid_argument(where + ": scale.op holds " +
                                     std::to_string(static_cast<int>(scale.op)) +
-                                    ", not multiply or divide");
+                                    ", not default_scale, multiply or divide");
     if (fully_masked_rows != FullyMaskedRows::nan && fully_masked_rows != FullyMaskedRows::zero)
         throw std::invalid_argument(where + ": fully_masked_rows holds " +
                                     std::to_string(static_cast<int>(fully_masked_rows)) +

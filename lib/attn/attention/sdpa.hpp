@@ -87,18 +87,18 @@ enum class FullyMaskedRows {
 
 /// How the scores `q . k` are scaled. PyTorch's SDPA and GPT-2 multiply by `1 / sqrt(E)`;
 /// Raschka's modules divide by `sqrt(head_dim)`. The two round differently in the last bit,
-/// so the core keeps both.
+/// so the core keeps both. The default (`ScoreScale{}`) is PyTorch's `scale=None`: multiply by
+/// `1.0f / std::sqrt(float(E))`, `E` the query width.
 struct ScoreScale {
-    /// Multiply or divide.
-    enum class Op { multiply, divide };
-    Op op = Op::multiply;  ///< how `value` is applied
-    /// The multiplier or divisor; 0 (the default) is PyTorch's `scale=None`: multiply by
-    /// `1.0f / std::sqrt(float(E))`, `E` the query width.
-    float value = 0.0f;
+    /// PyTorch's default, a multiplier given, or a divisor given.
+    enum class Op { default_scale, multiply, divide };
+    Op op = Op::default_scale;  ///< how `value` is applied
+    float value = 0.0f;         ///< the multiplier or divisor (unused by `default_scale`)
 
-    /// `s * scale` (PyTorch's `scale=`, GPT-2's `* (1.0 / math.sqrt(hs))`).
+    /// `s * scale` (PyTorch's `scale=`, GPT-2's `* (1.0 / math.sqrt(hs))`): any finite value,
+    /// 0 (every score 0: uniform weights over the visible keys) and negatives included.
     static ScoreScale multiply_by(float scale) { return {Op::multiply, scale}; }
-    /// `s / divisor` (Raschka's `attn_scores / keys.shape[-1]**0.5`).
+    /// `s / divisor` (Raschka's `attn_scores / keys.shape[-1]**0.5`): any finite value but 0.
     static ScoreScale divide_by(float divisor) { return {Op::divide, divisor}; }
 };
 
@@ -133,7 +133,7 @@ struct SDPAOptions {
     std::size_t block_k = 64;  ///< the tiled backend's keys per tile (`B_c`)
 
     /// @throws std::invalid_argument naming the field when `dropout_p` is NaN or outside
-    /// [0, 1], a block size is 0, `scale.value` is negative, NaN or infinite, or an enum holds a
+    /// [0, 1], a block size is 0, `scale.value` is NaN or infinite (or 0 for a divisor), or an enum holds a
     /// value outside its enumeration.
     void validate() const;
 };

@@ -79,9 +79,8 @@ SDPAProblem make_problem(const std::string& where, const HeadsView& q, const Hea
     // nothing: dropped, so that no later difference compares with a huge window.
     p.window = o.window > o.query_start + p.Tq ? 0 : o.window;
     p.divide = o.scale.op == ScoreScale::Op::divide;
-    p.scale = o.scale.value != 0.0f ? o.scale.value
-              : p.divide            ? std::sqrt(static_cast<float>(p.E))
-                                    : 1.0f / std::sqrt(static_cast<float>(p.E));
+    p.scale = o.scale.op == ScoreScale::Op::default_scale ? 1.0f / std::sqrt(static_cast<float>(p.E))
+                                                          : o.scale.value;
     return p;
 }
 
