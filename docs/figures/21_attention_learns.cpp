@@ -12,7 +12,7 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/nn/optim.hpp"
-#include "textbook/display.hpp"
+#include "../../chapters/21_attention_learns.hpp"
 
 namespace {
 
@@ -83,7 +83,7 @@ FIGURES{
          const auto pair = attn::next_token_pairs(attn::repeated_tokens(1, ch21_half, ch21_V, held_out));
          const std::vector<attn::Tensor> before = r.initial.attn_weights(pair.first);
          const std::vector<attn::Tensor> after = r.trained.attn_weights(pair.first);
-         const std::size_t induction = textbook::strongest_induction_head(after[1], ch21_half);
+         const std::size_t induction = ch21::strongest_induction_head(after[1], ch21_half);
          // block 0's previous-token head: the larger mean weight on key i - 1
          double best = -1.0;
          std::size_t previous = 0;
