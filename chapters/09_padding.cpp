@@ -26,9 +26,7 @@ int main(int argc, char** argv) {
         const attn::nn::Linear query_proj(E, E), key_proj(E, E), value_proj(E, E);
         const attn::Tensor query = query_proj(z), key = key_proj(z), value = value_proj(z);
         //! [projections]
-        ch.book("000-In08", "query.shape, key.shape, value.shape",
-                attn::repr_tuple({attn::repr(attn::shape_of(query)), attn::repr(attn::shape_of(key)),
-                                  attn::repr(attn::shape_of(value))}));
+        ch.book("000-In08", "query.shape, key.shape, value.shape", ch09::shapes_tuple(query, key, value));
 
         ch.step("logits");
         //! [logits]
@@ -125,7 +123,8 @@ int main(int argc, char** argv) {
         const attn::BaseOutput fixed = self_atten(z3, attention_mask);
         const attn::BaseOutput fixed2 = second_fixed(fixed.attention_output, attention_mask);
         //! [fix]
-        ch.show("attention_weights[0], masked_softmax", attn::repr(attn::select(fixed.attention_weights, 0)));
+        ch.show("attention_weights[0], masked_softmax", attn::repr(attn::select(fixed.attention_weights, 0)),
+                {{"attention_weights", fixed.attention_weights}});
         ch.show("NaN count after the fix: layer 1 output, layer 2 output",
                 textbook::join_counts({attn::count_nan(fixed.attention_output), attn::count_nan(fixed2.attention_output)}));
 

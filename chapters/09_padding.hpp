@@ -1,4 +1,5 @@
-// Chapter 9's helpers: how it prints the tokenizer's recorded ids and Python's `dict_keys`.
+// Chapter 9's helpers: how it prints a tuple of shapes, the tokenizer's recorded ids and
+// Python's `dict_keys`.
 // Compiled with the chapter, in the chapters' unity file (chapters/meson.build): everything
 // here is in namespace ch09. Includes textbook/display.hpp, the layouts chapters share.
 #pragma once
@@ -12,6 +13,12 @@
 #include "textbook/tokenizer_data.hpp"
 
 namespace ch09 {
+
+/// What IPython shows for `a.shape, b.shape, c.shape` (000 In [8]):
+/// `(torch.Size([2, 8, 16]), torch.Size([2, 8, 16]), torch.Size([2, 8, 16]))`.
+inline std::string shapes_tuple(const attn::Tensor& a, const attn::Tensor& b, const attn::Tensor& c) {
+    return attn::repr_tuple({attn::repr(attn::shape_of(a)), attn::repr(attn::shape_of(b)), attn::repr(attn::shape_of(c))});
+}
 
 /// Integers as a Python list: `[1, 415, 5255]`.
 inline std::string int_list(const std::vector<std::int64_t>& v) {

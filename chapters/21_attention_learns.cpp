@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
         const std::size_t V = 32, B = 32;
         attn::manual_seed(ch.seed(123));
         attn::AttentionOnlyTransformer model({.vocab_size = V, .context_length = 23, .emb_dim = 32, .num_heads = 2});
+        const attn::AttentionOnlyTransformer untrained = model;  // step 5 looks at it again
         attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.01});
         std::vector<float> losses, first_half, second_half;
         for (int step = 0; step < 1000; ++step) {
@@ -84,8 +85,8 @@ int main(int argc, char** argv) {
             second_half.push_back(attn::sequence_cross_entropy(logits, targets, half, 2 * half - 1)());
         }
         //! [induction]
-        ch.book("o21-In09", "the training loop, every 50 steps",
-                ch21::curve_lines(losses, first_half, second_half, 50));
+        ch.book("o21-In09", "the training loop, every 50 steps", ch21::curve_lines(losses, first_half, second_half, 50),
+                {{"loss", losses}, {"first_half", first_half}, {"second_half", second_half}});
 
         ch.step("heads");
         //! [heads]
@@ -95,7 +96,7 @@ int main(int argc, char** argv) {
         const std::vector<attn::Tensor> weights = model.attn_weights(input);
         //! [heads]
         ch.show("mean attention of each head, queries in the second half (64 held-out sequences)",
-                ch21::head_score_lines(weights, half));
+                ch21::head_score_lines(weights, half), ch21::first_sequence(untrained.attn_weights(input), weights));
 
         ch.step("ablation");
         //! [ablation]

@@ -1,5 +1,6 @@
 // Chapter 21's helpers: the training logs as tools/oracle/attention_learns.py prints them,
-// and the scores that find an induction head. Compiled with the chapter, in the chapters'
+// the scores that find an induction head, and the weights its figures draw (recorded with
+// the blocks; the figures compute nothing). Compiled with the chapter, in the chapters'
 // unity file (chapters/meson.build): everything here is in namespace ch21. Includes
 // textbook/display.hpp, the layouts chapters share.
 #pragma once
@@ -11,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "attn/core/functional.hpp"
 #include "attn/core/tensor.hpp"
 #include "textbook/display.hpp"
+#include "textbook/record.hpp"
 
 namespace ch21 {
 
@@ -100,6 +103,25 @@ inline std::string head_score_lines(const std::vector<attn::Tensor>& weights, st
 inline std::size_t strongest_induction_head(const attn::Tensor& weights, std::size_t half) {
     const std::vector<double> induction = mean_weight_back(weights, half, half - 1);
     return static_cast<std::size_t>(std::max_element(induction.begin(), induction.end()) - induction.begin());
+}
+
+/// For the figures of steps 4 and 5: the attention weights of the first sequence, one
+/// `[b, H, T, T]` per block in `untrained` and `trained` (the model before and after training,
+/// on the same input), as `untrained` and `trained` `[blocks, H, T, T]`.
+/// @throws std::invalid_argument when a block's weights are not `[b, H, T, T]` of one shape.
+inline std::vector<textbook::TensorRecord> first_sequence(const std::vector<attn::Tensor>& untrained,
+                                                          const std::vector<attn::Tensor>& trained) {
+    const auto first = [](const std::vector<attn::Tensor>& blocks) {
+        std::vector<attn::Tensor> rows;
+        for (const auto& w : blocks) {
+            if (w.dimension() != 4 || w.shape() != blocks.front().shape())
+                attn::throw_shape_error("first_sequence (attn_weights)", "[b, H, T, T] per block, one shape",
+                                        attn::shape_of(w));
+            rows.push_back(attn::select(w, 0));
+        }
+        return attn::stack(rows, 0);
+    };
+    return {{"untrained", first(untrained)}, {"trained", first(trained)}};
 }
 
 }  // namespace ch21

@@ -79,7 +79,8 @@ int main(int argc, char** argv) {
                     "\nportable: " + chA::mask_agreement(in12, ones_portable, example));
         ch.show("004 In [51]'s printed mask against each backend (fourth call, below the diagonal)",
                 "MKL:      " + chA::mask_agreement(in51, fourth_mkl, attn_weights) +
-                    "\nportable: " + chA::mask_agreement(in51, runs[3], attn_weights));
+                    "\nportable: " + chA::mask_agreement(in51, runs[3], attn_weights),
+                {{"runs[3]", runs[3]}});
 
         ch.step("fractions");
         std::vector<textbook::Row> kept;
