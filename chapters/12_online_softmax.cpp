@@ -56,8 +56,8 @@ int main(int argc, char** argv) {
         for (std::size_t first = 0; const auto& st : row) {
             blocks.push_back({"keys " + std::to_string(first) + ".." + std::to_string(st.keys_seen - 1),
                               ch12::fields({{"m", textbook::fixed(st.m)}, {"l", textbook::fixed(st.l)},
-                                                {"O", ch12::fixed_list(st.O)},
-                                                {"O / l", ch12::fixed_list(attn::Tensor(xt::adapt(st.O)) / st.l)}})});
+                                            {"O", ch12::fixed_list(st.O)},
+                                            {"O / l", ch12::fixed_list(attn::Tensor(xt::adapt(st.O)) / st.l)}})});
             first = st.keys_seen;
         }
         ch.show("m, l and O after each block of two keys", textbook::labelled_lines(blocks, {.separator = ": ", .align = false}));

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
         }
         //! [induction]
         ch.book("o21-In09", "the training loop, every 50 steps", ch21::curve_lines(losses, first_half, second_half, 50),
-                {{"loss", losses}, {"first_half", first_half}, {"second_half", second_half}});
+                {{"first_half", first_half}, {"second_half", second_half}});
 
         ch.step("heads");
         //! [heads]
