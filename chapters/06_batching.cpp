@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
 
         ch.step("dropped");
         ch.show(backend + "the weights after dropout, batch element 1",
-                attn::repr(attn::select(dropped.dropped_weights, 1)));
+                attn::repr(attn::select(dropped.dropped_weights, 1)), {{"dropped_weights", dropped.dropped_weights}});
 
         ch.step("too_long");
         //! [too_long]

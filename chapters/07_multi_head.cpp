@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
         ch.show("max |c_proj(y) - original_output|",
                 textbook::max_abs_diff_text(layer.c_proj(y), original_output));
         ch.show("[seed 123] att[0, 0]: the first sequence's weights, head 0",
-                attn::repr(attn::select(attn::select(att, 0), 0)));
+                attn::repr(attn::select(attn::select(att, 0), 0)), {{"att[0]", attn::select(att, 0)}});
         ch.show("[seed 123] original_output[0]", attn::repr(attn::select(original_output, 0)));
 
         ch.step("equivalence");

@@ -14,7 +14,7 @@
 #include "textbook/tokenizer_data.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "09_padding.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "09_padding", .seeded = true}, [](textbook::Chapter& ch) {
@@ -26,9 +26,7 @@ int main(int argc, char** argv) {
         const attn::nn::Linear query_proj(E, E), key_proj(E, E), value_proj(E, E);
         const attn::Tensor query = query_proj(z), key = key_proj(z), value = value_proj(z);
         //! [projections]
-        ch.book("000-In08", "query.shape, key.shape, value.shape",
-                attn::repr_tuple({attn::repr(attn::shape_of(query)), attn::repr(attn::shape_of(key)),
-                                  attn::repr(attn::shape_of(value))}));
+        ch.book("000-In08", "query.shape, key.shape, value.shape", ch09::shapes_tuple(query, key, value));
 
         ch.step("logits");
         //! [logits]
@@ -59,9 +57,8 @@ int main(int argc, char** argv) {
         const auto tokenizer =
             textbook::TokenizerData::load(textbook::data_dir() / "tokenizer" / "mistral-7b-v0.1_000.tsv");
         //! [tokenizer]
-        ch.show("the recorded ids (bos <s> = 1 first)", textbook::lines(tokenizer.texts, [](const auto& t) {
-                    return attn::repr_str(t.text) + " -> " + textbook::int_list(t.input_ids); }));
-        ch.book("000-In18", "importing transformers", textbook::not_reproduced("the notebook shows the tail of a warning tqdm "
+        ch.show("the recorded ids (bos <s> = 1 first)", ch09::id_lines(tokenizer.texts));
+        ch.book("000-In18", "importing transformers", ch09::not_reproduced("the notebook shows the tail of a warning tqdm "
                 "printed on stderr while transformers was imported; this program imports nothing"));
 
         ch.step("collate");
@@ -69,7 +66,7 @@ int main(int argc, char** argv) {
         const std::int64_t pad_token_id = tokenizer.eos_token_id;  // pad_token = eos_token
         const auto encoded_input = attn::pad_batch(tokenizer.sequences(), pad_token_id, attn::PaddingSide::left);
         //! [collate]
-        ch.book("000-In19", "encoded_input.keys()", textbook::dict_keys_repr(attn::BatchEncoding::keys()));
+        ch.book("000-In19", "encoded_input.keys()", ch09::dict_keys_repr(attn::BatchEncoding::keys()));
         ch.book("000-In20", "tokenizer.pad_token_id", std::to_string(pad_token_id));
         ch.book("000-In21", "encoded_input['input_ids'][0]: left padding with 2",
                 attn::repr(attn::LongTensor(xt::view(encoded_input.input_ids, 0, xt::all()))));
@@ -126,7 +123,8 @@ int main(int argc, char** argv) {
         const attn::BaseOutput fixed = self_atten(z3, attention_mask);
         const attn::BaseOutput fixed2 = second_fixed(fixed.attention_output, attention_mask);
         //! [fix]
-        ch.show("attention_weights[0], masked_softmax", attn::repr(attn::select(fixed.attention_weights, 0)));
+        ch.show("attention_weights[0], masked_softmax", attn::repr(attn::select(fixed.attention_weights, 0)),
+                {{"attention_weights", fixed.attention_weights}});
         ch.show("NaN count after the fix: layer 1 output, layer 2 output",
                 textbook::join_counts({attn::count_nan(fixed.attention_output), attn::count_nan(fixed2.attention_output)}));
 

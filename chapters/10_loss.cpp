@@ -7,7 +7,7 @@
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "10_loss.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "10_loss", .seeded = true}, [](textbook::Chapter& ch) {
@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
         const attn::nn::Linear q_proj(d, d), k_proj(d, d), v_proj(d, d);
         const attn::LongTensor tokens = attn::randint(static_cast<std::int64_t>(V), {T});
         //! [modules]
-        ch.book("001-In05", "tokens, tokens.shape", textbook::with_shape(tokens));
+        ch.book("001-In05", "tokens, tokens.shape", ch10::with_shape(tokens));
         //! [modules.2]
         const attn::Tensor x = emb(tokens);  // [T, d]: row i is emb.weight[tokens[i]]
         const attn::Tensor q = q_proj(x), k = k_proj(x), v = v_proj(x);  // [T, d] each
@@ -34,23 +34,23 @@ int main(int argc, char** argv) {
         //! [raw_att]
         const attn::Tensor raw_att = attn::matmul(q, attn::T(k)) / std::sqrt(static_cast<float>(d));
         //! [raw_att]
-        ch.book("001-In08", "raw_att, raw_att.shape", textbook::with_shape(raw_att));
+        ch.book("001-In08", "raw_att, raw_att.shape", ch10::with_shape(raw_att));
 
         ch.step("tril");
         //! [tril]
         const attn::Tensor tril_att = attn::tril(raw_att);
         //! [tril]
-        ch.book("001-In09", "torch.tril(raw_att)", textbook::with_shape(tril_att));
+        ch.book("001-In09", "torch.tril(raw_att)", ch10::with_shape(tril_att));
         //! [tril.2]
         const attn::Tensor masked_att = attn::masked_fill(tril_att, attn::eq(tril_att, 0.0f), -inf);
         //! [tril.2]
-        ch.book("001-In10", "masked_fill_(masked_att == 0., float('-inf'))", textbook::with_shape(masked_att));
+        ch.book("001-In10", "masked_fill_(masked_att == 0., float('-inf'))", ch10::with_shape(masked_att));
 
         ch.step("softmax");
         //! [softmax]
         const attn::Tensor attn_weights = attn::softmax(masked_att, -1);
         //! [softmax]
-        ch.book("001-In11", "torch.softmax(masked_att, -1)", textbook::with_shape(attn_weights));
+        ch.book("001-In11", "torch.softmax(masked_att, -1)", ch10::with_shape(attn_weights));
         const attn::Tensor printed_scores = textbook::printed_matrix(ch.data().at("001-In10"), T, T);
         ch.show("softmax of the notebook's printed In [10]", attn::repr(attn::softmax(printed_scores, -1)));
 
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
         //! [new_v]
         const attn::Tensor new_v = attn::matmul(attn_weights, v);  // [T, T] @ [T, d] -> [T, d]
         //! [new_v]
-        ch.book("001-In12", "new_v, new_v.shape", textbook::with_shape(new_v));
+        ch.book("001-In12", "new_v, new_v.shape", ch10::with_shape(new_v));
 
         ch.step("fragile");
         //! [fragile]

@@ -18,7 +18,7 @@
 #include "attn/attention/padding.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "12_online_softmax.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "12_online_softmax", .seeded = true}, [](textbook::Chapter& ch) {
@@ -55,9 +55,9 @@ int main(int argc, char** argv) {
         std::vector<std::pair<std::string, std::string>> blocks;
         for (std::size_t first = 0; const auto& st : row) {
             blocks.push_back({"keys " + std::to_string(first) + ".." + std::to_string(st.keys_seen - 1),
-                              textbook::fields({{"m", textbook::fixed(st.m)}, {"l", textbook::fixed(st.l)},
-                                                {"O", textbook::fixed_list(st.O)},
-                                                {"O / l", textbook::fixed_list(attn::Tensor(xt::adapt(st.O)) / st.l)}})});
+                              ch12::fields({{"m", textbook::fixed(st.m)}, {"l", textbook::fixed(st.l)},
+                                            {"O", ch12::fixed_list(st.O)},
+                                            {"O / l", ch12::fixed_list(attn::Tensor(xt::adapt(st.O)) / st.l)}})});
             first = st.keys_seen;
         }
         ch.show("m, l and O after each block of two keys", textbook::labelled_lines(blocks, {.separator = ": ", .align = false}));

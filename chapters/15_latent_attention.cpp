@@ -11,7 +11,7 @@
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "15_latent_attention.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "15_latent_attention", .seeded = true}, [](textbook::Chapter& ch) {
@@ -101,6 +101,6 @@ int main(int argc, char** argv) {
                                            .n_kv_groups = 4, .latent_dim = 1024, .batch_size = 1, .dtype = "bf16"};
         //! [estimator]
         ch.book("oracle15-In07", "memory_estimator_mla.py with his README's arguments",
-                textbook::mla_estimator_report(args));
+                ch15::mla_estimator_report(args));
     });
 }

@@ -11,7 +11,7 @@
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "16_kv_sharing.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "16_kv_sharing", .seeded = true}, [](textbook::Chapter& ch) {
@@ -85,8 +85,8 @@ int main(int argc, char** argv) {
                                           .n_kv_groups = 4, .n_kv_producing_layers = 24, .dtype = "bf16"};
         //! [estimator]
         ch.book("oracle16-In07", "memory_estimator_kv_sharing.py, Gemma 3n E2B's sizes",
-                textbook::kv_sharing_estimator_report(e2b));
-        ch.book("oracle16-In08", "the same, E4B's sizes", textbook::kv_sharing_estimator_report(e4b));
+                ch16::kv_sharing_estimator_report(e2b));
+        ch.book("oracle16-In08", "the same, E4B's sizes", ch16::kv_sharing_estimator_report(e4b));
 
         ch.step("per_token");
         //! [per_token]

@@ -12,7 +12,7 @@
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "18_gated_deltanet.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "18_gated_deltanet", .seeded = true}, [](textbook::Chapter& ch) {
@@ -119,6 +119,6 @@ int main(int argc, char** argv) {
             per_token.push_back({v.first, attn::repr_float(attn::kv_cache_bytes_per_token(v.second)) + " B"});
         //! [variants]
         ch.show("cached bytes per token at 32768 tokens (24 layers, d 2048, 16 heads, bf16)",
-                textbook::labelled_lines(per_token));
+                textbook::labelled_lines(per_token), ch18::cache_by_length(variants));
     });
 }

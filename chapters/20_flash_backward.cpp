@@ -9,7 +9,7 @@
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "20_flash_backward.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "20_flash_backward", .seeded = true}, [](textbook::Chapter& ch) {
@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
         const attn::Tensor context_vecs = mha.forward(batch, saved);
         const attn::Tensor& L = saved.attention.logsumexp;  // m + log(l) of each query row
         //! [lse]
-        ch.show("L = m + log(l): [b, num_heads, T]", attn::repr(L));
+        ch.show("L = m + log(l): [b, num_heads, T]", attn::repr(L),
+                ch20::weights_from_lse(saved.queries, saved.keys, saved.values, L));
 
         ch.step("delta");
         //! [delta]

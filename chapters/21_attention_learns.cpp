@@ -12,7 +12,7 @@
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "21_attention_learns.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "21_attention_learns", .seeded = true}, [](textbook::Chapter& ch) {
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
         attn::optim::SGD sgd(mha.named_parameters(), {.lr = 0.5});
         const std::vector<float> sgd_losses = fit(mha, sgd, target);
         //! [sgd]
-        ch.book("o21-In03", "fit(torch.optim.SGD, lr=0.5)", textbook::loss_lines(sgd_losses));
+        ch.book("o21-In03", "fit(torch.optim.SGD, lr=0.5)", ch21::loss_lines(sgd_losses));
         ch.book("o21-In04", "print(mha.W_query.weight)", attn::parameter_repr(mha.W_query.weight));
 
         ch.step("adamw");
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
         attn::optim::AdamW adamw(mha2.named_parameters(), {.lr = 0.01, .weight_decay = 0.1});
         const std::vector<float> adamw_losses = fit(mha2, adamw, target2);
         //! [adamw]
-        ch.book("o21-In05", "fit(torch.optim.AdamW, lr=0.01, weight_decay=0.1)", textbook::loss_lines(adamw_losses));
+        ch.book("o21-In05", "fit(torch.optim.AdamW, lr=0.01, weight_decay=0.1)", ch21::loss_lines(adamw_losses));
         ch.book("o21-In06", "print(mha.W_query.weight)", attn::parameter_repr(mha2.W_query.weight));
         ch.show("AdamW's state after 20 steps: step, exp_avg and exp_avg_sq of W_query.weight",
                 std::to_string(adamw.state()[0].step) + "\n" + attn::repr(adamw.state()[0].exp_avg) + "\n" +
@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
         const std::size_t V = 32, B = 32;
         attn::manual_seed(ch.seed(123));
         attn::AttentionOnlyTransformer model({.vocab_size = V, .context_length = 23, .emb_dim = 32, .num_heads = 2});
+        const attn::AttentionOnlyTransformer untrained = model;  // step 5 looks at it again
         attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.01});
         std::vector<float> losses, first_half, second_half;
         for (int step = 0; step < 1000; ++step) {
@@ -84,8 +85,8 @@ int main(int argc, char** argv) {
             second_half.push_back(attn::sequence_cross_entropy(logits, targets, half, 2 * half - 1)());
         }
         //! [induction]
-        ch.book("o21-In09", "the training loop, every 50 steps",
-                textbook::curve_lines(losses, first_half, second_half, 50));
+        ch.book("o21-In09", "the training loop, every 50 steps", ch21::curve_lines(losses, first_half, second_half, 50),
+                {{"first_half", first_half}, {"second_half", second_half}});
 
         ch.step("heads");
         //! [heads]
@@ -95,11 +96,11 @@ int main(int argc, char** argv) {
         const std::vector<attn::Tensor> weights = model.attn_weights(input);
         //! [heads]
         ch.show("mean attention of each head, queries in the second half (64 held-out sequences)",
-                textbook::head_score_lines(weights, half));
+                ch21::head_score_lines(weights, half), ch21::first_sequence(untrained.attn_weights(input), weights));
 
         ch.step("ablation");
         //! [ablation]
-        const std::size_t head = textbook::strongest_induction_head(weights[1], half);
+        const std::size_t head = ch21::strongest_induction_head(weights[1], half);
         attn::AttentionOnlyTransformer ablated = model;
         attn::Tensor& W = ablated.blocks[1].out_proj.weight;  // its columns read the head's output
         for (std::size_t row = 0; row < W.shape()[0]; ++row)

@@ -16,7 +16,7 @@
 #include "attn/nn/nn.hpp"
 #include "attn/print/print.hpp"
 #include "textbook/chapter.hpp"
-#include "textbook/display.hpp"
+#include "A_dropout_masks.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "A_dropout_masks", .dropout = true, .seeded = true}, [](textbook::Chapter& ch) {
@@ -75,11 +75,12 @@ int main(int argc, char** argv) {
         const std::string& in12 = ch.data().at("002-In12").text;
         const std::string& in51 = ch.data().at("004-In51").text;
         ch.show("002 In [12]'s printed mask against each backend (seed 123, first call)",
-                "MKL:      " + textbook::mask_agreement(in12, ones_mkl, example) +
-                    "\nportable: " + textbook::mask_agreement(in12, ones_portable, example));
+                "MKL:      " + chA::mask_agreement(in12, ones_mkl, example) +
+                    "\nportable: " + chA::mask_agreement(in12, ones_portable, example));
         ch.show("004 In [51]'s printed mask against each backend (fourth call, below the diagonal)",
-                "MKL:      " + textbook::mask_agreement(in51, fourth_mkl, attn_weights) +
-                    "\nportable: " + textbook::mask_agreement(in51, runs[3], attn_weights));
+                "MKL:      " + chA::mask_agreement(in51, fourth_mkl, attn_weights) +
+                    "\nportable: " + chA::mask_agreement(in51, runs[3], attn_weights),
+                {{"runs[3]", runs[3]}});
 
         ch.step("fractions");
         std::vector<textbook::Row> kept;

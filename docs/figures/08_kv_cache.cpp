@@ -1,5 +1,6 @@
 // Chapter 8's figures: time per generated token with and without the KV cache (from the
-// recorded benchmark), and the causal mask of Sq new queries against Sk keys.
+// recorded benchmark), and the causal mask of Sq new queries against Sk keys, as the chapter
+// printed it.
 #include "figures.hpp"
 
 #include <algorithm>
@@ -7,7 +8,7 @@
 #include <map>
 #include <regex>
 
-#include "attn/attention/masks.hpp"
+#include "textbook/book.hpp"
 
 namespace fs = std::filesystem;
 
@@ -85,16 +86,20 @@ FIGURES{
                 "context length, from the Google Benchmark results recorded in data/benchmarks/.",
      .draw = kv_cache_plot},
     {.chapter = "8", .step = "causal_mask", .file = "ch08_causal_mask_sq_sk.svg",
-     .caption = "Chapter 8: with a KV cache, Sq = 3 new queries meet Sk = 8 keys: the causal mask is "
-                "the last 3 rows of tril(ones(8, 8)), causal_mask(3, 8) (1 = may attend, as the "
-                "chapter prints it).",
-     .draw = [](const figures::Data&) {
+     .caption = "Chapter 8: with a KV cache, Sq new queries meet Sk keys: the causal mask is the last "
+                "Sq rows of tril(ones(Sk, Sk)), causal_mask(Sq, Sk), as the chapter prints it (1 = may "
+                "attend).",
+     .draw = [](const figures::Data& data) {
+         const std::string key = "causal_mask(3, 7)";
+         const auto dims = textbook::numbers_in(key);  // Sq, Sk
+         const auto Sq = static_cast<std::size_t>(dims.at(0).value), Sk = static_cast<std::size_t>(dims.at(1).value);
          figures::svg::HeatmapStyle style;
-         style.title = "causal_mask(Sq = 3, Sk = 8)";
-         style.row_labels = {"new 0 (pos 5)", "new 1 (pos 6)", "new 2 (pos 7)"};
-         style.col_labels = {"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7"};
+         style.title = key;
+         for (std::size_t i = 0; i < Sq; ++i)
+             style.row_labels.push_back("new " + std::to_string(i) + " (pos " + std::to_string(Sk - Sq + i) + ")");
+         for (std::size_t j = 0; j < Sk; ++j) style.col_labels.push_back("k" + std::to_string(j));
          style.precision = 0;
-         return figures::svg::heatmap(attn::causal_mask(3, 8), style);
+         return figures::svg::heatmap(data.printed(key, {Sq, Sk}), style);
      }}};
 
 }  // namespace

@@ -1,29 +1,22 @@
 // Chapter 12's figures: the online normaliser's state after each score of chapter 1's query,
-// and naive against tiled attention from the recorded benchmark data/benchmarks/flash.json.
+// as the chapter printed it, and naive against tiled attention from the recorded benchmark
+// data/benchmarks/flash.json.
 #include "figures.hpp"
 
 #include <cmath>
 #include <limits>
 #include <map>
 
-#include "attn/attention/online_softmax.hpp"
-#include "attn/core/functional.hpp"
-#include "textbook/book.hpp"
-
 namespace {
 
-std::string normalizer_plot(const figures::Data&) {
-    const attn::Tensor inputs = textbook::inputs();
-    const attn::Tensor scores = attn::matmul(inputs, attn::select(inputs, 1));  // "journey"
-    std::vector<attn::flash::Normalizer> trace;
-    attn::flash::online_normalizer(scores.data(), scores.size(), &trace);
+std::string normalizer_plot(const figures::Data& data) {
+    const attn::Tensor table = data.printed("(m, l) after each score", {6, 4});  // j, x_j, m, l
     figures::svg::Series x, m, l;
     x.name = "score x_j", m.name = "running maximum m_j", l.name = "running sum l_j";
-    for (std::size_t j = 0; j < trace.size(); ++j) {
-        const double jj = static_cast<double>(j);
-        x.x.push_back(jj), x.y.push_back(scores.flat(j));
-        m.x.push_back(jj), m.y.push_back(trace[j].m);
-        l.x.push_back(jj), l.y.push_back(trace[j].l);
+    for (std::size_t j = 0; j < table.shape()[0]; ++j) {
+        x.x.push_back(table(j, 0)), x.y.push_back(table(j, 1));
+        m.x.push_back(table(j, 0)), m.y.push_back(table(j, 2));
+        l.x.push_back(table(j, 0)), l.y.push_back(table(j, 3));
     }
     x.dashed = true;
     figures::svg::PlotStyle style;

@@ -1,40 +1,37 @@
-// Chapter 15's figure: the latent bottleneck, the bytes each token costs in the cache of
-// multi-head, grouped-query and latent attention with the arguments of Raschka's
-// memory_estimator_mla.py README, computed by the library's one memory estimator.
+// Chapter 15's figure: the KV cache of multi-head, grouped-query and latent attention for the
+// model of Raschka's memory_estimator_mla.py README, read from the report the chapter printed.
 #include "figures.hpp"
 
 #include <string>
 
-#include "attn/attention/kv_memory.hpp"
-
 namespace {
 
-std::string latent_bytes_bars(const figures::Data&) {
-    // His README: 8192 tokens, emb_dim 2048, 24 heads, 48 layers, groups of 4, latent 1024, bf16.
-    attn::KVMemoryConfig mha{.batch = 1, .context_length = 8192, .emb_dim = 2048, .num_heads = 24,
-                             .num_kv_heads = 24, .num_layers = 48, .bytes_per_elem = attn::dtype_bytes("bf16")};
-    attn::KVMemoryConfig gqa = mha;
-    gqa.num_kv_heads = 24 / 4;
-    attn::KVMemoryConfig mla = mha;
-    mla.latent_dim = 1024;
-    const auto kib = [](const attn::KVMemoryConfig& c) { return attn::kv_cache_bytes_per_token(c) / 1024.0; };
+std::string latent_cache_bars(const figures::Data& data) {
+    const std::string& report = data.block("oracle15-In07").text;
+    const auto arg = [&](const std::string& key) {
+        return std::to_string(static_cast<long long>(figures::report_value(report, key)));
+    };
+    const std::string dtype = figures::report_text(report, "dtype");  // `bf16 (2 Bytes/elem)`
     figures::svg::BarStyle style;
-    style.title = "Cached bytes per token, all 48 layers";
-    style.subtitle = "emb_dim 2048, 24 heads (head_dim 86), bf16: memory_estimator_mla.py's README arguments";
-    style.x_label = "KiB per token of context (attn::kv_cache_bytes_per_token)";
-    style.series = {"KiB per token"};
-    return figures::svg::bar_chart({{"MHA: K and V of 24 heads", {kib(mha)}},
-                                    {"GQA: K and V of 6 heads", {kib(gqa)}},
-                                    {"MLA: one latent of 1024", {kib(mla)}}},
-                                   style);
+    style.title = "KV cache of one " + arg("context_length") + "-token sequence, all " + arg("n_layers") + " layers";
+    style.subtitle = "memory_estimator_mla.py with his README's arguments (emb_dim " + arg("emb_dim") + ", " +
+                     arg("n_heads") + " heads, " + dtype.substr(0, dtype.find(' ')) + "), as the chapter prints it";
+    style.x_label = "GB";
+    style.series = {"total KV cache"};
+    return figures::svg::bar_chart(
+        {{"MHA: K and V of " + arg("n_heads") + " heads", {figures::report_value(report, "MHA total KV cache")}},
+         {"GQA: K and V of " + arg("GQA n_kv_heads") + " heads", {figures::report_value(report, "GQA total KV cache")}},
+         {"MLA: one latent of " + arg("latent_dim"), {figures::report_value(report, "MLA total KV cache")}}},
+        style);
 }
 
 FIGURES{{
-    .chapter = "15", .step = "bytes", .file = "ch15_latent_bytes.svg",
-    .caption = "Chapter 15, step 4: what each token costs in the cache of all 48 layers of the model "
-               "of Raschka's memory_estimator_mla.py README. Multi-head attention keeps keys and values "
-               "of 24 heads, grouped-query attention of 6, latent attention only the 1024 numbers of "
-               "W_DKV x, from which W_UK and W_UV rebuild every head's keys and values.",
-    .draw = latent_bytes_bars}};
+    .chapter = "15", .step = "estimator", .file = "ch15_latent_bytes.svg",
+    .caption = "Chapter 15, step 7: the KV cache of the model of Raschka's memory_estimator_mla.py "
+               "README, as the chapter's run of his estimator prints it. Multi-head attention keeps "
+               "keys and values of every head, grouped-query attention of one head per group, latent "
+               "attention only the latent W_DKV x of each token, from which W_UK and W_UV rebuild "
+               "every head's keys and values.",
+    .draw = latent_cache_bars}};
 
 }  // namespace

@@ -1,19 +1,18 @@
-// The exercises' figure: Raschka's batched product a @ a.transpose(2, 3), one block per head.
+// The exercises' figure: Raschka's batched product a @ a.transpose(2, 3), one block per head,
+// as the chapter printed it.
 #include "figures.hpp"
 
 #include "attn/core/functional.hpp"
-#include "textbook/book.hpp"
 
 namespace {
 
 FIGURES{{
     .chapter = "X", .step = "per_head", .file = "chX_per_head_product.svg",
     .caption = "Exercises: a @ a.transpose(2, 3) for a of shape (1, 2, 3, 4) is one 3 x 3 block per "
-               "head, each head's own head @ head.T: the two blocks of Raschka's In [37], which this "
-               "program prints identically.",
+               "head, each head's own head @ head.T: the two blocks of Raschka's In [37], as this "
+               "program prints them.",
     .draw = [](const figures::Data& data) {
-        const textbook::Book book = textbook::Book::load(data.dir);
-        const attn::Tensor blocks = textbook::printed_matrix(book.at("rch03-In37"), 6, 3);  // [2 * 3, 3]
+        const attn::Tensor blocks = data.printed("rch03-In37", {6, 3});  // [2 * 3, 3]
         figures::svg::HeatmapStyle style;
         style.title = "a @ a.transpose(2, 3), one block per head";
         style.row_labels = {"token 0", "token 1", "token 2"};

@@ -1,12 +1,20 @@
 // The book's figures: each chapter's pictures, drawn as SVG at build time by make_figures
-// (docs/tools/make_figures.cpp) with the library's own calls and textbook::svg.
+// (docs/tools/make_figures.cpp) with textbook::svg, from what the chapter recorded.
+//
+// A figure draws what its chapter printed, read from the chapter's record (its `--record`
+// JSON, lib/textbook/record.hpp, written when the pages are built), never by running the
+// library again: a number the chapter does not print, it records with a block
+// (`ch.show(label, text, {{"name", tensor}})`), and the figure reads it from there. Speed
+// comes from the benchmarks recorded under data/benchmarks/. A figure that depicts no
+// chapter output (a plot of a function) may compute, and says so in a comment.
 //
 // A chapter's figures live in docs/figures/<chapter name>.cpp (docs/meson.build compiles the
 // file of every chapter that has one, all in one unity file), each registered with the step it
 // illustrates:
 //
 //     FIGURES{{.chapter = "3", .step = "renorm", .file = "ch03_simple_mask.svg",
-//              .caption = "...", .draw = [](const figures::Data&) { return svg::heatmaps(...); }}};
+//              .caption = "...", .draw = [](const figures::Data& data) {
+//                  return svg::heatmap(data.printed("002-In08", {6, 6}), ...); }}};
 //
 // Helpers of a figure file sit in an anonymous namespace under names of their own: the files
 // share one translation unit.
@@ -20,20 +28,43 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "attn/core/tensor.hpp"
+#include "textbook/record.hpp"
 #include "textbook/svg.hpp"
 
 namespace figures {
 
 namespace svg = textbook::svg;
 
-/// Where a figure may read recorded data from (`data/`, e.g. `data/benchmarks/`).
+/// What a figure draws from: its chapter's record, as the chapter ran when these pages were
+/// built, and the data directory (the recorded benchmarks). A block is named by `key`: one of
+/// its sources (`002-In08`), or its label, whole or its end (`the weights after dropout,
+/// batch element 1` finds `[portable backend] the weights after dropout, batch element 1`).
 struct Data {
-    std::filesystem::path dir;
+    std::filesystem::path dir;                         ///< `data/` (e.g. `data/benchmarks/`)
+    const textbook::ChapterRecord* record = nullptr;  ///< the figure's chapter
+
+    /// The block named by `key`.
+    /// @throws std::runtime_error naming the chapter and `key` when no block or several match.
+    const textbook::BlockRecord& block(const std::string& key) const;
+
+    /// The numbers the block printed (textbook::numbers_in: `-inf` and the integers of a
+    /// `torch.Size` count), from the `skip`-th on, as a float32 tensor of `shape`.
+    /// @throws std::runtime_error as `block`, or when the block printed fewer numbers.
+    attn::Tensor printed(const std::string& key, const attn::Shape& shape, std::size_t skip = 0) const;
+
+    /// The block's `True` and `False` words, in order, as 1 and 0 in a tensor of `shape`.
+    /// @throws std::runtime_error as `printed`.
+    attn::Tensor printed_bools(const std::string& key, const attn::Shape& shape) const;
+
+    /// The tensor recorded with the block under `name` (record.hpp's TensorRecord).
+    /// @throws std::runtime_error as `block`, or when the block holds no such tensor.
+    attn::Tensor tensor(const std::string& key, const std::string& name) const;
 };
 
 /// One figure of one chapter.
@@ -71,9 +102,26 @@ const std::vector<std::string>& tokens();
 /// A heatmap style with the six tokens on both axes.
 svg::HeatmapStyle token_style(const std::string& title);
 
-/// The attention scores of chapters 2-4: `SelfAttention_v2(3, 2)` after `manual_seed(789)`,
-/// `queries @ keys.T`, `[6, 6]`.
-attn::Tensor v2_scores();
+/// The smallest and largest finite values of `m` (`-inf` and NaN cells aside), for a
+/// heatmap's colour scale.
+/// @throws std::runtime_error when `m` holds no finite value.
+std::pair<double, double> finite_range(const attn::Tensor& m);
+
+/// The lines of a labelled list (textbook::labelled_lines), each split into its label and its
+/// text at the first run of two or more spaces: `MHA (16 KV heads)       196608.0 B` gives
+/// `{"MHA (16 KV heads)", "196608.0 B"}`.
+std::vector<std::pair<std::string, std::string>> labelled(const std::string& text);
+
+/// In a report of `key : value` lines (Raschka's estimators), the value of the line whose key
+/// (trailing spaces aside) is `key`: `dtype            : bf16 (2 Bytes/elem)` gives
+/// `bf16 (2 Bytes/elem)` for `dtype`.
+/// @throws std::runtime_error naming the key when no line has it.
+std::string report_text(const std::string& report, const std::string& key);
+
+/// The number that starts `report_text(report, key)`, thousands separators ignored:
+/// `MHA total KV cache  : 3.25 GB` gives 3.25 for `MHA total KV cache`.
+/// @throws std::runtime_error naming the key when no line has it or its value is no number.
+double report_value(const std::string& report, const std::string& key);
 
 /// A recorded JSON file under `data/` (Google Benchmark writes NaN, which JSON has not: such
 /// values read as null).

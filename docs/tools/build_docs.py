@@ -11,7 +11,8 @@ Called by the `docs` target of docs/meson.build; Python 3 standard library only.
 
 Everything it writes goes under the output directory (never the source tree):
     O/output/<name>.txt   what each chapter printed (stdout), and .err (stderr)
-    O/figures/            the SVGs and index.tsv, written by make_figures
+    O/output/<name>.json  each chapter's record (--record), from which the figures are drawn
+    O/figures/            the SVGs and index.tsv, written by make_figures from the records
     O/pages/              the Doxygen pages (Markdown): mainpage.md, one per chapter, and
                           benchmarks.md (docs/benchmarks.md with data/benchmarks/ filled in,
                           its plot in O/figures/attention.svg)
@@ -95,13 +96,13 @@ def main():
         chapters.append(bookpages.ChapterRun(name=name, blocks=blocks, stderr=stderr, returncode=rc))
         print(f"build_docs: ran chapter_{name}: exit {rc}, {len(blocks)} blocks")
 
-    # 2. The figures, drawn by the project's own code.
+    # 2. The figures, drawn by the project's own code from the chapters' records of step 1.
     fig_dir = out / "figures"
     if fig_dir.exists():
         shutil.rmtree(fig_dir)
     fig_dir.mkdir(parents=True)
     env = dict(os.environ, ATTN_DATA_DIR=str(data_dir))
-    proc = subprocess.run([str(args.figures_exe), str(fig_dir)], env=env,
+    proc = subprocess.run([str(args.figures_exe), str(output_dir), str(fig_dir)], env=env,
                           capture_output=True, text=True)
     sys.stdout.write(proc.stdout)
     if proc.returncode != 0:

@@ -68,7 +68,8 @@ std::uint64_t Chapter::seed(std::uint64_t book_seed) {
     return s;
 }
 
-void Chapter::book(const std::string& ids, const std::string& label, const std::string& text) {
+void Chapter::book(const std::string& ids, const std::string& label, const std::string& text,
+                   std::vector<TensorRecord> tensors) {
     BlockRecord b;
     b.step = current_step_;
     b.label = label;
@@ -94,17 +95,19 @@ void Chapter::book(const std::string& ids, const std::string& label, const std::
         }
         b.comparisons.push_back(std::move(c));
     }
+    b.tensors = std::move(tensors);
     std::cout << render_block(b, book_, options_.compare) << '\n';
     record_.blocks.push_back(std::move(b));
 }
 
-void Chapter::show(const std::string& label, const std::string& text) {
+void Chapter::show(const std::string& label, const std::string& text, std::vector<TensorRecord> tensors) {
     BlockRecord b;
     b.step = current_step_;
     b.label = label;
     b.kind = "new";
     b.style = "text";
     b.text = text;
+    b.tensors = std::move(tensors);
     std::cout << render_block(b, book_, options_.compare) << '\n';
     record_.blocks.push_back(std::move(b));
 }

@@ -24,6 +24,7 @@
 #include <optional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attn/nn/nn.hpp"
 #include "attn/core/tensor.hpp"
@@ -74,12 +75,15 @@ public:
     void step(const std::string& id);
 
     /// Prints and records a block that mirrors the book entries `ids` (comma-separated, e.g.
-    /// `"002-In05"` or `"002-In03,raschka-In12"`), compared with each.
+    /// `"002-In05"` or `"002-In03,raschka-In12"`), compared with each. `tensors` are recorded
+    /// with the block for the figures, not printed (record.hpp's `TensorRecord`):
+    /// `ch.book(ids, label, text, {{"loss", losses}})`.
     /// @throws std::out_of_range when an id is not in the manifest.
-    void book(const std::string& ids, const std::string& label, const std::string& text);
+    void book(const std::string& ids, const std::string& label, const std::string& text,
+              std::vector<TensorRecord> tensors = {});
 
-    /// Prints and records a block the notebooks do not print (`new`).
-    void show(const std::string& label, const std::string& text);
+    /// Prints and records a block the notebooks do not print (`new`); `tensors` as for `book`.
+    void show(const std::string& label, const std::string& text, std::vector<TensorRecord> tensors = {});
 
     /// Prints the rest of the page, saves the record if asked, and returns the exit status:
     /// 0, or 1 when a block DIFFERS from the notebook (the message names it on stderr).

@@ -1,9 +1,10 @@
 /// @file display.hpp
-/// @brief Small layouts the chapters print that no notebook function gives: teaching
+/// @brief Small layouts several chapters print that no notebook function gives: teaching
 /// machinery with one home here, so that chapters stay the notebook's cells. Generic on
 /// purpose: a few layouts (an aligned table, a labelled list, a list of shapes) and the
 /// formatters that fill them (fixed decimals, gigabytes, differences, errors); a chapter
-/// builds its rows at the call site.
+/// builds its rows at the call site. What only one chapter uses lives beside it
+/// (`chapters/<name>.hpp`, in the chapter's namespace).
 #pragma once
 
 #include <cstdint>
@@ -56,20 +57,6 @@ std::string labelled_lines(const std::vector<std::pair<std::string, T>>& rows, F
     return labelled_lines(lines, style);
 }
 
-/// One line per item, as `line(item)` writes it; no newline at the end:
-/// `lines(tokenizer.texts, [](const auto& t) { return ...; })`.
-template <class Items, class F>
-std::string lines(const Items& items, F&& line) {
-    std::string out;
-    bool first = true;
-    for (const auto& item : items) {
-        if (!first) out += '\n';
-        out += line(item);  // appended: `"\n" + line(item)` makes GCC 12 warn (-Wrestrict)
-        first = false;
-    }
-    return out;
-}
-
 /// One line per tensor, `label  torch.Size([...])`, the labels padded to one column (two
 /// spaces after the longest); no newline at the end. Chapter 7 follows a tensor's shape
 /// through each layout's steps:
@@ -79,22 +66,10 @@ std::string lines(const Items& items, F&& line) {
 /// ```
 std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows);
 
-/// Named values on one line, `name = text` joined by `, `: `m = 1.4950, l = 1.5824`.
-std::string fields(const std::vector<std::pair<std::string, std::string>>& named);
-
 // ---------------------------------------------------------------- formatters
 
 /// `v` with `decimals` digits after the point (`%.*f`): `fixed(1.49504f)` is `1.4950`.
 std::string fixed(double v, int decimals = 4);
-
-/// The elements of a 1-D tensor (or a vector) with `decimals` digits each, as a Python list
-/// would show them: `[0.5058, 0.6050, 0.7447]`.
-std::string fixed_list(const attn::Tensor& v, int decimals = 4);
-/// `fixed_list` of a vector of floats: `[0.8004, 0.9574, 1.1783]`.
-std::string fixed_list(const std::vector<float>& v, int decimals = 4);
-
-/// Integers as a Python list: `[1, 415, 5255]`.
-std::string int_list(const std::vector<std::int64_t>& v);
 
 /// `attn::max_abs_diff(a, b)` with three significant digits (`%.3g`): `0`, `5.96e-08`.
 /// @throws std::invalid_argument when the shapes differ.
@@ -118,60 +93,12 @@ std::string draws_since_seed();
 std::string error_text(const std::function<void()>& call,
                        const std::string& prefix = "std::invalid_argument: ");
 
-/// Python's repr of a dict's keys: `dict_keys(['input_ids', 'attention_mask'])`.
-std::string dict_keys_repr(const std::vector<std::string>& keys);
-
-/// What IPython shows for `x, x.shape`: the tuple of the tensor's repr and its shape's
-/// (notebook 001 prints most of its tensors this way).
-std::string with_shape(const attn::Tensor& x);
-/// `with_shape` for an int64 tensor (001 In [5]: `tokens, tokens.shape`).
-std::string with_shape(const attn::LongTensor& x);
-
-/// The block a chapter prints in place of a notebook output that nothing here reproduces:
-/// `(not reproduced: <why>)`.
-std::string not_reproduced(const std::string& why);
-
-/// How far a printed mask agrees with a keep-mask: `"k of n entries agree"`. The printed mask
-/// is read from `printed` (a book entry's text): its last `keep.size()` numbers, non-zero
-/// where the element was kept (labels such as `-inf` may come before them). Only elements
-/// where `where` is non-zero are counted, since a zero input prints 0 kept or not.
-/// @throws std::out_of_range when `printed` holds fewer numbers than `keep` has elements.
-std::string mask_agreement(const std::string& printed, const attn::Tensor& keep,
-                           const attn::Tensor& where);
-
-// ---------------------------------------------------------------- chapter 21 (training)
-
-/// A training loop's log, one line per step from step 0, as
-/// `print(f"step {step:2d}: loss {loss.item():.4f}")` writes it (tools/oracle/attention_learns.py):
-/// `step  0: loss 0.1109`; the loss is the float32 value widened to double, as `.item()`,
-/// rounded to 4 decimals (NaN prints `nan`, as Python); no newline at the end.
-std::string loss_lines(const std::vector<float>& losses);
-
-/// The induction head's training log, every `every` steps and the last, as
-/// tools/oracle/attention_learns.py prints it:
-/// `step 100: loss 2.8452, first half 3.8291, second half 2.0201`.
-/// @throws std::invalid_argument when the three series differ in length or `every` is 0.
-std::string curve_lines(const std::vector<float>& loss, const std::vector<float>& first_half,
-                        const std::vector<float>& second_half, std::size_t every);
-
-/// What each head of each block attends to in the second half of repeated sequences
-/// (`weights`: one `[b, H, T, T]` per block; the sequences repeat after `half` tokens): for
-/// the queries `i` in `[half, T)`, the mean weight on the previous token (`i - 1`) and on the
-/// token after the query's earlier occurrence (`i - half + 1`, an induction head's target).
-/// One line per head: `block 1 head 0: previous token 0.02, induction 0.97`.
-/// @throws std::invalid_argument when a tensor is not `[b, H, T, T]` with `half < T < 2 * half`.
-std::string head_score_lines(const std::vector<attn::Tensor>& weights, std::size_t half);
-
-/// The head of `weights` (`[b, H, T, T]`, one block) with the largest induction score (see
-/// `head_score_lines`).
-/// @throws as `head_score_lines`.
-std::size_t strongest_induction_head(const attn::Tensor& weights, std::size_t half);
-
-// ---------------------------------------------------------------- chapters 15-16 (MLA, sharing)
+// ---------------------------------------------------------------- Raschka's memory estimators
 
 /// The command line of Raschka's estimators `memory_estimator_mla.py` and
-/// `memory_estimator_kv_sharing.py` (ch04/05_mla, ch04/10_kv-sharing): `latent_dim` is read
-/// by the first, `n_kv_producing_layers` by the second.
+/// `memory_estimator_kv_sharing.py` (ch04/05_mla, ch04/10_kv-sharing), which chapters 15 and 16
+/// reproduce (chapters/15_latent_attention.hpp, chapters/16_kv_sharing.hpp): `latent_dim` is
+/// read by the first, `n_kv_producing_layers` by the second.
 struct EstimatorArgs {
     std::size_t context_length = 1024;     ///< tokens per sequence
     std::size_t emb_dim = 0;               ///< model width
@@ -184,18 +111,28 @@ struct EstimatorArgs {
     std::string dtype = "fp16";            ///< `fp32`, `bf16`, `fp16`, `fp8`, `int8`
 };
 
-/// What `memory_estimator_mla.py` prints for `args` (its `==== Config ====` and
-/// `==== KV-cache totals across all layers ====` blocks, byte for byte), the totals from
-/// attn::kv_bytes_total and attn::mla_bytes_total.
-/// @throws std::invalid_argument as his script raises: `n_kv_groups` not dividing `n_heads`,
-/// an unknown dtype, a size of 0; std::length_error when a total overflows.
-std::string mla_estimator_report(const EstimatorArgs& args);
+/// What both scripts derive from their arguments.
+struct EstimatorSizes {
+    std::size_t head_dim;        ///< `ceil(emb_dim / n_heads)`
+    std::size_t kv_heads_gqa;    ///< `n_heads / n_kv_groups`
+    std::size_t bytes_per_elem;  ///< of `dtype` (attn::dtype_bytes)
+};
 
-/// What `memory_estimator_kv_sharing.py` prints for `args` (MHA, GQA, each with and without
-/// sharing, the ratio and savings of GQA + sharing against MHA), byte for byte.
-/// @throws std::invalid_argument as `mla_estimator_report`, and when
-/// `n_kv_producing_layers` is not in `1 .. n_layers`.
-std::string kv_sharing_estimator_report(const EstimatorArgs& args);
+/// The scripts' common checks, then the sizes they derive. `script` names the script in the
+/// messages (`memory_estimator_mla`).
+/// @throws std::invalid_argument as his scripts raise: `n_heads`, `n_kv_groups` or
+/// `n_layers` 0, `n_kv_groups` not dividing `n_heads`, an unknown dtype.
+EstimatorSizes estimator_sizes(const std::string& script, const EstimatorArgs& args);
 
+/// The scripts' `==== Config ====` block, byte for byte, and the header of the totals that
+/// follow (`==== KV-cache totals across all layers ====`, with its newline): the five common
+/// arguments, then `extra` (the script's own argument), then batch size, dtype and the
+/// derived sizes, each `f"{key:<width}: {value}"` (`width` 17 in the MLA script, 23 in the
+/// sharing one).
+std::string estimator_config(const EstimatorArgs& args, const EstimatorSizes& sizes,
+                             const std::pair<std::string, std::size_t>& extra, std::size_t width);
+
+/// Python's `f"{x:,.2f}"`: two decimals, thousands separated by commas: `1,234.57`, `-0.50`.
+std::string grouped_fixed(double x);
 
 }  // namespace textbook

@@ -1,8 +1,11 @@
 #include "textbook/record.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -26,12 +29,34 @@ json to_json(const ComparisonRecord& c) {
             {"numbers_identical", c.numbers_identical}};
 }
 
+// A float32 as the shortest decimal that reads back as the same float (`0.2098`, not the
+// double nearest to it, `0.20980000495910645`); non-finite values as strings.
+json float_json(float v) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    char buf[32];
+    const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+    double shortest = 0.0;
+    std::from_chars(buf, end, shortest);
+    return shortest;
+}
+
 json to_json(const BlockRecord& b) {
     json comparisons = json::array();
     for (const auto& c : b.comparisons) comparisons.push_back(to_json(c));
-    return {{"step", b.step},   {"label", b.label}, {"kind", b.kind},
-            {"sources", b.sources}, {"style", b.style}, {"text", b.text},
-            {"comparisons", comparisons}};
+    json out = {{"step", b.step},   {"label", b.label}, {"kind", b.kind},
+                {"sources", b.sources}, {"style", b.style}, {"text", b.text},
+                {"comparisons", comparisons}};
+    if (!b.tensors.empty()) {
+        json tensors = json::array();
+        for (const auto& t : b.tensors) {
+            json values = json::array();
+            for (const float v : t.values) values.push_back(float_json(v));
+            tensors.push_back({{"name", t.name}, {"shape", t.shape}, {"values", values}});
+        }
+        out["tensors"] = tensors;
+    }
+    return out;
 }
 
 }  // namespace
@@ -50,6 +75,18 @@ ComparisonRecord ComparisonRecord::of(const Entry& entry, const Comparison& c) {
     r.numbers = c.numbers;
     r.numbers_identical = c.numbers_identical;
     return r;
+}
+
+TensorRecord::TensorRecord(std::string name_, const attn::Tensor& t)
+    : name(std::move(name_)), shape(t.shape().begin(), t.shape().end()), values(t.begin(), t.end()) {}
+
+TensorRecord::TensorRecord(std::string name_, const std::vector<float>& series)
+    : name(std::move(name_)), shape{series.size()}, values(series) {}
+
+attn::Tensor TensorRecord::tensor() const {
+    attn::Tensor t = attn::Tensor::from_shape(shape);
+    std::copy(values.begin(), values.end(), t.begin());
+    return t;
 }
 
 bool BlockRecord::differs() const {
@@ -135,6 +172,40 @@ void one_of(const std::string& value, std::initializer_list<const char*> allowed
         list += (list.empty() ? "" : ", ") + std::string(a);
     }
     throw std::runtime_error(path + ": expected one of " + list + ", got " + textbook::quoted(value));
+}
+
+// A block's tensor: its name, a shape of non-negative integers, and values that fill it, each
+// a number or one of "nan", "inf", "-inf".
+TensorRecord tensor_at(const json& jt, const std::string& path) {
+    TensorRecord t;
+    t.name = string_at(jt, "name", path);
+    const json& shape = array_at(jt, "shape", path);
+    std::size_t n = 1;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (!shape[i].is_number_unsigned())
+            throw std::runtime_error(path + ".shape[" + std::to_string(i) +
+                                     "]: expected a non-negative integer, got " + shape[i].dump());
+        t.shape.push_back(shape[i].get<std::size_t>());
+        if (t.shape.back() != 0 && n > std::numeric_limits<std::size_t>::max() / t.shape.back())
+            throw std::runtime_error(path + ".shape: too many elements");
+        n *= t.shape.back();
+    }
+    const json& values = array_at(jt, "values", path);
+    if (values.size() != n)
+        throw std::runtime_error(path + ".values: " + std::to_string(values.size()) +
+                                 " values for a shape of " + std::to_string(n) + " elements");
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const json& v = values[i];
+        if (v.is_number() && std::abs(v.get<double>()) <= std::numeric_limits<float>::max())
+            t.values.push_back(static_cast<float>(v.get<double>()));
+        else if (v == "nan") t.values.push_back(std::numeric_limits<float>::quiet_NaN());
+        else if (v == "inf" || v == "-inf")
+            t.values.push_back((v == "inf" ? 1 : -1) * std::numeric_limits<float>::infinity());
+        else
+            throw std::runtime_error(path + ".values[" + std::to_string(i) +
+                                     "]: expected a float32 number, \"nan\", \"inf\" or \"-inf\", got " + v.dump());
+    }
+    return t;
 }
 
 // Parses the text, refusing an object that repeats a key (nlohmann keeps the last one
@@ -234,6 +305,12 @@ ChapterRecord ChapterRecord::load(const std::filesystem::path& file) {
                 c.numbers = count_at(jc, "numbers", cat);
                 c.numbers_identical = count_at(jc, "numbers_identical", cat);
                 b.comparisons.push_back(std::move(c));
+            }
+            if (const auto tensors = jb.find("tensors"); tensors != jb.end()) {
+                if (!tensors->is_array())
+                    throw std::runtime_error(at + ".tensors: expected an array, got " + tensors->type_name());
+                for (std::size_t k = 0; k < tensors->size(); ++k)
+                    b.tensors.push_back(tensor_at((*tensors)[k], at + ".tensors[" + std::to_string(k) + "]"));
             }
             r.blocks.push_back(std::move(b));
         }

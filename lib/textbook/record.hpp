@@ -14,6 +14,8 @@
 ///                               "differences": [], "numbers": 42,
 ///                               "numbers_identical": 42}]}]}
 /// ```
+/// A block may carry `"tensors"`: numbers recorded for the book's figures, never printed
+/// (`TensorRecord`); the key is absent when it carries none.
 /// `options.seed` is the `--seed=N` the run was given (`null`: the notebooks' seeds), `seeds`
 /// every seed the chapter actually gave `manual_seed` (through `Chapter::seed`), in order.
 /// `kind` is `book` (the block mirrors the listed book entries) or `new` (the notebooks do not
@@ -46,6 +48,26 @@ struct ComparisonRecord {
     static ComparisonRecord of(const Entry& entry, const Comparison& comparison);
 };
 
+/// Numbers a block carries beside its text for the book's figures (docs/figures): what the
+/// chapter computed and a figure draws where the printed text does not hold it (every
+/// sequence of a batch when one is printed, every step of a training run when every 50th is).
+/// Recorded, never printed. In the JSON, `{"name": "attention_weights", "shape": [3, 9, 9],
+/// "values": [...]}`, each value the shortest decimal that reads back as the same float32;
+/// NaN and infinities as the strings `"nan"`, `"inf"`, `"-inf"`.
+struct TensorRecord {
+    std::string name;                ///< what the numbers are, e.g. `attention_weights`
+    std::vector<std::size_t> shape;  ///< their shape, e.g. `[3, 9, 9]`
+    std::vector<float> values;       ///< row-major, as computed (float32)
+
+    TensorRecord() = default;
+    /// A tensor's shape and values.
+    TensorRecord(std::string name, const attn::Tensor& t);
+    /// A series, `[n]`: e.g. the loss at each training step.
+    TensorRecord(std::string name, const std::vector<float>& series);
+    /// The values as a tensor of `shape`.
+    attn::Tensor tensor() const;
+};
+
 /// One printed block.
 struct BlockRecord {
     std::string step;                  ///< the page section it was printed in (`""`: before any)
@@ -55,6 +77,7 @@ struct BlockRecord {
     std::string style;                 ///< the first source's style, or `text`
     std::string text;                  ///< exactly what the chapter printed
     std::vector<ComparisonRecord> comparisons;  ///< one per source
+    std::vector<TensorRecord> tensors;  ///< numbers for the figures (usually none)
 
     /// True when a text comparison failed (`differs`).
     bool differs() const;
@@ -82,7 +105,8 @@ struct ChapterRecord {
     /// @throws std::runtime_error `"<file>: malformed chapter record: <why>"` naming the line
     /// and column of a JSON syntax error (nlohmann's message), or the field by its path
     /// (`blocks[3].comparisons[0].numbers: expected a non-negative integer, got -1`), or the
-    /// repeated key; `"<file>: cannot be read (...)"` when it cannot be read.
+    /// repeated key, or a block's tensor whose values do not fill its shape;
+    /// `"<file>: cannot be read (...)"` when it cannot be read.
     static ChapterRecord load(const std::filesystem::path& file);
 };
 

@@ -3,8 +3,9 @@
 ///
 /// The generated docs draw what a reader would rather look at than read: a matrix of
 /// attention weights as a grid of shaded cells, or time against context length as lines.
-/// The pictures are computed at build time from the library itself (docs/tools/
-/// make_figures.cpp), so they can never drift from the code. No plotting library: the SVG
+/// The pictures are drawn at build time from what the chapters printed and recorded
+/// (docs/tools/make_figures.cpp reads their records), so they can never drift from the
+/// chapters' output. No plotting library: the SVG
 /// is plain text, written here in a few hundred lines, and renders in any browser.
 ///
 /// Every function returns a complete, standalone SVG document (`<svg ...>...</svg>`) with
