@@ -48,14 +48,16 @@ std::array<char32_t, 256> gpt2_bytes_to_unicode();
 /// several threads at once.
 class GPT2Tokenizer {
 public:
-    /// SHA-256 of `encoder.json` and `vocab.bpe` as OpenAI published them
-    /// (`openaipublic.blob.core.windows.net/gpt-2/encodings/main/`), as tiktoken pins them.
+    /// SHA-256 of `encoder.json` as OpenAI published it (with GPT-2's models, and at
+    /// `gpt-2/encodings/main/` where tiktoken downloads it), as tiktoken pins it.
     static constexpr std::string_view encoder_json_sha256 =
         "196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783";
+    /// SHA-256 of `vocab.bpe` as OpenAI published it, as tiktoken pins it.
     static constexpr std::string_view vocab_bpe_sha256 =
         "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5";
-    /// Their sizes in bytes (named in the error when a file is cut short).
+    /// The size of OpenAI's `encoder.json` in bytes (named when a file is cut short).
     static constexpr std::uint64_t encoder_json_bytes = 1042301;
+    /// The size of OpenAI's `vocab.bpe` in bytes.
     static constexpr std::uint64_t vocab_bpe_bytes = 456318;
     /// GPT-2's one special token (tiktoken's `ENDOFTEXT`), id 50256 in `encoder.json`.
     static constexpr std::string_view endoftext = "<|endoftext|>";
