@@ -54,6 +54,7 @@ const texts = [
   'Mixed \t \n  \n\t end   \n   ',
   'Windows\r\nline endings\r\n',
   'Unicode spaces: no\u00a0break, em\u2003space, ideographic\u3000space, line\u2028separator',
+  'Runs of them: a\u00a0\u00a0b c\u3000\u3000\u3000d e \u2003 f\u00a0 \u00a0g\t\u00a0\n h\u2028\u2028',
   'naïve café résumé Zürich Ærøskøbing Łódź Đặng Việt Nam',
   'Ελληνικά Русский текст עברית العربية हिन्दी ภาษาไทย',
   'Decomposed: e\u0301 a\u0308 and zero\u200bwidth and\u200djoiner',
