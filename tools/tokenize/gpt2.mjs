@@ -70,6 +70,24 @@ const texts = [
   'a',
 ];
 
+// Long pieces (no space in thousands of characters: the library merges these with a heap, not
+// by rounds as encoder.py writes it), drawn by a fixed-seed generator (mulberry32, seed 29).
+let seed = 29;
+const random = () => {
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+};
+const draw = (alphabet, n) => Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+texts.push(
+  draw('abcdefghijklmnopqrstuvwxyz', 3000),
+  draw('ACGT', 2000),
+  draw('0123456789', 1000),
+  draw('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789', 1500) + '+/=',
+  'aa'.repeat(700) + 'ab'.repeat(300),
+);
+
 const endoftextTexts = [
   'Hello, do you like tea? <|endoftext|> In the sunlit terraces of someunknownPlace.',
   '<|endoftext|>',

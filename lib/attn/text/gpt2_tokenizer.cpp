@@ -100,21 +100,32 @@ std::array<char32_t, 256> gpt2_bytes_to_unicode() {
     return cs;
 }
 
+namespace {
+
+// One line of vocab.bpe.
+struct Merge {
+    std::int32_t rank;  // line order in vocab.bpe: the lower, the earlier merged
+    std::int32_t id;    // the merged token
+};
+// (first id << 32 | second id) -> merge
+using Merges = std::unordered_map<std::uint64_t, Merge>;
+
+std::uint64_t merge_key(std::int32_t first, std::int32_t second) {
+    return (std::uint64_t(std::uint32_t(first)) << 32) | std::uint32_t(second);
+}
+
+// From this length on, a piece is merged with the heap (merge_by_heap): a word is shorter.
+constexpr std::size_t long_piece_bytes = 64;
+
+}  // namespace
+
 struct GPT2Tokenizer::Tables {
-    struct Merge {
-        std::int32_t rank;  // line order in vocab.bpe: the lower, the earlier merged
-        std::int32_t id;    // the merged token
-    };
-    std::vector<std::string> token_bytes;            // id -> bytes
-    std::array<std::int32_t, 256> byte_id{};         // the token of each single byte
-    std::unordered_map<std::uint64_t, Merge> merges;  // (first id << 32 | second id) -> merge
+    std::vector<std::string> token_bytes;     // id -> bytes
+    std::array<std::int32_t, 256> byte_id{};  // the token of each single byte
+    Merges merges;
     std::int64_t eot = -1;
     std::shared_ptr<pcre2_code> pattern;
     bool jit = false;
-
-    static std::uint64_t key(std::int32_t first, std::int32_t second) {
-        return (std::uint64_t(std::uint32_t(first)) << 32) | std::uint32_t(second);
-    }
 };
 
 namespace {
@@ -214,7 +225,7 @@ GPT2Tokenizer GPT2Tokenizer::load(const fs::path& encoder_json, const fs::path& 
         if (a == id_of.end() || b == id_of.end() || ab == id_of.end())
             throw_at(vocab_bpe, line - 1, "a token of this merge, or what it makes, is not in encoder.json");
         const auto rank = std::int32_t(t->merges.size());
-        if (!t->merges.emplace(Tables::key(a->second, b->second), Tables::Merge{rank, ab->second}).second)
+        if (!t->merges.emplace(merge_key(a->second, b->second), Merge{rank, ab->second}).second)
             throw_at(vocab_bpe, line - 1, "the same merge twice");
     }
 
@@ -283,19 +294,18 @@ std::vector<std::string_view> GPT2Tokenizer::pretokenize(std::string_view text) 
     return pieces;
 }
 
-std::vector<std::int64_t> GPT2Tokenizer::bpe(std::string_view piece) const {
-    const Tables& t = *tables_;
-    std::vector<std::int32_t> word;
-    word.reserve(piece.size());
-    for (const char c : piece) word.push_back(t.byte_id[static_cast<unsigned char>(c)]);
-    // encoder.py's loop: the pair that comes first in vocab.bpe is merged at every place it
-    // occurs, left to right without overlap; again until no adjacent pair is a merge.
+namespace {
+
+// encoder.py's loop, as written: the pair that comes first in vocab.bpe is merged at every
+// place it occurs, left to right without overlap; again until no adjacent pair is a merge.
+// Each round scans the whole piece: quadratic in the piece's length, fine for words.
+void merge_by_rounds(const Merges& merges, std::vector<std::int32_t>& word) {
     while (word.size() > 1) {
-        Tables::Merge best{INT32_MAX, -1};
+        Merge best{INT32_MAX, -1};
         std::int32_t first = -1, second = -1;
         for (std::size_t i = 0; i + 1 < word.size(); ++i) {
-            const auto it = t.merges.find(Tables::key(word[i], word[i + 1]));
-            if (it != t.merges.end() && it->second.rank < best.rank) {
+            const auto it = merges.find(merge_key(word[i], word[i + 1]));
+            if (it != merges.end() && it->second.rank < best.rank) {
                 best = it->second;
                 first = word[i];
                 second = word[i + 1];
@@ -313,6 +323,79 @@ std::vector<std::int64_t> GPT2Tokenizer::bpe(std::string_view piece) const {
         }
         word.resize(out);
     }
+}
+
+// The same merges for a long piece (a run of letters or digits without a space: a DNA string,
+// base64), in O(n log n): the symbols in a linked list, every adjacent pair that is a merge in
+// a heap ordered by (rank, position). A round takes all entries of the lowest rank -- every
+// occurrence of that one pair, in position order -- and merges them left to right, skipping
+// an entry whose symbols changed (an overlap, or a pair pushed twice); only then are the pairs
+// the round made pushed, so that, as in encoder.py, a round is never interrupted by a pair of
+// lower rank that it created.
+void merge_by_heap(const Merges& merges, std::vector<std::int32_t>& word) {
+    const auto n = std::int32_t(word.size());
+    std::vector<std::int32_t> next(word.size()), prev(word.size());
+    for (std::int32_t i = 0; i < n; ++i) {
+        next[std::size_t(i)] = i + 1;  // n: the end
+        prev[std::size_t(i)] = i - 1;  // -1: the start
+    }
+    struct Entry {
+        std::int32_t rank, pos, left, right, id;
+        bool operator>(const Entry& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
+    };
+    std::vector<Entry> heap;
+    const auto push = [&](std::int32_t i) {
+        if (i < 0 || next[std::size_t(i)] >= n) return;
+        const std::int32_t left = word[std::size_t(i)], right = word[std::size_t(next[std::size_t(i)])];
+        const auto it = merges.find(merge_key(left, right));
+        if (it == merges.end()) return;
+        heap.push_back({it->second.rank, i, left, right, it->second.id});
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    };
+    for (std::int32_t i = 0; i + 1 < n; ++i) push(i);
+    std::vector<Entry> round;
+    std::vector<std::int32_t> merged;
+    while (!heap.empty()) {
+        round.clear();
+        const std::int32_t rank = heap.front().rank;
+        while (!heap.empty() && heap.front().rank == rank) {
+            std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+            round.push_back(heap.back());
+            heap.pop_back();
+        }
+        merged.clear();
+        for (const Entry& e : round) {  // in position order
+            const auto i = std::size_t(e.pos);
+            const std::int32_t j = next[i];
+            if (word[i] != e.left || j >= n || word[std::size_t(j)] != e.right) continue;
+            word[i] = e.id;
+            word[std::size_t(j)] = -1;  // j leaves the list
+            next[i] = next[std::size_t(j)];
+            if (next[i] < n) prev[std::size_t(next[i])] = e.pos;
+            merged.push_back(e.pos);
+        }
+        for (const std::int32_t i : merged) {
+            if (word[std::size_t(i)] < 0) continue;
+            push(prev[std::size_t(i)]);
+            push(i);
+        }
+    }
+    std::size_t out = 0;
+    for (std::int32_t i = 0; i < n; i = next[std::size_t(i)]) word[out++] = word[std::size_t(i)];
+    word.resize(out);
+}
+
+}  // namespace
+
+std::vector<std::int64_t> GPT2Tokenizer::bpe(std::string_view piece) const {
+    const Tables& t = *tables_;
+    std::vector<std::int32_t> word;
+    word.reserve(piece.size());
+    for (const char c : piece) word.push_back(t.byte_id[static_cast<unsigned char>(c)]);
+    // Words take the rounds as encoder.py writes them; long pieces the heap, which merges the
+    // same pairs in the same order (tests/test_gpt2_tokenizer.cpp holds both to gpt-3-encoder).
+    if (word.size() < long_piece_bytes) merge_by_rounds(t.merges, word);
+    else merge_by_heap(t.merges, word);
     return {word.begin(), word.end()};
 }
 

@@ -126,7 +126,10 @@ public:
     std::vector<std::string_view> pretokenize(std::string_view text) const;
 
     /// Step 3 alone: the ids of one piece of bytes (any bytes; no pre-tokenisation, no special
-    /// tokens): encoder.py's `bpe(token)` looked up in `encoder.json`.
+    /// tokens): encoder.py's `bpe(token)` looked up in `encoder.json`. A piece of 64 bytes or
+    /// more (a long run of letters or digits) is merged with a heap of pairs, in O(n log n),
+    /// to the same ids as encoder.py's rounds, which scan the piece once per merge (O(n^2):
+    /// seconds for a piece of 100,000 random letters, where the heap takes milliseconds).
     std::vector<std::int64_t> bpe(std::string_view piece) const;
 
     /// The number of tokens, 50257 (tiktoken's `n_vocab`; `GPT_CONFIG_124M["vocab_size"]`).
