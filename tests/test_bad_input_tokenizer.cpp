@@ -42,7 +42,7 @@ std::vector<Case> tokenizer_cases() {
     // --- broken data files: the tokenizer TSV.
     ok("a good tokenizer file loads", [] { return load_tokens(good_tokens); });
     err("tokenizer file missing", [] { TokenizerData::load(fresh_dir() / "none.tsv"); return true; }, RE, "none.tsv: cannot be read (no such file)");
-    err("tokenizer unknown row kind", [] { return load_tokens(good_tokens + "word\tx\t1\n"); }, RE, "tok.tsv:6: unknown row kind 'word' (expected special or text)");
+    err("tokenizer unknown row kind", [] { return load_tokens(good_tokens + "word\tx\t1\n"); }, RE, "tok.tsv:6: unknown row kind 'word' (expected special, text or text_json)");
     err("tokenizer special with 3 fields", [] { return load_tokens("special\tunk\t0\n"); }, RE, "tok.tsv:1: expected special<TAB>role<TAB>token<TAB>id");
     err("tokenizer special unknown role", [] { return load_tokens("special\tpad\t<p>\t3\n"); }, RE, "tok.tsv:1: unknown special token role 'pad'");
     err("tokenizer id not a number", [] { return load_tokens("special\tunk\t<unk>\tzero\n"); }, RE, "tok.tsv:1: expected a token id, got 'zero'");
@@ -115,7 +115,24 @@ std::vector<Case> tokenizer_cases() {
     err("tokenizer with only blank lines", [] { return load_tokens("\n\n\n"); }, RE,
         "tok.tsv:3: missing a special token row (unk, bos, eos) by the end of the file: no 'unk' row");
     err("tokenizer row kind of 10,000 bytes: the message quotes 60", [] { return load_tokens(std::string(10000, 'k') + "\tx\n"); }, RE,
-        "tok.tsv:1: unknown row kind '" + std::string(60, 'k') + "...' (expected special or text)");
+        "tok.tsv:1: unknown row kind '" + std::string(60, 'k') + "...' (expected special, text or text_json)");
+    // --- text_json rows (GPT-2's recorded texts hold tabs, newlines, controls): one JSON string.
+    ok("tokenizer text_json row: escapes read", [] {
+        const auto d = tokens_of(good_tokens + "text_json\t\"a\\tb\\n\\u0085 \\\"q\\\"\"\t7 8\n");
+        return d.texts.size() == 2 && d.texts[1].text == "a\tb\n\u0085 \"q\"" && d.texts[1].input_ids == std::vector<std::int64_t>{7, 8};
+    });
+    err("tokenizer text_json not JSON", [] { return load_tokens(good_tokens + "text_json\thello\t1\n"); }, RE,
+        "tok.tsv:6: the text is not one JSON string ([json.exception.parse_error");
+    err("tokenizer text_json a JSON number", [] { return load_tokens(good_tokens + "text_json\t42\t1\n"); }, RE,
+        "tok.tsv:6: the text is JSON but not a string: '42'");
+    err("tokenizer text_json with something after the string", [] { return load_tokens(good_tokens + "text_json\t\"hi\" x\t1\n"); }, RE,
+        "tok.tsv:6: the text is not one JSON string");
+    err("tokenizer text_json with a lone surrogate", [] { return load_tokens(good_tokens + "text_json\t\"\\ud800\"\t1\n"); }, RE,
+        "tok.tsv:6: the text is not one JSON string");
+    err("tokenizer text_json with 2 fields", [] { return load_tokens(good_tokens + "text_json\t\"hi\"\n"); }, RE,
+        "tok.tsv:6: expected text_json<TAB>\"JSON string\"<TAB>ids");
+    err("tokenizer text_json repeating a text row", [] { return load_tokens(good_tokens + "text_json\t\"hello\"\t1 5 6\n"); }, RE,
+        "tok.tsv:6: duplicate text row '\"hello\"' (first on line 5)");
     err("tokenizer role in capitals", [] { return load_tokens("special\tUNK\t<unk>\t0\n"); }, RE, "unknown special token role 'UNK' (expected unk, bos or eos)");
     return table.cases;
 }

@@ -13,6 +13,7 @@ packages=(
   libxtensor-dev libxtensor-blas-dev         # tensors and their BLAS bindings
   libblas-dev libopenblas-dev libsleef-dev   # reference BLAS (default), OpenBLAS, PyTorch's exp
   libcxxopts-dev nlohmann-json3-dev           # command line, JSON (oracle files)
+  libpcre2-dev libssl-dev                     # GPT-2's tokenizer: its pattern, its files' SHA-256
   catch2 libbenchmark-dev                     # tests, benchmarks
   python3-pylatexenc                          # the chapters' formulas, set for the terminal
   doxygen libjs-mathjax doxygen-awesome-css   # the generated book

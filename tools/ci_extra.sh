@@ -11,8 +11,9 @@
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
 #               build-asan; its test suite and every chapter, halting on the first report.
 # 3. fuzzers:   the libFuzzer targets (tests/fuzz/, built in build-asan, so also under ASan +
-#               UBSan): the five data parsers and the attention modules' fuzzer
-#               (fuzz_modules) for FUZZ_SECONDS each (default 60) and the structured fuzzer of
+#               UBSan): the five data parsers, GPT-2's tokenizer (fuzz_gpt2_tokenizer) and
+#               the attention modules' fuzzer (fuzz_modules) for FUZZ_SECONDS each (default
+#               60) and the structured fuzzer of
 #               the library's core for STRUCTURED_FUZZ_SECONDS (default 120): 0 crashes,
 #               hangs, sanitizer reports or broken invariants.
 #
@@ -146,19 +147,25 @@ part_fuzzers() {
   dir=build-asan/tests/fuzz
   tmp=$(mktemp -d)
   mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer" \
-    "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured" "$tmp/seeds/fuzz_modules"
+    "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured" "$tmp/seeds/fuzz_modules" \
+    "$tmp/seeds/fuzz_gpt2_tokenizer"
   head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
   local i=0 f
   for f in $(find data/book -name '*.txt' | sort | head -n 20); do
     cp "$f" "$tmp/seeds/fuzz_block/block$i.txt"; i=$((i + 1))
   done
   for f in data/tokenizer/*.tsv; do cp "$f" "$tmp/seeds/fuzz_tokenizer/"; done
+  # GPT-2's tokenizer: the recorded texts (varied scripts, whitespace, emoji), one file each.
+  python3 -c 'import json, sys
+for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-8") if l.startswith("text_json\t")):
+    open(f"{sys.argv[1]}/text{i}", "w", encoding="utf-8").write(json.loads(line.split("\t")[1]))' \
+    "$tmp/seeds/fuzz_gpt2_tokenizer" data/tokenizer/gpt2_*.tsv
   for f in "$gcc_build"/chapters/0[1-3]*.prose.json; do cp "$f" "$tmp/seeds/fuzz_page/"; done
   # A record as a chapter writes it (the gcc build's chapter 3, if it is there).
   if [ -x "$gcc_build/chapters/chapter_03_simple_mask" ]; then
     "$gcc_build/chapters/chapter_03_simple_mask" --record="$tmp/seeds/fuzz_record/ch03.json" > /dev/null 2>&1 || true
   fi
-  for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_structured fuzz_modules; do
+  for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_gpt2_tokenizer fuzz_structured fuzz_modules; do
     if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
     seconds=$fuzz_seconds
     [ "$target" = fuzz_structured ] && seconds=$structured_seconds
