@@ -3,10 +3,15 @@
 //   W        floats per vector;           V   float vector type of W lanes (GCC vector_size)
 //   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
 //   vexp(V)  SLEEF's expf_u10 on a vector, equal bit for bit to Sleef_expf1_u10purecfma
+//   madd(c, a, b)  one term of a product, c + a * b (a scalar, broadcast): a rounded product,
+//            then a rounded sum
+//            (the exact kernels), or one fused multiply-add rounded once (the fma kernels)
 // and included <algorithm>, <cstring>, <limits>, <utility>.
 //
-// The file is compiled with -ffp-contract=off: `acc += a * b` stays a rounded product and a
-// rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic.
+// The file is compiled with -ffp-contract=off: `c + a * b` stays a rounded product and a
+// rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic; a fused term
+// is written as one (madd's intrinsic). Everything but the products' terms (the softmax, the
+// scaling, the bias) is the same float operations in both arithmetics.
 
 constexpr std::size_t NR = NV * W;
 
@@ -25,7 +30,8 @@ inline V load(const float* p) {
 inline void store(float* p, V v) { std::memcpy(p, &v, sizeof(V)); }
 
 // The full MR x NR tile, C with row stride ldc. Each lane of acc[i][v] is one element of C;
-// its terms are added in p order. With `bias`, bias[j] is added to the finished sum.
+// its terms are added in p order, each by madd. With `bias`, bias[j] is added to the finished
+// sum.
 inline void micro_full(std::size_t k, const float* __restrict Ap, const float* __restrict Bp,
                        float* __restrict C, std::size_t ldc, bool accumulate,
                        const float* __restrict bias) {
@@ -43,7 +49,7 @@ inline void micro_full(std::size_t k, const float* __restrict Ap, const float* _
         for (std::size_t i = 0; i < MR; ++i) {
             const float a = Ap[i];
 #pragma GCC unroll 4
-            for (std::size_t v = 0; v < NV; ++v) acc[i][v] += a * b[v];
+            for (std::size_t v = 0; v < NV; ++v) acc[i][v] = madd(acc[i][v], a, b[v]);
         }
         Ap += MR;
         Bp += NR;
@@ -83,6 +89,7 @@ void micro(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_
 
 // N floats as one GCC vector (an alias template would lose the attribute).
 template <std::size_t N> struct VecOf;
+template <> struct VecOf<2> { using type = float __attribute__((vector_size(8))); };
 template <> struct VecOf<4> { using type = float __attribute__((vector_size(16))); };
 template <> struct VecOf<8> { using type = float __attribute__((vector_size(32))); };
 template <> struct VecOf<16> { using type = float __attribute__((vector_size(64))); };
@@ -155,7 +162,11 @@ void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t 
         }
         return;
     }
-    transpose_n<MR>(rows, kc, A, lda, out, MR);
+    // In groups of G rows (MR need not be a power of two): G x G blocks in registers.
+    constexpr std::size_t G = MR % 16 == 0 ? 16 : MR % 8 == 0 ? 8 : MR % 4 == 0 ? 4 : 2;
+    static_assert(MR % G == 0, "MR must be even");
+    for (std::size_t r0 = 0; r0 < rows; r0 += G)
+        transpose_n<G>(std::min(G, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
     if (rows < MR)
         for (std::size_t p = 0; p < kc; ++p)
             std::fill(out + p * MR + rows, out + (p + 1) * MR, 0.0f);
