@@ -15,11 +15,13 @@
 
 constexpr std::size_t NR = NV * W;
 
-inline V splat(float x) {
-    V v;
-    for (std::size_t l = 0; l < W; ++l) v[l] = x;
-    return v;
+// x in every lane (a braced list of W copies: one broadcast; a loop over the lanes compiles to
+// a chain of masked inserts).
+template <std::size_t... L>
+inline V splat_n(float x, std::index_sequence<L...>) {
+    return V{((void)L, x)...};
 }
+inline V splat(float x) { return splat_n(x, std::make_index_sequence<W>{}); }
 
 inline V load(const float* p) {
     V v;
@@ -224,6 +226,10 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
     for (std::size_t r = 0; r < rows; ++r) {
         float* row = St + r * NR;
         const long j = long(b.j0 + r);
+        // Whether the band masks hide key j from some query of the block (else every lane sees
+        // it, and the masking below would change nothing): the rows near the diagonal.
+        const bool band = (b.causal && j - b.diag > 0) ||
+                          (b.window && j - b.diag + long(b.window) < long(NR));
         for (std::size_t v = 0; v < NV; ++v) {
             V x = load(row + v * W);
             x = divide ? x / s : x * s;
@@ -231,11 +237,11 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
             // Query c = v*W + l sees key j when j - diag <= c (causal) and
             // c < j - diag + window (window); the bounds clamped to small floats.
             const long base = long(v * W);
-            if (b.causal) {
+            if (band && b.causal) {
                 const long first = std::clamp(j - b.diag - base, -1L, long(W) + 1);
                 x = lane < splat(float(first)) ? ninf : x;
             }
-            if (b.window) {
+            if (band && b.window) {
                 const long end = std::clamp(j - b.diag + long(b.window) - base, -1L, long(W) + 1);
                 x = lane < splat(float(end)) ? x : ninf;
             }
