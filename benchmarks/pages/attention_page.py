@@ -154,7 +154,7 @@ class Page(RecordingPage):
                            for p in forward if p["piece"] != "mha_mask_softmax"):
                     continue
                 cells = [cell(T, th, n if n == "mha_mask_softmax" else n + tail) for n in names]
-                out.append(f"| {T} | {th} | {arith} | " + " | ".join(cells) + " |")
+                out.append(f"| {T} | {th:.0f} | {arith} | " + " | ".join(cells) + " |")
         rates = [f"`{p['name'].split('/')[0]}` ({p['threads']:.0f} thread(s)) "
                  f"{p['GFLOPs']:.0f} GFLOP/s" + (f", {percent(p)} of the limit" if p.get("fraction") else "")
                  for p in pieces if "piece" not in p and p.get("GFLOPs")]
