@@ -115,6 +115,12 @@ void pack_b_panel_of(const Kernels& kn, std::size_t k, std::size_t n, const floa
               out + q * k * kn.nr);
 }
 
+// Asks for the cache lines of a rows x cols tile of C (row stride ldc), to be written.
+void prefetch_tile(const float* C, std::size_t ldc, std::size_t rows, std::size_t cols) {
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t c = 0; c < cols; c += 16) __builtin_prefetch(C + i * ldc + c, 1, 3);
+}
+
 // One product's block of KC terms: where its packed panels of those terms are, its columns
 // and result.
 struct Target {
@@ -140,9 +146,19 @@ void gemm_rows(const Kernels& kn, std::size_t p0, std::size_t kc, bool last, con
             const float* Bpanel = g.Bp + (j0 / nr) * g.stride;
             const std::size_t cols = std::min(nr, g.n - j0);
             const float* bias = last && g.bias ? g.bias + j0 : nullptr;
-            for (std::size_t r0 = 0; r0 < mc; r0 += mr)
+            for (std::size_t r0 = 0; r0 < mc; r0 += mr) {
+                // The kernel's first term waits for the C it adds to (the terms are summed in
+                // order from what C holds), so the next tile of C is sent for now, while this
+                // one computes: the rows below, or the next panel's first rows.
+                if (p0 > 0) {
+                    const bool down = r0 + mr < mc;
+                    const std::size_t r1 = down ? r0 + mr : 0, j1 = down ? j0 : j0 + nr;
+                    if (j1 < g.n) prefetch_tile(g.C + (i0 + r1) * g.ldc + j1, g.ldc,
+                                                std::min(mr, mc - r1), std::min(nr, g.n - j1));
+                }
                 kn.micro(kc, Ap + (r0 / mr) * kc * mr, Bpanel, g.C + (i0 + r0) * g.ldc + j0,
                          g.ldc, std::min(mr, mc - r0), cols, p0 > 0, bias);
+            }
         }
     }
 }
