@@ -314,12 +314,17 @@ void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, b
                          : threads > 0      ? threads
                          : flops >= 8e6     ? omp_get_max_threads()
                                             : 1;
-    // Rows in blocks of at most MC (whole register tiles), at least one block per thread when
-    // there are enough rows.
+    // Rows in blocks of whole register tiles, at most MC rows each, their number a multiple of
+    // the team's (when there are enough tiles) and their sizes within one tile of each other,
+    // so that every thread gets the same share of the T = ceil(m / MR) tiles: the first
+    // T % blocks blocks hold one tile more.
     const std::size_t team = std::size_t(nthreads);
-    const std::size_t per_thread = round_up((m + team - 1) / team, kn.mr);
-    const std::size_t mc = std::clamp(per_thread, kn.mr, std::max(MC / kn.mr, std::size_t{1}) * kn.mr);
-    const std::size_t blocks = (m + mc - 1) / mc;
+    const std::size_t tiles = (m + kn.mr - 1) / kn.mr, most = std::max(MC / kn.mr, std::size_t{1});
+    const std::size_t blocks = std::min(round_up((tiles + most - 1) / most, team), tiles);
+    const std::size_t per_block = tiles / blocks, extra = tiles % blocks;
+    const auto block_row = [&](std::size_t b) {
+        return std::min((b * per_block + std::min(b, extra)) * kn.mr, m);
+    };
     // Per block of terms, one team packs the right operands' rows (panels shared out), then
     // computes row blocks of C; each element is still one thread's in-order sum, so the bits do
     // not depend on threads. Both loops hand out work as threads come for it: on a shared
@@ -343,8 +348,8 @@ void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, b
                               rights[r].ldc, rights[r].bias};
 #pragma omp for schedule(dynamic, 1)
             for (std::size_t b = 0; b < blocks; ++b)
-                gemm_rows(kn, p0, kc, p0 + kc == k, A, lda, trans_a, targets.data(), count, b * mc,
-                          std::min(mc, m - b * mc));
+                gemm_rows(kn, p0, kc, p0 + kc == k, A, lda, trans_a, targets.data(), count,
+                          block_row(b), block_row(b + 1) - block_row(b));
         }
     }
 }
