@@ -8,8 +8,9 @@
 //     for each right operand                       all the right operands
 //       for each NR-column panel of its packed B   (KC x NR, stays in L1)
 //         for each MR-row panel of the packed A    (the kernel: an MR x NR tile in registers)
-// The packed block of the right operands (KC rows of every column) stays in the L2 cache while
-// every row block of C passes over it. Every element of C is computed by one kernel call per
+// The packed block of the right operands (KC rows of every column) is reused from the L2 cache
+// by every row block of C, and the next tile of C is sent for while the kernel computes one.
+// Every element of C is computed by one kernel call per
 // KC block, in block order, so the order of its terms is 0, 1, ..., k-1 whatever the blocking
 // or the thread count, in either arithmetic (kernels.hpp: the exact and the fma kernels of each
 // instruction set).
@@ -33,7 +34,8 @@ namespace {
 using detail::Kernels;
 
 // Terms per block: a KC x NR panel of B is 32 KiB (AVX-512), in L1 while the row block passes;
-// the block's rows of every right operand (KC x n) stay in L2 while every row block passes.
+// the block's rows of a 768-wide right operand (KC x n) are 768 KiB, in L2 while every row
+// block passes.
 constexpr std::size_t KC = 256;
 // Rows per block (whole register tiles): a MC x KC block of A is 120 KiB; the C rows it touches
 // pass through L2 between two uses of a panel of B, so it is kept small.
