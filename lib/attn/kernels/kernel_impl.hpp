@@ -164,11 +164,21 @@ void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t 
         }
         return;
     }
-    // In groups of G rows (MR need not be a power of two): G x G blocks in registers.
-    constexpr std::size_t G = MR % 16 == 0 ? 16 : MR % 8 == 0 ? 8 : MR % 4 == 0 ? 4 : 2;
-    static_assert(MR % G == 0, "MR must be even");
-    for (std::size_t r0 = 0; r0 < rows; r0 += G)
-        transpose_n<G>(std::min(G, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
+    // In groups of rows as large as fit (MR need not be a power of two: 12 = 8 + 4), each
+    // transposed in G x G blocks in registers.
+    static_assert(MR % 2 == 0, "MR must be even");
+    std::size_t r0 = 0;
+    if constexpr (MR >= 16)
+        for (; r0 + 16 <= MR && r0 < rows; r0 += 16)
+            transpose_n<16>(std::min<std::size_t>(16, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
+    if constexpr (MR % 16 >= 8)
+        for (; r0 + 8 <= MR && r0 < rows; r0 += 8)
+            transpose_n<8>(std::min<std::size_t>(8, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
+    if constexpr (MR % 8 >= 4)
+        for (; r0 + 4 <= MR && r0 < rows; r0 += 4)
+            transpose_n<4>(std::min<std::size_t>(4, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
+    for (; r0 < rows; r0 += 2)
+        transpose_n<2>(std::min<std::size_t>(2, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
     if (rows < MR)
         for (std::size_t p = 0; p < kc; ++p)
             std::fill(out + p * MR + rows, out + (p + 1) * MR, 0.0f);
