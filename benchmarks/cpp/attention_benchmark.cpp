@@ -9,12 +9,17 @@
 //
 // Families (select one with e.g. --benchmark_filter='mha_forward/T:1024/threads:1$'):
 //   mha_forward         MultiHeadAttention::operator(): the core's fast backend (sdpa.hpp)
+//   mha_forward_fma     the same under ArithmeticGuard(Arithmetic::fma): every product (the
+//                       projections, scores, weights @ values) by fused multiply-adds
+//                       (kernels/arithmetic.hpp); compare with mha_forward in one run
 //   mha_forward_steps   forward_steps(...).context_vec, the teaching path (T = 256 only)
 //   mha_projections     the four Linear layers: q, k, v in one fast::gemm_multi, then out
 //   mha_scores          per head, queries @ keys^T on the visible (causal) blocks
 //   mha_mask_softmax    per head, the fused mask + scale + softmax on those blocks
 //   mha_weights_values  per head, weights @ values on those blocks
+//   mha_projections_fma, mha_scores_fma, mha_weights_values_fma   the products in fma
 //   sgemm_1024          fast::gemm, 1024^3
+//   sgemm_1024_fma      fast::gemm in Arithmetic::fma, 1024^3
 //   blas_sgemm_1024     the linked BLAS's cblas_sgemm, 1024^3
 //
 // Counters:
@@ -37,6 +42,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include "attn/kernels/arithmetic.hpp"
 #include "attn/kernels/fused_attention.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/kernels/gemm.hpp"
@@ -69,7 +75,9 @@ attn::MultiHeadAttention gpt2_attention(std::size_t T) {
     return m;
 }
 
+template <attn::Arithmetic A>
 void BM_mha_forward(benchmark::State& state) {
+    const attn::ArithmeticGuard arithmetic(A);
     const auto T = std::size_t(state.range(0));
     const auto m = gpt2_attention(T);
     const attn::Tensor x = attn::rand({1, T, D});
@@ -102,12 +110,13 @@ void BM_mha_forward_steps(benchmark::State& state) {
 // each head's stages as fast::attend_head runs them (one workspace per thread).
 struct Pieces {
     std::size_t T;
+    attn::Arithmetic arithmetic;
     attn::MultiHeadAttention m;
     attn::Tensor x;
     std::vector<float> q, k, v, ctx, out;
 
-    explicit Pieces(std::size_t T_)
-        : T(T_), m(gpt2_attention(T_)), x(attn::rand({1, T_, D})), q(T_ * D), k(T_ * D),
+    Pieces(std::size_t T_, attn::Arithmetic a)
+        : T(T_), arithmetic(a), m(gpt2_attention(T_)), x(attn::rand({1, T_, D})), q(T_ * D), k(T_ * D),
           v(T_ * D), ctx(T_ * D), out(T_ * D) {}
 
     // A Linear layer as the forward hands it to fast::gemm_multi (weight^T, bias in the pass).
@@ -118,9 +127,9 @@ struct Pieces {
     void projections() {
         const attn::fast::GemmRight qkv[] = {right(m.W_query, q.data()), right(m.W_key, k.data()),
                                              right(m.W_value, v.data())};
-        attn::fast::gemm_multi(T, D, x.data(), D, false, qkv, 3);
+        attn::fast::gemm_multi(T, D, x.data(), D, false, qkv, 3, 0, arithmetic);
         const attn::fast::GemmRight o = right(m.out_proj, out.data());
-        attn::fast::gemm_multi(T, D, ctx.data(), D, false, &o, 1);
+        attn::fast::gemm_multi(T, D, ctx.data(), D, false, &o, 1, 0, arithmetic);
     }
     // Every head through the given stages, in parallel as the forward does. A stage run on
     // its own works on what the workspace holds (the same amount of work).
@@ -133,14 +142,15 @@ struct Pieces {
                                             .ldv = D, .ldq = D, .ldo = D, .Tq = T, .Tk = T,
                                             .hd = HD, .dv = HD};
             const attn::fast::QueryHead head{.Q = q.data() + h * HD, .O = ctx.data() + h * HD};
-            attn::fast::attend_head(args, mask, &head, 1, ws, stages);
+            attn::fast::attend_head(args, mask, &head, 1, ws, stages, arithmetic);
         }
     }
 };
 
 // One head stage, after a full pass that fills the workspaces.
-void head_stage(benchmark::State& state, unsigned stage, double flops) {
-    Pieces p(std::size_t(state.range(0)));
+void head_stage(benchmark::State& state, unsigned stage, double flops,
+                attn::Arithmetic a = attn::Arithmetic::exact) {
+    Pieces p(std::size_t(state.range(0)), a);
     Run run(state, int(state.range(1)));
     p.projections();
     p.heads(attn::fast::stage_all);
@@ -152,8 +162,9 @@ void head_stage(benchmark::State& state, unsigned stage, double flops) {
     run.finish(flops);
 }
 
+template <attn::Arithmetic A>
 void BM_mha_projections(benchmark::State& state) {
-    Pieces p(std::size_t(state.range(0)));
+    Pieces p(std::size_t(state.range(0)), A);
     Run run(state, int(state.range(1)));
     p.projections();
     run.start();
@@ -164,8 +175,9 @@ void BM_mha_projections(benchmark::State& state) {
     run.finish(flops_projections(double(p.T)));
 }
 
+template <attn::Arithmetic A>
 void BM_mha_scores(benchmark::State& state) {
-    head_stage(state, attn::fast::stage_scores, flops_causal_product(double(state.range(0))));
+    head_stage(state, attn::fast::stage_scores, flops_causal_product(double(state.range(0))), A);
 }
 
 // Softmax in place, again and again on its own output: the same work every time.
@@ -173,13 +185,15 @@ void BM_mha_mask_softmax(benchmark::State& state) {
     head_stage(state, attn::fast::stage_softmax, 0);
 }
 
+template <attn::Arithmetic A>
 void BM_mha_weights_values(benchmark::State& state) {
     head_stage(state, attn::fast::stage_weights_values,
-               flops_causal_product(double(state.range(0))));
+               flops_causal_product(double(state.range(0))), A);
 }
 
 constexpr std::size_t N = 1024;
 
+template <attn::Arithmetic A>
 void BM_sgemm_1024(benchmark::State& state) {
     const attn::Tensor a = attn::rand({N, N}), b = attn::rand({N, N});
     std::vector<float> c(N * N);
@@ -187,7 +201,7 @@ void BM_sgemm_1024(benchmark::State& state) {
     Run run(state, threads);
     run.start();
     for (auto _ : state) {
-        attn::fast::gemm(N, N, N, a.data(), N, false, b.data(), N, false, c.data(), N, threads);
+        attn::fast::gemm(N, N, N, a.data(), N, false, b.data(), N, false, c.data(), N, threads, A);
         benchmark::ClobberMemory();
     }
     run.finish(2.0 * N * N * N);
@@ -218,18 +232,24 @@ void threads_only(benchmark::internal::Benchmark* b) {
 
 }  // namespace
 
-BENCHMARK(BM_mha_forward)->Name("mha_forward")->Apply(sizes);
+using attn::Arithmetic;
+BENCHMARK_TEMPLATE(BM_mha_forward, Arithmetic::exact)->Name("mha_forward")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_mha_forward, Arithmetic::fma)->Name("mha_forward_fma")->Apply(sizes);
 BENCHMARK(BM_mha_forward_steps)
     ->Name("mha_forward_steps")
     ->Args({256, 1})
     ->ArgNames({"T", "threads"})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
-BENCHMARK(BM_mha_projections)->Name("mha_projections")->Apply(sizes);
-BENCHMARK(BM_mha_scores)->Name("mha_scores")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_mha_projections, Arithmetic::exact)->Name("mha_projections")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_mha_scores, Arithmetic::exact)->Name("mha_scores")->Apply(sizes);
 BENCHMARK(BM_mha_mask_softmax)->Name("mha_mask_softmax")->Apply(sizes);
-BENCHMARK(BM_mha_weights_values)->Name("mha_weights_values")->Apply(sizes);
-BENCHMARK(BM_sgemm_1024)->Name("sgemm_1024")->Apply(threads_only);
+BENCHMARK_TEMPLATE(BM_mha_weights_values, Arithmetic::exact)->Name("mha_weights_values")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_mha_projections, Arithmetic::fma)->Name("mha_projections_fma")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_mha_scores, Arithmetic::fma)->Name("mha_scores_fma")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_mha_weights_values, Arithmetic::fma)->Name("mha_weights_values_fma")->Apply(sizes);
+BENCHMARK_TEMPLATE(BM_sgemm_1024, Arithmetic::exact)->Name("sgemm_1024")->Apply(threads_only);
+BENCHMARK_TEMPLATE(BM_sgemm_1024, Arithmetic::fma)->Name("sgemm_1024_fma")->Apply(threads_only);
 BENCHMARK(BM_blas_sgemm_1024)->Name("blas_sgemm_1024")->Apply(threads_only);
 
 int main(int argc, char** argv) {

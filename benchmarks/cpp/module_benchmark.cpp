@@ -4,7 +4,7 @@
 // and asserts nothing; `meson test` does not run it.
 //
 //   module_benchmark [--module=mha,gqa] [--T=256,1024] [--threads=1,2] [--output=FILE]
-//                    [Google Benchmark flags]
+//                    [--arithmetic=exact|fma] [Google Benchmark flags]
 //
 // Registers `forward/<module>/T:<T>/threads:<n>` for each combination (default: every
 // module, T = 1024, 1 thread). Each case calls `attn::manual_seed(0)`, builds the module
@@ -12,7 +12,9 @@
 // draws `x = attn::rand({1, T, 768})` (PyTorch draws the same numbers after
 // `torch.manual_seed(0)`), and times `module(x)`: the module's `operator()`, whatever path
 // it takes. --output=FILE writes the first case's result (raw float32, [1, T, 768]) before
-// timing, for the driver's comparison with PyTorch.
+// timing, for the driver's comparison with PyTorch. --arithmetic=fma runs every case under
+// ArithmeticGuard(Arithmetic::fma) (kernels/arithmetic.hpp: the products by fused
+// multiply-adds), said in each case's label; the default is exact.
 //
 // The table below is benchmarks/run/table.py's ENTRIES, key for key: a new module is one
 // line here and one entry there.
@@ -37,6 +39,7 @@
 #include "attn/modules/multihead.hpp"
 #include "attn/modules/swa.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/kernels/arithmetic.hpp"
 #include "bench.hpp"
 
 namespace {
@@ -127,6 +130,7 @@ const std::vector<Module>& modules() {
 }
 
 std::string output_path;  // --output: where the first case writes its result
+attn::Arithmetic arithmetic = attn::Arithmetic::exact;  // --arithmetic
 
 void write_output(const attn::Tensor& y) {
     if (output_path.empty()) return;
@@ -137,6 +141,7 @@ void write_output(const attn::Tensor& y) {
 }
 
 void forward_case(benchmark::State& state, const Module* module, std::size_t T, int threads) {
+    const attn::ArithmeticGuard guard(arithmetic);
     attn::manual_seed(0);
     const Forward forward = module->make(T);
     const attn::Tensor x = attn::rand({1, T, D});
@@ -153,6 +158,7 @@ void forward_case(benchmark::State& state, const Module* module, std::size_t T, 
         benchmark::ClobberMemory();
     }
     run.finish();
+    state.SetLabel(std::string("arithmetic=") + attn::arithmetic_name(arithmetic));
 }
 
 std::vector<std::string> split(const std::string& s) {
@@ -170,7 +176,8 @@ std::vector<std::string> split(const std::string& s) {
 [[noreturn]] void usage(const std::string& message) {
     std::fprintf(stderr,
                  "module_benchmark: %s\nusage: module_benchmark [--module=K,..] [--T=N,..] "
-                 "[--threads=N,..] [--output=FILE] [Google Benchmark flags]\nmodules:",
+                 "[--threads=N,..] [--output=FILE] [--arithmetic=exact|fma] [Google Benchmark "
+                 "flags]\nmodules:",
                  message.c_str());
     for (const Module& m : modules()) std::fprintf(stderr, " %s", m.key);
     std::fprintf(stderr, "\n");
@@ -206,6 +213,11 @@ int main(int argc, char** argv) {
         else if (take("--T=")) sizes = numbers("--T", v);
         else if (take("--threads=")) threads = numbers("--threads", v);
         else if (take("--output=")) output_path = v;
+        else if (take("--arithmetic=")) {
+            if (v == "exact") arithmetic = attn::Arithmetic::exact;
+            else if (v == "fma") arithmetic = attn::Arithmetic::fma;
+            else usage("bad value '" + v + "' for --arithmetic (exact or fma)");
+        }
         else if (arg == "--help" || arg == "-h") usage("the library's attention modules' forward");
         else rest.push_back(argv[i]);
     }
@@ -229,5 +241,5 @@ int main(int argc, char** argv) {
                        "attention modules' forward, B=1, d_in=d_out=768, 12 heads, dropout 0, "
                        "eval, float32, seed 0",
                        "module_benchmark [--module=K,..] [--T=N,..] [--threads=N,..] "
-                       "[--output=FILE] [Google Benchmark flags]");
+                       "[--output=FILE] [--arithmetic=exact|fma] [Google Benchmark flags]");
 }

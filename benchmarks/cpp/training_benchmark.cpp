@@ -15,6 +15,9 @@
 //       dL/dout = out * (2 / numel), backward (every parameter's .grad and dL/dx).
 //       mha_train_fresh: the same with a new `saved` and zero_grad(set_to_none) every step, so
 //       that each step allocates what it keeps (page faults: allocation's cost).
+//       mha_train_fma: mha_train under ArithmeticGuard(Arithmetic::fma): every product of the
+//       forward and the backward (projections, scores, weights @ values, their gradients) by
+//       fused multiply-adds (kernels/arithmetic.hpp).
 //       --output=FILE writes the warm-up's dL/dx (raw float32, [1, T, 768]) for the driver's
 //       comparison with PyTorch's x.grad.
 //   sdpa_backward/{naive,tiled,fast}/T:N
@@ -47,6 +50,7 @@
 #include "attn/modules/multihead.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/kernels/arithmetic.hpp"
 #include "attn/nn/optim.hpp"
 #include "bench.hpp"
 
@@ -62,8 +66,10 @@ double flops_forward(double T) {
 
 // Fresh: every step allocates what it keeps (a new AttentionSaved, .grad set to None), as a
 // loop written without care for memory does; otherwise the buffers of the last step are reused.
-template <bool Fresh>
+// A: the products' arithmetic.
+template <bool Fresh, attn::Arithmetic A = attn::Arithmetic::exact>
 void BM_mha_train(benchmark::State& state) {
+    const attn::ArithmeticGuard arithmetic(A);
     const auto T = std::size_t(state.range(0));
     attn::manual_seed(0);
     attn::MultiHeadAttention mha({.d_in = D, .d_out = D, .context_length = T, .dropout = 0.0,
@@ -168,6 +174,9 @@ BENCHMARK_TEMPLATE(BM_mha_train, false)->Name("mha_train")->ArgNames({"T", "thre
     ->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(BM_mha_train, true)->Name("mha_train_fresh")->ArgNames({"T", "threads"})
     ->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_mha_train, false, attn::Arithmetic::fma)->Name("mha_train_fma")
+    ->ArgNames({"T", "threads"})->Args({1024, 1})->Args({1024, 2})->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_TEMPLATE(BM_sdpa_backward, attn::SDPABackend::step)->Name("sdpa_backward/naive")
     ->ArgName("T")->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK_TEMPLATE(BM_sdpa_backward, attn::SDPABackend::tiled)->Name("sdpa_backward/tiled")

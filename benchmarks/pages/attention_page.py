@@ -15,6 +15,7 @@ from common import RecordingPage, bold_fastest, fill, inputs, ms, percent, ratio
 
 SIDES = [  # (key in the data, column title, bar colour)
     ("library", "library", "#2b6cb0"),
+    ("library-fma", "library, fma", "#63b3ed"),
     ("pytorch-default", "PyTorch, default malloc", "#c53030"),
     ("pytorch-reuse", "PyTorch, malloc reusing", "#ed8936"),
     ("ort-exported", "ORT, exported graph", "#6b46c1"),
@@ -57,17 +58,20 @@ class Page(RecordingPage):
             return "(No MultiHeadAttention results in the data.)"
         keys = [k for k, _, _ in SIDES if any(k in r["sides"] for r in rows)]
         head = ["T", "threads"] + [TITLE[k] for k in keys] + \
-               ["library ÷ ORT fused", "library ÷ PyTorch best", "library, of limit"]
+               ["library ÷ ORT fused", "fma ÷ ORT fused", "library ÷ PyTorch best",
+                "library, of limit", "fma, of limit"]
         return table(head, [[str(r["T"]), str(r["threads"])] + times_row(r["sides"], keys) +
                             [ratio(r.get("library_over_ort_best_fused")),
+                             ratio(r.get("library_fma_over_ort_best_fused")),
                              ratio(r.get("library_over_pytorch_best")),
-                             percent(r["sides"].get("library"))] for r in rows], "r" * len(head))
+                             percent(r["sides"].get("library")),
+                             percent(r["sides"].get("library-fma"))] for r in rows], "r" * len(head))
 
     def MODULES(self):
         rows = self.data.get("summary", [])
         if not rows:
             return "(No results in the data.)"
-        head = ["module", "T", "threads", "library", "PyTorch, default malloc",
+        head = ["module", "T", "threads", "library", "library, fma", "PyTorch, default malloc",
                 "PyTorch, malloc reusing", "ORT, exported graph", "ORT, best fused",
                 "library ÷ PyTorch best", "library ÷ ORT fused", "library, of limit"]
         cells = []
@@ -77,7 +81,8 @@ class Page(RecordingPage):
             fused_cell = (f"{ms(s[fused]['time_ms'])} ({TITLE[fused].replace('ORT ', '')})"
                           if fused else "–")
             cells.append([self.title(r["entry"]), str(r["T"]), str(r["threads"])] +
-                         times_row(s, ["library", "pytorch-default", "pytorch-reuse", "ort-exported"]) +
+                         times_row(s, ["library", "library-fma", "pytorch-default", "pytorch-reuse",
+                                       "ort-exported"]) +
                          [fused_cell, ratio(r.get("library_over_pytorch_best")),
                           ratio(r.get("library_over_ort_best_fused")), percent(s.get("library"))])
         notes = [f"- `{e['title']}` ({e['source']}): {e['notes']}."
@@ -106,10 +111,14 @@ class Page(RecordingPage):
             return "(No checks in the data.)"
         variants = sorted({v for c in checks for v in c.get("ort_vs_pytorch", {})},
                           key=lambda v: [k for k, _, _ in SIDES].index(f"ort-{v}"))
-        head = ["module", "T", "library"] + [TITLE[f"ort-{v}"] for v in variants]
-        rows = [[self.title(c["entry"]), str(c["T"]), f"{c['library_vs_pytorch']:.2g}"] +
+        head = ["module", "T", "library", "library, fma"] + \
+               [TITLE[f"ort-{v}"] for v in variants] + ["fma from exact (ulp of the largest)"]
+        def num(c, key):
+            return f"{c[key]:.2g}" if c.get(key) is not None else "–"
+        rows = [[self.title(c["entry"]), str(c["T"]), num(c, "library_vs_pytorch"),
+                 num(c, "library_fma_vs_pytorch")] +
                 [f"{c['ort_vs_pytorch'][v]:.2g}" if v in c.get("ort_vs_pytorch", {}) else "–"
-                 for v in variants] for c in checks]
+                 for v in variants] + [num(c, "library_fma_vs_library_ulp")] for c in checks]
         return "\n".join([table(head, rows, "l" + "r" * (len(head) - 1)), "", f"A model further than {self.meta.get('ort_bound', '?')} "
                                     "from PyTorch is refused before anything is timed."])
 
@@ -130,14 +139,22 @@ class Page(RecordingPage):
         forward = [p for p in pieces if "piece" in p]
         if not pieces:
             return "(No pieces in the data: recorded with --no-pieces.)"
-        names = sorted({p["piece"] for p in forward}, key=lambda n: [
-            "mha_projections", "mha_scores", "mha_mask_softmax", "mha_weights_values"].index(n))
-        out = ["| T | threads | " + " | ".join(f"`{n}`" for n in names) + " |",
-               "|---:|---:|" + "---:|" * len(names)]
+        # One row per arithmetic; the softmax is the same float operations in both.
+        columns = ["mha_forward", "mha_projections", "mha_scores", "mha_mask_softmax",
+                   "mha_weights_values"]
+        names = [n for n in columns if any(p["piece"] in (n, n + "_fma") for p in forward)]
+        out = ["| T | threads | arithmetic | " + " | ".join(f"`{n}`" for n in names) + " |",
+               "|---:|---:|---|" + "---:|" * len(names)]
+        def cell(T, th, name):
+            return ms(next((p["time_ms"] for p in forward if p["T"] == T and
+                            p["threads"] == th and p["piece"] == name), None))
         for T, th in sorted({(p["T"], p["threads"]) for p in forward}):
-            cells = [ms(next((p["time_ms"] for p in forward if p["T"] == T and
-                              p["threads"] == th and p["piece"] == n), None)) for n in names]
-            out.append(f"| {T} | {th} | " + " | ".join(cells) + " |")
+            for arith, tail in (("exact", ""), ("fma", "_fma")):
+                if not any(p["piece"].endswith("_fma") == bool(tail) and p["T"] == T and p["threads"] == th
+                           for p in forward if p["piece"] != "mha_mask_softmax"):
+                    continue
+                cells = [cell(T, th, n if n == "mha_mask_softmax" else n + tail) for n in names]
+                out.append(f"| {T} | {th:.0f} | {arith} | " + " | ".join(cells) + " |")
         rates = [f"`{p['name'].split('/')[0]}` ({p['threads']:.0f} thread(s)) "
                  f"{p['GFLOPs']:.0f} GFLOP/s" + (f", {percent(p)} of the limit" if p.get("fraction") else "")
                  for p in pieces if "piece" not in p and p.get("GFLOPs")]

@@ -7,7 +7,11 @@ replaces it, for the terminal and the HTML book alike):
 - `flash`: chapter 12's table, from flash.json (naive against tiled; record_flash.py);
 - `training_step`, `training_induction`: chapters 20 and 21, from training.json (a training
   step beside PyTorch's autograd, the backward's memory; training steps per second),
-  rendered by training_page.py as on the training page.
+  rendered by training_page.py as on the training page;
+- `exactness`: chapter 11's "what exactness costs", from attention.json (the machine's two
+  compute limits, MultiHeadAttention's forward in the exact and the fma arithmetic, the
+  distance between their outputs; record_attention.py) and, when it has the fma side,
+  training.json (a training step in both).
 
 Each opens with whether the recording is current (its commit in this history, clean, the
 code it measured unchanged since: provenance.py), where, when and how loaded it was made,
@@ -20,7 +24,7 @@ limit that binds it.
 from pathlib import Path
 
 import training_page
-from common import DataError, caption, load, mib, gb, ms, percent, table
+from common import DataError, caption, limit, load, mib, gb, ms, percent, ratio, table
 
 
 def _summary_of(data, side, key):
@@ -185,8 +189,101 @@ def training_induction(data_dir, source_root):
     return "\n\n".join([page.caption(), page.INDUCTION()])
 
 
+# ------------------------------------------------------------------------- chapter 11: exactness
+
+
+def _fma_rows(data):
+    """MultiHeadAttention's summary rows that have both arithmetics, else rows made of the
+    pieces mha_forward / mha_forward_fma (one run each); with where they came from."""
+    rows = [r for r in data.get("summary", []) if r.get("entry") == "mha"
+            and {"library", "library-fma"} <= set(r.get("sides", {}))]
+    if rows:
+        return rows, "rounds"
+    pieces = {}
+    for p in data.get("pieces", []):
+        if p.get("piece") in ("mha_forward", "mha_forward_fma"):
+            side = "library-fma" if p["piece"].endswith("_fma") else "library"
+            pieces.setdefault((p["T"], int(p.get("threads") or 1)), {})[side] = p
+    return [{"entry": "mha", "T": T, "threads": th, "sides": s} for (T, th), s in sorted(pieces.items())
+            if len(s) == 2], "pieces"
+
+
+def exactness(data_dir, source_root):
+    """Chapter 11: what the exact arithmetic costs on the recording's machine."""
+    path = Path(data_dir) / "benchmarks" / "attention.json"
+    data = load(path)
+    if not isinstance(data.get("meta"), dict):
+        raise DataError(f"{path}: not the format of benchmarks/run/record_attention.py")
+    threads = tuple(data["meta"].get("threads", [1]))
+    text = [caption(data, "attention.json", source_root,
+                    "MultiHeadAttention's forward at GPT-2 sizes (B = 1, 768 wide, 12 heads of 64, "
+                    "causal, float32) in both arithmetics", threads=threads)]
+    lim = data.get("limits") or {}
+    isa = lim.get("library_isa")
+    if isa:
+        rows = []
+        for th in threads:
+            mul_add, fma = limit(data, f"mul_add/{isa}/{th}"), limit(data, f"fma/{isa}/{th}")
+            if mul_add is None or fma is None:
+                continue
+            rows.append([str(th), f"{mul_add:.0f}", f"{fma:.0f}", f"{fma / mul_add:.2f}"])
+        if rows:
+            text.append(f"The two limits of this machine ({isa}, GFLOP/s): a multiply, then an add, "
+                        "each rounded (what every term of an exact product costs), and one fused "
+                        "multiply-add (a term of an fma product):")
+            text.append(table(["threads", "multiply, then add", "fused multiply-add",
+                               "fused ÷ separate"], rows, "rrrr"))
+    rows, source = _fma_rows(data)
+    if not rows:
+        text.append("This recording has no run of the fma arithmetic (it was made before the library "
+                    "had one): record it again with `benchmarks/run/record_attention.py` to see both "
+                    "paths' times here.")
+        return "\n\n".join(text)
+    cells = []
+    for r in rows:
+        s = r["sides"]
+        ex, fm = s["library"]["time_ms"], s["library-fma"]["time_ms"]
+        ort = r.get("ort_best_fused")
+        cells.append([str(r["T"]), str(r["threads"]), ms(ex), ms(fm), ratio(fm / ex), percent(s["library"]),
+                      percent(s["library-fma"]),
+                      ms(s[ort]["time_ms"]) if ort else "–",
+                      ratio(r.get("library_fma_over_ort_best_fused"))])
+    where = ("each arithmetic's fastest of the interleaved rounds" if source == "rounds" else
+             "one run each (attention_benchmark's mha_forward and mha_forward_fma)")
+    text.append(f"Time per forward in ms, {where}; \"of limit\": exact against the first limit, "
+                "fma against the second; ONNX Runtime's fastest fused operator in the same rounds:")
+    text.append(table(["T", "threads", "exact", "fma", "fma ÷ exact", "exact, of limit", "fma, of limit",
+                       "ORT, best fused", "fma ÷ ORT"], cells, "rrrrrrrrr"))
+    checks = [c for c in data.get("checks", []) if c.get("entry") == "mha"
+              and c.get("library_fma_vs_library_ulp") is not None]
+    if checks:
+        text.append("How far apart the two outputs are, on the benchmark's input (`[1, T, 768]`):")
+        text.append(table(["T", "largest output", "largest difference", "in ulp of the largest output"],
+                          [[str(c["T"]), f"{c['library_max_abs']:.3g}", f"{c['library_fma_vs_library']:.2g}",
+                            f"{c['library_fma_vs_library_ulp']:.3g}"] for c in checks], "rrrr"))
+    train_path = Path(data_dir) / "benchmarks" / "training.json"
+    if train_path.is_file():
+        train = load(train_path)
+        steps = [r for r in train.get("summary", []) if r.get("case") == "mha_train"
+                 and {"library", "library-fma"} <= set(r.get("sides", {}))]
+        if steps:
+            parts = [f"on {r['threads']} thread{'s' if r['threads'] > 1 else ''} "
+                     f"{ms(r['sides']['library']['time_ms'])} ms exact, "
+                     f"{ms(r['sides']['library-fma']['time_ms'])} ms fma "
+                     f"({r['sides']['library']['time_ms'] / r['sides']['library-fma']['time_ms']:.2f} "
+                     "times as fast)" for r in steps]
+            c = train.get("checks", {})
+            ulp = c.get("mha_train_fma_vs_exact_grad_x_ulp")
+            text.append("A training step (the forward and the backward, every product in the chosen "
+                        "arithmetic; `data/benchmarks/training.json`, recorded "
+                        f"{str(train.get('meta', {}).get('date', '?'))[:10]}): " + "; ".join(parts) +
+                        (f"; dL/dx {ulp:.3g} ulp of its largest element apart." if ulp is not None else "."))
+    return "\n\n".join(text)
+
+
 GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
-              "training_induction": training_induction}
+              "training_induction": training_induction, "exactness": exactness}
 INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
           "training_step": ["benchmarks/training.json"],
-          "training_induction": ["benchmarks/training.json"]}
+          "training_induction": ["benchmarks/training.json"],
+          "exactness": ["benchmarks/attention.json", "benchmarks/training.json"]}

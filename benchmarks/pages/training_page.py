@@ -14,6 +14,7 @@ from common import RecordingPage, bold_fastest, caption, fill, inputs, ms, perce
 
 RUN_COMMAND = "benchmarks/run/record_training.py --build build --install-peers"
 STEP_SIDES = [("library", "library"), ("library-fresh", "library, buffers allocated each step"),
+              ("library-fma", "library, fma"),
               ("pytorch-default", "PyTorch, default malloc"),
               ("pytorch-reuse", "PyTorch, malloc reusing")]
 
@@ -38,10 +39,15 @@ class Page(RecordingPage):
         rows = [r for r in self.rows if r["case"] == "mha_train"]
         if not rows:
             return "(No MultiHeadAttention training results in the data.)"
-        head = ["threads"] + [t for _, t in STEP_SIDES] + ["library ÷ PyTorch best", "of limit"]
+        sides = [(k, t) for k, t in STEP_SIDES if any(k in r["sides"] for r in rows)]
+        head = ["threads"] + [t for _, t in sides] + ["library ÷ PyTorch best", "of limit"]
+        if any("library-fma" in r["sides"] for r in rows):
+            head += ["fma ÷ library", "fma, of limit"]
         return table(head, [[str(r["threads"])] +
-                            bold_fastest([r["sides"].get(k, {}).get("time_ms") for k, _ in STEP_SIDES]) +
-                            [ratio(r.get("library_over_pytorch_best")), percent(r["sides"].get("library"))]
+                            bold_fastest([r["sides"].get(k, {}).get("time_ms") for k, _ in sides]) +
+                            [ratio(r.get("library_over_pytorch_best")), percent(r["sides"].get("library"))] +
+                            ([ratio(r.get("library_fma_over_library")), percent(r["sides"].get("library-fma"))]
+                             if "fma ÷ library" in head else [])
                             for r in rows], "r" * len(head))
 
     def STEP_MEMORY(self):

@@ -13,6 +13,8 @@ For every entry of benchmarks/run/table.py (module and configuration), every siz
 thread count, each round runs, one process per run and in an order that rotates from round
 to round (interleaved):
   library           build/benchmarks/module_benchmark --module=KEY (the module's operator())
+  library-fma       the same with --arithmetic=fma: every product by fused multiply-adds
+                    (lib/attn/kernels/arithmetic.hpp), same bits at any thread count
   pytorch-default   benchmarks/peers/torch_side.py, Raschka's class, glibc's default malloc,
                     torch.set_num_threads(n) and OPENBLAS_NUM_THREADS = OMP_NUM_THREADS = n
                     (Debian's OpenBLAS otherwise starts a thread per core of its own)
@@ -22,16 +24,20 @@ to round (interleaved):
   ort-<variant>     benchmarks/peers/onnxruntime/run.mjs on the entry's ONNX models
                     (benchmarks/peers/onnx_models.py, built once into BUILD/benchmark-models)
 and keeps each side's fastest round (min of wall time; CPU time, peak RSS and page faults are
-recorded for every run). Before timing, each (entry, size) is checked: the library's and
-every ONNX model's output against PyTorch's, from the same seeded weights and input; a model
-further than ORT_BOUND from PyTorch is refused. Then, unless --no-pieces, the fast path's
-pieces (benchmarks/cpp/attention_benchmark.cpp) and, unless --no-profile, ONNX Runtime's own
-per-operator profile of its fused operators, for whoever tunes the kernels.
+recorded for every run). Before timing, each (entry, size) is checked: the library's (in
+both arithmetics) and every ONNX model's output against PyTorch's, from the same seeded
+weights and input, and the fma output against the exact one (largest difference, and in ulp
+of the largest output); a model further than ORT_BOUND from PyTorch is refused. Then, unless
+--no-pieces, MultiHeadAttention's forward and its pieces in both arithmetics
+(benchmarks/cpp/attention_benchmark.cpp: mha_forward, mha_forward_fma, ...) and, unless
+--no-profile, ONNX Runtime's own per-operator profile of its fused operators, for whoever
+tunes the kernels.
 
 Writes DIR/attention.json (default data/benchmarks/): the machine, commit, versions of every
 peer, environment, load average before, between rounds and after, this CPU's limits measured
 before the first round and after the last (recording.py), every run, the summary (each side's
-fraction of the limit that binds it).
+fraction of the limit that binds it: the exact library's the separate multiply-and-add limit,
+library-fma's and the peers' the fused multiply-add limit).
 The book's benchmarks page and its plot are generated from it when the docs are built.
 --smoke marks a short run (1 round, 0.3 s per run unless given) as such in the data.
 Not part of the tests. The full default recording takes under an hour on a quiet 2-core
@@ -48,7 +54,8 @@ from recording import PEERS, TORCH_PY, log
 
 ORT_BOUND = 1e-5     # largest |ONNX Runtime - PyTorch| accepted (outputs are below 1.5)
 FUSED = ("attention", "mha", "gqa")
-PIECES = ("mha_projections", "mha_scores", "mha_mask_softmax", "mha_weights_values")
+PIECES = ("mha_forward", "mha_forward_fma", "mha_projections", "mha_scores", "mha_mask_softmax",
+          "mha_weights_values", "mha_projections_fma", "mha_scores_fma", "mha_weights_values_fma")
 
 
 class Sides(rec.Sides):
@@ -60,14 +67,15 @@ class Sides(rec.Sides):
         self.models = Path(a.models_dir or Path(a.build) / "benchmark-models")
         self.env_ort = self.env_library
 
-    def library(self, entry, T, th, min_time, output=None):
+    def library(self, entry, T, th, min_time, output=None, fma=False):
         name = f"forward/{entry.key}/T:{T}/threads:{th}/real_time"
-        extra = [f"--module={entry.key}", f"--T={T}", f"--threads={th}"]
+        extra = [f"--module={entry.key}", f"--T={T}", f"--threads={th}",
+                 f"--arithmetic={'fma' if fma else 'exact'}"]
         if output:
             extra.append(f"--output={output}")
         data = rec.gbench(self.module_exe, None, min_time, extra, self.env_library)
         b = next(b for b in data["benchmarks"] if b["name"] == name)
-        return rec.gbench_record(b, "library", data)
+        return rec.gbench_record(b, "library-fma" if fma else "library", data)
 
     def torch(self, entry, T, th, min_time, reuse, output=None):
         return self.run_torch("torch_side.py", ["--entry", entry.key, "--T", T,
@@ -127,11 +135,16 @@ def summarise(runs, entries, sizes_of, threads, limits):
                     s.update(limits.fraction(s, side, th))
                 row = rec.ratios({"entry": entry.key, "T": T, "threads": th, "sides": sides}, sides)
                 lib = sides["library"]["time_ms"]
+                fma = sides.get("library-fma", {}).get("time_ms")
+                if fma:
+                    row["library_fma_over_library"] = fma / lib
                 fused = [s for s in sides if s.startswith("ort-") and s[4:] in FUSED]
                 if fused:
                     best = min(fused, key=lambda s: sides[s]["time_ms"])
                     row["ort_best_fused"] = best
                     row["library_over_ort_best_fused"] = lib / sides[best]["time_ms"]
+                    if fma:
+                        row["library_fma_over_ort_best_fused"] = fma / sides[best]["time_ms"]
                 if "ort-exported" in sides:
                     row["library_over_ort_exported"] = lib / sides["ort-exported"]["time_ms"]
                 rows.append(row)
@@ -215,16 +228,24 @@ def main():
     for entry in entries:
         for T in sizes_of(entry):
             ya, yb = work / f"check-{entry.key}-{T}-library.bin", work / f"check-{entry.key}-{T}-torch.bin"
+            yf = work / f"check-{entry.key}-{T}-library-fma.bin"
             sides.library(entry, T, 1, 0.01, output=ya)
+            sides.library(entry, T, 1, 0.01, output=yf, fma=True)
             sides.torch(entry, T, 1, 0.01, True, output=yb)  # reusing malloc: same result, sooner
-            check = {"entry": entry.key, "T": T, "library_vs_pytorch": rec.max_abs_diff(ya, yb)}
+            check = {"entry": entry.key, "T": T, "library_vs_pytorch": rec.max_abs_diff(ya, yb),
+                     "library_fma_vs_pytorch": rec.max_abs_diff(yf, yb),
+                     "library_fma_vs_library": rec.max_abs_diff(yf, ya),
+                     "library_fma_vs_library_ulp": rec.ulps_of_largest(yf, ya),
+                     "library_max_abs": rec.max_abs(ya)}
             if use_ort and entry.ort:
                 check["models"] = sides.build_models(entry, T)
                 check["ort_vs_pytorch"] = {v: sides.ort(entry, T, 1, v, 0.01)["max_abs_diff"]
                                            for v in entry.ort}
             checks.append(check)
             log(f"check {entry.key} T={T}: largest |difference| from PyTorch: library "
-                f"{check['library_vs_pytorch']:.2g}" + "".join(
+                f"{check['library_vs_pytorch']:.2g}, library-fma {check['library_fma_vs_pytorch']:.2g} "
+                f"(from the exact library: {check['library_fma_vs_library_ulp']:.3g} ulp of the "
+                f"largest output)" + "".join(
                     f", ort-{v} {d:.2g}" for v, d in check.get("ort_vs_pytorch", {}).items()))
 
     recording.measure_limits(threads)
@@ -234,12 +255,12 @@ def main():
         for entry in entries:
             for T in sizes_of(entry):
                 for th in threads:
-                    order = ["library", "pytorch-default", "pytorch-reuse"]
+                    order = ["library", "library-fma", "pytorch-default", "pytorch-reuse"]
                     if use_ort:
                         order += [f"ort-{v}" for v in entry.ort]
                     for side in rec.interleaved(order, rnd):
-                        if side == "library":
-                            r = sides.library(entry, T, th, min_time)
+                        if side.startswith("library"):
+                            r = sides.library(entry, T, th, min_time, fma=side == "library-fma")
                         elif side.startswith("pytorch"):
                             r = sides.torch(entry, T, th, min_time, side == "pytorch-reuse")
                         else:
@@ -260,6 +281,7 @@ def main():
                     r.update(T=T, piece=name)
                     pieces.append(r)
             pieces.append(sides.piece(f"sgemm_1024/threads:{th}/real_time", 0.5))
+            pieces.append(sides.piece(f"sgemm_1024_fma/threads:{th}/real_time", 0.5))
         pieces.append(sides.piece("blas_sgemm_1024/threads:1/real_time", 0.5))
     if use_ort and not a.no_profile and "mha" in keys:
         mha = table.BY_KEY["mha"]
@@ -273,7 +295,8 @@ def main():
                                  "operators": ort_profile_summary(path)})
     recording.measure_limits(threads)
     for piece in pieces:
-        piece.update(recording.limits.fraction(piece, "library", int(piece.get("threads") or 1)))
+        side = "library-fma" if piece["name"].split("/")[0].endswith("_fma") else "library"
+        piece.update(recording.limits.fraction(piece, side, int(piece.get("threads") or 1)))
 
     summary = summarise(runs, entries, sizes_of, threads, recording.limits)
     entries_info = [{"key": e.key, "title": e.title, "source": e.source, "notes": e.notes,

@@ -13,13 +13,16 @@ Cases (benchmarks/cpp/training_benchmark.cpp and benchmarks/peers/torch_training
 Sides, one process per run, the order rotating from round to round (interleaved):
   library          build/benchmarks/training_benchmark (buffers reused from step to step)
   library-fresh    the same, with every buffer allocated afresh each step (mha_train only)
+  library-fma      the same as library in Arithmetic::fma: every product of the forward and the
+                   backward by fused multiply-adds (mha_train only; read against the fused
+                   multiply-add limit)
   pytorch-default  Raschka's class under autograd, glibc's default malloc
   pytorch-reuse    the same with malloc keeping and reusing freed memory (its best here)
 PyTorch runs with torch.set_num_threads(threads) and OPENBLAS_NUM_THREADS = OMP_NUM_THREADS =
 threads, so that "1 thread" is one core on every side (Debian's OpenBLAS otherwise starts a
 thread per core of its own). Each side keeps its fastest round; CPU time, peak RSS and page
-faults are recorded for every run. Before timing, the library's dL/dx is compared with
-PyTorch's x.grad, and the induction run's last loss with PyTorch's.
+faults are recorded for every run. Before timing, the library's dL/dx (in both arithmetics)
+is compared with PyTorch's x.grad, and the induction run's last loss with PyTorch's.
 Then, unless --no-memory, the attention core's forward + backward alone, once per process
 (sdpa_backward/naive|tiled|fast at T = 1024, 4096 and, but for naive, 16384): peak RSS.
 
@@ -65,9 +68,11 @@ class Sides(rec.Sides):
 
 
 def case_name(case, th, side="library"):
-    """The Google Benchmark case of `case` at `th` threads (library-fresh: mha_train_fresh)."""
+    """The Google Benchmark case of `case` at `th` threads (library-fresh: mha_train_fresh,
+    library-fma: mha_train_fma)."""
     if case == "mha_train":
-        return f"mha_train{'_fresh' if side == 'library-fresh' else ''}/T:{T}/threads:{th}"
+        tail = {"library-fresh": "_fresh", "library-fma": "_fma"}.get(side, "")
+        return f"mha_train{tail}/T:{T}/threads:{th}"
     return f"induction_train/steps:{STEPS}/threads:{th}"
 
 
@@ -83,6 +88,8 @@ def summarise(runs, limits, flops):
                 s["GFLOPs"] = flops[key[0]] / s["time_ms"] / 1e6
             s.update(limits.fraction(s, side, key[1]))
         row = rec.ratios({"case": key[0], "threads": key[1], "sides": sides}, sides)
+        if "library-fma" in sides and "library" in sides:
+            row["library_fma_over_library"] = sides["library-fma"]["time_ms"] / sides["library"]["time_ms"]
         torch_best = min((sides[s]["time_ms"] for s in rec.PEER_SIDES if s in sides), default=None)
         if "library-fresh" in sides and torch_best:
             row["library_fresh_over_pytorch_best"] = sides["library-fresh"]["time_ms"] / torch_best
@@ -121,19 +128,26 @@ def main():
     work = Path(a.build) / "training-benchmark"
     work.mkdir(parents=True, exist_ok=True)
     mine, theirs = work / "dx-library.bin", work / "dx-torch.bin"
+    fused = work / "dx-library-fma.bin"
     lib_mha = sides.library(case_name("mha_train", 1), 0.01, output=mine)
+    sides.library(case_name("mha_train", 1, "library-fma"), 0.01, output=fused, side="library-fma")
     sides.torch("mha_train", 1, 0.01, True, output=theirs)
     lib_ind = sides.library(case_name("induction_train", 1), 0.01)
     torch_ind = sides.torch("induction_train", 1, 0.01, True)
     scale = max(map(abs, rec.read_floats(theirs)), default=0.0)
     checks = {"mha_train_grad_x_max_abs_diff": rec.max_abs_diff(mine, theirs),
               "mha_train_grad_x_max_abs": scale,
+              "mha_train_fma_grad_x_max_abs_diff": rec.max_abs_diff(fused, theirs),
+              "mha_train_fma_vs_exact_grad_x_ulp": rec.ulps_of_largest(fused, mine),
               "induction_last_loss": {"library": lib_ind["last_loss"],
                                       "pytorch": torch_ind["last_loss"], "steps": STEPS}}
     log(f"check: |dL/dx - x.grad| <= {checks['mha_train_grad_x_max_abs_diff']:.3g} "
         f"(max |x.grad| {scale:.3g}); "
         f"induction loss after {STEPS} steps: library {lib_ind['last_loss']:.6f}, "
         f"PyTorch {torch_ind['last_loss']:.6f}")
+    if not checks["mha_train_fma_grad_x_max_abs_diff"] <= GRAD_BOUND * scale:
+        sys.exit(f"the library's dL/dx in fma is {checks['mha_train_fma_grad_x_max_abs_diff']:.3g} "
+                 f"from PyTorch's x.grad (bound {GRAD_BOUND} x {scale:.3g}): not the same function")
     if not checks["mha_train_grad_x_max_abs_diff"] <= GRAD_BOUND * scale:
         sys.exit(f"the library's dL/dx is {checks['mha_train_grad_x_max_abs_diff']:.3g} from "
                  f"PyTorch's x.grad (bound {GRAD_BOUND} x {scale:.3g}): not the same function")
@@ -149,7 +163,7 @@ def main():
         for case, th in cases:
             order = ["library", "pytorch-default", "pytorch-reuse"]
             if case == "mha_train":
-                order.insert(1, "library-fresh")
+                order[1:1] = ["library-fresh", "library-fma"]
             for side in rec.interleaved(order, rnd):
                 if side.startswith("library"):
                     r = sides.library(case_name(case, th, side), min_time, side=side)

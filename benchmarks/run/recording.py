@@ -17,6 +17,7 @@ import argparse
 import array
 import datetime
 import json
+import math
 import os
 import platform
 import shlex
@@ -188,6 +189,25 @@ def max_abs_diff(path_a, path_b):
     return max((abs(x - y) for x, y in zip(a, b)), default=0.0)
 
 
+def max_abs(path):
+    return max(map(abs, read_floats(path)), default=0.0)
+
+
+def float32_spacing(x):
+    """The distance from |x| (a float32) to the next larger float32: its ulp."""
+    if x == 0:
+        return 2.0 ** -149
+    _, e = math.frexp(abs(x))  # |x| = m 2^e, 0.5 <= m < 1: float32 spacing 2^(e - 24)
+    return 2.0 ** max(e - 24, -149)
+
+
+def ulps_of_largest(path_a, path_b):
+    """max |a - b| in ulp of the largest |b| (the float32 spacing there): how far two results of
+    the same function are, on the scale of the output (tests/test_fma.cpp's measure)."""
+    d = max_abs_diff(path_a, path_b)
+    return d / float32_spacing(max_abs(path_b))
+
+
 # ----------------------------------------------------------------------------- PyTorch's side
 
 def clean_environ():
@@ -330,7 +350,8 @@ class Limits:
     """The limits of one recording and the fraction of each entry.
 
     A compute-bound entry of the library is read against `mul_add` at the instruction set its
-    kernels ran (the exact path may not fuse), a peer's against `fma` at the widest set with
+    kernels ran (the exact path may not fuse), the library's fma arithmetic (side
+    `library-fma`) against `fma` at that set, a peer's against `fma` at the widest set with
     FMA (the peers may fuse); a memory-bound entry against `read` at the same thread count."""
 
     def __init__(self, runs, library_isa):
@@ -346,7 +367,9 @@ class Limits:
         if record.get("GBps"):
             key, rate, bound = limit_key("read", self.library_isa, threads), record["GBps"], "memory"
         elif record.get("GFLOPs"):
-            if side.startswith("library"):
+            if side.startswith("library-fma"):
+                key = limit_key("fma", self.library_isa, threads)
+            elif side.startswith("library"):
                 key = limit_key("mul_add", self.library_isa, threads)
             else:
                 key = limit_key("fma", self.fma_isa or self.library_isa, threads)

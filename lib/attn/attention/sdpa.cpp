@@ -42,6 +42,10 @@ void SDPAOptions::validate() const {
         throw std::invalid_argument(where + ": backend holds " +
                                     std::to_string(static_cast<int>(backend)) +
                                     ", not automatic, step, tiled or fast");
+    if (arithmetic != Arithmetic::automatic && arithmetic != Arithmetic::exact && arithmetic != Arithmetic::fma)
+        throw std::invalid_argument(where + ": arithmetic holds " +
+                                    std::to_string(static_cast<int>(arithmetic)) +
+                                    ", not automatic, exact or fma");
     nn::check_backend(dropout_backend, "SDPAOptions (dropout_backend)");
 }
 
@@ -160,7 +164,7 @@ SDPAForward scaled_dot_product_attention_forward(const Tensor& query, const Tens
     const SDPAProblem p = detail::make_problem(where, w.q, w.k, w.v, options, w.rank);
     check_allocation(where, Shape{p.B, p.H, p.Tq, p.Ev});
     check_allocation(where + " (logsumexp)", Shape{p.B, p.H, p.Tq});
-    const detail::Backend& backend = detail::backend_for(options.backend);
+    const detail::Backend& backend = detail::backend_for(options);
     SDPAForward f;
     f.dropout_noise = detail::dropout_noise(p);
     f.output = Tensor::from_shape({p.B, p.H, p.Tq, p.Ev});
@@ -189,7 +193,7 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
     // to make: return at once, not after walking 2^40 empty rows.
     if (numel(shape) == 0 && (options.dropout_p == 0.0 || p.B == 0 || p.H == 0 || p.Tq == 0 || p.Tk == 0))
         return result;
-    const detail::Backend& backend = detail::backend_for(options.backend);
+    const detail::Backend& backend = detail::backend_for(options);
     Tensor noise = detail::dropout_noise(p);
     float* lse = nullptr;
     if (saved) {
@@ -257,7 +261,7 @@ SDPAGradients scaled_dot_product_attention_backward(const Tensor& grad_output,
             throw_shape_error(where + " (saved.dropout_noise)", shape_str(n), shape_of(noise));
         noise.reshape(n);
     }
-    const detail::Backend& backend = detail::backend_for(options.backend);
+    const detail::Backend& backend = detail::backend_for(options);
     detail::BackwardArgs args{.grad_output = HeadsView::of(dO), .noise = &noise};
     if (backend.backward_reads_output) {  // FlashAttention-2 reads the forward's O and L
         check_same_shape(where + " (saved.output)", want, shape_of(saved.output));
@@ -300,7 +304,7 @@ void attend_backward(const HeadsView& grad_output, const HeadsView& query, const
         check_same_shape(where + " (saved.dropout_noise)", Shape{p.B, p.H, p.Tq, p.Tk}, shape_of(noise));
     else if (options.dropout_p != 0.0 && p.Tq * p.Tk != 0)
         throw std::invalid_argument(where + ": the options ask for dropout, but saved.dropout_noise is empty");
-    const detail::Backend& backend = detail::backend_for(options.backend);
+    const detail::Backend& backend = detail::backend_for(options);
     detail::BackwardArgs args{.grad_output = grad_output, .noise = &noise};
     if (backend.backward_reads_output) {  // FlashAttention-2 reads the forward's O and L
         check_same_shape(where + " (output)", heads, Shape{output.B, output.H, output.T, output.hd});

@@ -25,6 +25,12 @@
 ///   every input;
 /// - `tiled`: FlashAttention's forward (kernels/tiled_attention.hpp): the online softmax over
 ///   tiles of keys, within a few ulp of the others.
+///
+/// The fast backend also computes in `Arithmetic::fma` (kernels/arithmetic.hpp:
+/// `SDPAOptions::arithmetic`, or an `ArithmeticGuard`): its products, forward and backward, add
+/// each term by a fused multiply-add, in the same order; the same bits at any thread count, a
+/// few ulp from `exact` (tests/test_fma.cpp states the bounds). A backend and an arithmetic
+/// together are one row of the table.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +39,7 @@
 
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/kernels/arithmetic.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -129,12 +136,17 @@ struct SDPAOptions {
     /// `nn::Dropout` does.
     Generator* generator = nullptr;
     SDPABackend backend = SDPABackend::automatic;  ///< which implementation runs
+    /// How the products add their terms: `automatic` (the thread's `ArithmeticGuard`, else
+    /// `exact`), `exact`, or `fma` (the fast backend only: the step and tiled backends refuse it
+    /// by name, and compute `exact` when a guard asks for it). A backward must run in its
+    /// forward's arithmetic (it recomputes the forward's weights).
+    Arithmetic arithmetic = Arithmetic::automatic;
     std::size_t block_q = 64;  ///< the tiled backend's query rows per tile (`B_r`)
     std::size_t block_k = 64;  ///< the tiled backend's keys per tile (`B_c`)
 
     /// @throws std::invalid_argument naming the field when `dropout_p` is NaN or outside
     /// [0, 1], a block size is 0, `scale.value` is NaN or infinite (or 0 for a divisor), or an enum holds a
-    /// value outside its enumeration.
+    /// value outside its enumeration (`backend`, `arithmetic`, ...).
     void validate() const;
 };
 

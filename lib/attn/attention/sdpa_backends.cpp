@@ -1,5 +1,6 @@
-// The attention core's backends, one row each (sdpa_problem.hpp): which one a call runs, the
-// process default, and the scoped choice of one thread (SDPABackendGuard, sdpa.hpp).
+// The attention core's backends, one row per backend and arithmetic (sdpa_problem.hpp): which
+// one a call runs, the process default, and the scoped choice of one thread (SDPABackendGuard,
+// sdpa.hpp; the arithmetic's ArithmeticGuard, kernels/arithmetic.hpp).
 #include <atomic>
 #include <optional>
 #include <stdexcept>
@@ -11,12 +12,14 @@ namespace attn {
 
 namespace {
 
-// Forward and backward of each backend, beside each other: adding a backend is adding a row
-// (and its enumerator).
+// Forward and backward of each backend in each arithmetic it has, beside each other: adding a
+// backend or an arithmetic of one is adding a row (and its enumerator). The first row of a
+// backend is its exact one.
 constexpr detail::Backend kBackends[] = {
-    {SDPABackend::step, "step", detail::step_forward, detail::step_backward, false},
-    {SDPABackend::tiled, "tiled", detail::tiled_forward, detail::tiled_backward, true},
-    {SDPABackend::fast, "fast", detail::fast_forward, detail::fast_backward, false},
+    {SDPABackend::step, Arithmetic::exact, "step", detail::step_forward, detail::step_backward, false},
+    {SDPABackend::tiled, Arithmetic::exact, "tiled", detail::tiled_forward, detail::tiled_backward, true},
+    {SDPABackend::fast, Arithmetic::exact, "fast", detail::fast_forward, detail::fast_backward, false},
+    {SDPABackend::fast, Arithmetic::fma, "fast", detail::fast_fma_forward, detail::fast_fma_backward, false},
 };
 
 std::atomic<SDPABackend>& process_default() {
@@ -27,9 +30,10 @@ std::atomic<SDPABackend>& process_default() {
 // The innermost SDPABackendGuard of this thread, if any: other threads never see it.
 thread_local std::optional<SDPABackend> scoped_backend;
 
-const detail::Backend* find(SDPABackend b) {
+// The row of backend `b` in arithmetic `a` (its first, exact, row when `a` is automatic).
+const detail::Backend* find(SDPABackend b, Arithmetic a = Arithmetic::automatic) {
     for (const detail::Backend& row : kBackends)
-        if (row.id == b) return &row;
+        if (row.id == b && (a == Arithmetic::automatic || row.arithmetic == a)) return &row;
     return nullptr;
 }
 
@@ -72,10 +76,17 @@ namespace detail {
 
 bool known_backend(SDPABackend b) { return b == SDPABackend::automatic || find(b) != nullptr; }
 
-const Backend& backend_for(SDPABackend requested) {
+const Backend& backend_for(const SDPAOptions& options) {
+    const SDPABackend requested = options.backend;
     const SDPABackend b = requested == SDPABackend::automatic ? default_sdpa_backend() : requested;
-    if (const Backend* row = find(b)) return *row;
-    unknown("scaled_dot_product_attention", requested);
+    const Backend* exact = find(b);
+    if (!exact) unknown("scaled_dot_product_attention", requested);
+    const Arithmetic a = resolve_arithmetic(options.arithmetic);
+    if (const Backend* row = find(b, a)) return *row;
+    if (options.arithmetic == Arithmetic::automatic) return *exact;  // a guard's wish, not the call's
+    throw std::invalid_argument(std::string("scaled_dot_product_attention: the ") + exact->name +
+                                " backend has no " + arithmetic_name(a) +
+                                " arithmetic (Arithmetic::fma runs on the fast backend)");
 }
 
 }  // namespace detail

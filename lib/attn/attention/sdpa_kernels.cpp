@@ -17,8 +17,10 @@ namespace attn::detail {
 namespace {
 
 // Runs the fast or tiled kernel over every (batch, key/value head), each with the group of
-// query heads that shares it. `lse` ([B, H, Tq]) is filled when not null.
-void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const Tensor& noise, float* lse) {
+// query heads that shares it. `lse` ([B, H, Tq]) is filled when not null. `arithmetic` (exact
+// or fma, resolved: the team does not see the caller's guard) is the fast kernel's.
+void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const Tensor& noise, float* lse,
+                 Arithmetic arithmetic = Arithmetic::exact) {
     if ((p.Ev == 0 && !lse) || p.B == 0 || p.H == 0 || p.Tq == 0) return;  // nothing to write
     const fast::HeadMask mask = p.head_mask();
     const std::size_t tasks = p.B * p.Hkv, group = p.group();
@@ -54,7 +56,7 @@ void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const T
                     fast::tiled_attend_head(args, mask, heads.data(), group,
                                             {p.options->block_q, p.options->block_k}, tws);
                 else
-                    fast::attend_head(args, mask, heads.data(), group, ws);
+                    fast::attend_head(args, mask, heads.data(), group, ws, fast::stage_all, arithmetic);
             } catch (...) {
 #pragma omp critical
                 if (!error) error = std::current_exception();
@@ -65,8 +67,9 @@ void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const T
 }
 
 // Runs the fast or tiled backward over every (batch, key/value head), each with the group of
-// query heads that shares it; a key head's dK and dV sum over its group.
-void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a) {
+// query heads that shares it; a key head's dK and dV sum over its group. `arithmetic` as for
+// run_kernels.
+void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a, Arithmetic arithmetic = Arithmetic::exact) {
     const HeadsView& grad_output = a.grad_output;
     const HeadsView& output = a.output;
     const float* logsumexp = a.logsumexp;
@@ -109,7 +112,7 @@ void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a) {
                     fast::tiled_attend_head_backward(args, mask, heads.data(), group,
                                                      {p.options->block_q, p.options->block_k}, tws);
                 else
-                    fast::attend_head_backward(args, mask, heads.data(), group, ws);
+                    fast::attend_head_backward(args, mask, heads.data(), group, ws, arithmetic);
             } catch (...) {
 #pragma omp critical
                 if (!error) error = std::current_exception();
@@ -132,5 +135,13 @@ void tiled_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noi
 void fast_backward(const SDPAProblem& p, const BackwardArgs& args) { run_backward(p, /*tiled=*/false, args); }
 
 void tiled_backward(const SDPAProblem& p, const BackwardArgs& args) { run_backward(p, /*tiled=*/true, args); }
+
+void fast_fma_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp) {
+    run_kernels(p, /*tiled=*/false, out, noise, logsumexp, Arithmetic::fma);
+}
+
+void fast_fma_backward(const SDPAProblem& p, const BackwardArgs& args) {
+    run_backward(p, /*tiled=*/false, args, Arithmetic::fma);
+}
 
 }  // namespace attn::detail

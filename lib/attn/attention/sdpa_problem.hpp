@@ -1,7 +1,7 @@
 // Internal to lib/attn/attention: one attention call after its checks (sdpa_problem.cpp), and
-// the backends that run it, one row each in a table (sdpa_backends.cpp): the step path
-// (sdpa_step.cpp), the fast and the tiled kernels (sdpa_kernels.cpp), each with its forward and
-// its backward beside each other. The public functions (sdpa.cpp) check, draw the dropout
+// the backends that run it, one row per backend and arithmetic in a table (sdpa_backends.cpp):
+// the step path (sdpa_step.cpp), the fast and the tiled kernels (sdpa_kernels.cpp), each with
+// its forward and its backward beside each other. The public functions (sdpa.cpp) check, draw the dropout
 // multipliers once, and call the row of the backend the call resolves to.
 #pragma once
 
@@ -94,10 +94,12 @@ struct BackwardArgs {
     GradHeads dq{}, dk{}, dv{};
 };
 
-/// One backend of the core: its forward and its backward, on a checked problem.
+/// One backend of the core in one arithmetic: its forward and its backward, on a checked
+/// problem.
 struct Backend {
-    SDPABackend id;    ///< its enumerator
-    const char* name;  ///< `"step"`, `"tiled"`, `"fast"`
+    SDPABackend id;         ///< its enumerator
+    Arithmetic arithmetic;  ///< how its products add their terms: exact or fma
+    const char* name;       ///< `"step"`, `"tiled"`, `"fast"`
     /// Writes the output into `out` (every element) and, when `logsumexp` is not null, each
     /// query row's `L = m + log(l)` (`[B, H, Tq]`), with the dropout multipliers `noise`.
     void (*forward)(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
@@ -107,10 +109,13 @@ struct Backend {
     bool backward_reads_output;
 };
 
-/// The row of the backend `requested` resolves to: itself, or for `automatic` the calling
-/// thread's scoped choice (`SDPABackendGuard`), else the process default.
-/// @throws std::invalid_argument for a value outside `SDPABackend`.
-const Backend& backend_for(SDPABackend requested);
+/// The row a call runs: its backend (`options.backend`, or for `automatic` the calling thread's
+/// `SDPABackendGuard`, else the process default) in its arithmetic (`options.arithmetic`, or
+/// for `automatic` the thread's `ArithmeticGuard`, else exact). A backend without a row in the
+/// arithmetic a guard asks for runs its exact row.
+/// @throws std::invalid_argument for a value outside `SDPABackend` or `Arithmetic`, or when
+/// `options.arithmetic` names an arithmetic the backend does not have.
+const Backend& backend_for(const SDPAOptions& options);
 
 /// Whether `b` is `automatic` or a backend of the table (`SDPAOptions::validate`).
 bool known_backend(SDPABackend b);
@@ -118,9 +123,11 @@ bool known_backend(SDPABackend b);
 /// The rows' functions. The step path (sdpa_step.cpp):
 void step_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
 void step_backward(const SDPAProblem& p, const BackwardArgs& args);
-/// The fused kernels, head by head on OpenMP threads (sdpa_kernels.cpp):
+/// The fused kernels, head by head on OpenMP threads (sdpa_kernels.cpp), exact and fma:
 void fast_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
 void fast_backward(const SDPAProblem& p, const BackwardArgs& args);
+void fast_fma_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
+void fast_fma_backward(const SDPAProblem& p, const BackwardArgs& args);
 /// FlashAttention's tiles (sdpa_kernels.cpp):
 void tiled_forward(const SDPAProblem& p, const OutLayout& out, const Tensor& noise, float* logsumexp);
 void tiled_backward(const SDPAProblem& p, const BackwardArgs& args);

@@ -82,10 +82,13 @@ struct BackwardWorkspace {
 /// row sum in PyTorch's order (`detail::softmax_backward_sum`, lane by lane), then `dQ`, and
 /// `dK`, `dV` accumulated block after block so that every element is summed over the queries
 /// in order. Keys no query of a block may see are skipped (their terms are exact zeros) unless
-/// an operand is not finite. `O` and `logsumexp` are not read. Runs on the calling thread.
+/// an operand is not finite. `O` and `logsumexp` are not read. The products in `arithmetic`
+/// (`automatic`: the calling thread's), the weights recomputed as `attend_head` computes them in
+/// the same arithmetic: a backward runs in its forward's. Runs on the calling thread.
 /// @throws std::invalid_argument when a row stride is smaller than its row.
 void attend_head_backward(const HeadGradArgs& args, const HeadMask& mask,
-                          const QueryHeadGrad* heads, std::size_t n, BackwardWorkspace& ws);
+                          const QueryHeadGrad* heads, std::size_t n, BackwardWorkspace& ws,
+                          Arithmetic arithmetic = Arithmetic::exact);
 
 /// Scratch of `tiled_attend_head_backward`, sized by what the input needs, reused.
 struct TiledBackwardWorkspace {

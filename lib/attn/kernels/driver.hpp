@@ -4,12 +4,14 @@
 
 #include <cstddef>
 
+#include "attn/kernels/arithmetic.hpp"
 #include "attn/kernels/kernels.hpp"
 
 namespace attn::fast::detail {
 
-/// The kernels in use (see attn::fast::use_isa).
-const Kernels& active();
+/// The kernels in use (see attn::fast::use_isa), in `arithmetic` (automatic: the calling
+/// thread's choice, arithmetic.hpp).
+const Kernels& active(Arithmetic arithmetic = Arithmetic::exact);
 
 /// op(A) [m, k] into ceil(m / mr) panels of k rows of mr floats (zero-padded rows): panel q,
 /// term p, row r at out[(q * k + p) * mr + r]. A prefix of the terms of every panel is the
@@ -22,7 +24,8 @@ void pack_b_panels(const Kernels& kn, std::size_t k, std::size_t n, const float*
                    std::size_t ldb, bool trans_b, float* out);
 
 /// C[m, n] = Ap[:, 0:k] @ Bp[0:k, :] with both operands packed (Ap with ka terms per panel,
-/// Bp with kb), every element summed in term order from +0, as attn::fast::gemm.
+/// Bp with kb), every element summed in term order from +0, as attn::fast::gemm (in the
+/// arithmetic of `kn`).
 void gemm_prepacked(const Kernels& kn, std::size_t m, std::size_t n, std::size_t k,
                     const float* Ap, std::size_t ka, const float* Bp, std::size_t kb, float* C,
                     std::size_t ldc);

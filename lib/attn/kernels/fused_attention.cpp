@@ -1,5 +1,6 @@
 // attn::fast::attend_head (fused_attention.hpp): one key/value head's attention with the bits
-// of the step-by-step path, in blocks of NR query rows, on packed operands.
+// of the step-by-step path (in Arithmetic::fma: with fused products), in blocks of NR query
+// rows, on packed operands.
 //
 // Per query head, per block of NR queries i0 .. i1-1:
 //   1. the keys the block may see, [jlo, jhi): from the band mask (causal, window), else all;
@@ -43,7 +44,7 @@ void softmax_block(float* St, const SoftmaxBlock& block) { detail::active().soft
 void exp_inplace(float* x, std::size_t n) { detail::active().exp(x, n); }
 
 void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, std::size_t n,
-                 HeadWorkspace& ws, unsigned stages) {
+                 HeadWorkspace& ws, unsigned stages, Arithmetic arithmetic) {
     detail::check_strides("fast::attend_head", a);
     constexpr float nan = std::numeric_limits<float>::quiet_NaN();
     constexpr float inf = std::numeric_limits<float>::infinity();
@@ -55,7 +56,7 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
         }
         return;
     }
-    const detail::Kernels& kn = detail::active();
+    const detail::Kernels& kn = detail::active(arithmetic);
     const std::size_t mr = kn.mr, nr = kn.nr, Tk = a.Tk;
     const std::size_t Tkm = (Tk + mr - 1) / mr * mr, dvm = (a.dv + mr - 1) / mr * mr;
     float* Kp = detail::grow(ws.keys, Tkm * std::max<std::size_t>(a.hd, 1));

@@ -20,10 +20,18 @@
 ///   the multiplication by `1 / sum`; then the dropout multipliers.
 /// When a value is not finite, a hidden key's `0 * v` is NaN in the step path, so the head is
 /// computed over every key, without skipping: the bits stay equal for every input.
+///
+/// In `Arithmetic::fma` (kernels/arithmetic.hpp) the two products add each term by a fused
+/// multiply-add, in the same order; everything else is unchanged. Skipping a hidden key stays
+/// exact (`fma(0, v, c) = c` for a sum that is never `-0`) and the softmax's sum puts key `j` in
+/// lane `j % 8` whatever the tile, so the result is that of the step-by-step path with
+/// `c = fma(a, b, c)` products, the same bits with every instruction set's kernels.
 #pragma once
 
 #include <cstddef>
 #include <vector>
+
+#include "attn/kernels/arithmetic.hpp"
 
 namespace attn::fast {
 
@@ -108,11 +116,13 @@ enum HeadStage : unsigned {
 /// step-by-step path's bits (see the file comment): for each,
 /// `O[i, :] = dropout(softmax_j(masked((q_i . k_j) scaled + bias))) @ V`, float32. The keys and
 /// values are packed once for all `n` (grouped-query attention shares them among a group).
-/// Runs on the calling thread.
+/// The products in `arithmetic` (`automatic`: the calling thread's). Runs on the calling
+/// thread.
 /// @throws std::invalid_argument when a row stride is smaller than its row (`ldq < hd`,
 /// `ldk < hd`, `ldv < dv`, `ldo < dv`).
 void attend_head(const HeadArgs& args, const HeadMask& mask, const QueryHead* heads,
-                 std::size_t n, HeadWorkspace& ws, unsigned stages = stage_all);
+                 std::size_t n, HeadWorkspace& ws, unsigned stages = stage_all,
+                 Arithmetic arithmetic = Arithmetic::exact);
 
 /// One block of the fused softmax (for tests): the scores of up to `NR` queries against the
 /// keys `j0 .. j0 + rows - 1`, stored keys by queries, `St[r * NR + c]` for query `i0 + c`

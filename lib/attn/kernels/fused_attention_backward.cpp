@@ -104,7 +104,7 @@ void zero_hidden(float* Dt, const SoftmaxBlock& b, const unsigned char* allow, s
 }  // namespace
 
 void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryHeadGrad* heads,
-                          std::size_t n, BackwardWorkspace& ws) {
+                          std::size_t n, BackwardWorkspace& ws, Arithmetic arithmetic) {
     detail::check_strides("fast::attend_head_backward", a);
     for (std::size_t j = 0; j < a.Tk; ++j) {
         std::fill_n(a.dK + j * a.lddk, a.hd, 0.0f);
@@ -116,7 +116,7 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
             for (std::size_t i = 0; i < a.Tq; ++i) std::fill_n(heads[h].dQ + i * a.lddq, a.hd, 0.0f);
         return;
     }
-    const detail::Kernels& kn = detail::active();
+    const detail::Kernels& kn = detail::active(arithmetic);
     const std::size_t mr = kn.mr, nr = kn.nr, Tk = a.Tk, hd = a.hd, dv = a.dv;
     const std::size_t Tkm = (Tk + mr - 1) / mr * mr, hdm = (hd + mr - 1) / mr * mr;
     float* Kp = detail::grow(ws.forward.keys, Tkm * std::max<std::size_t>(hd, 1));   // K as left operand

@@ -1,15 +1,19 @@
 // attn::fast::gemm and friends (gemm.hpp): packing, cache blocking, threads and the choice of
 // kernel. The arithmetic itself is in kernel_impl.hpp.
 //
-// The right operands (one for gemm, several for gemm_multi) are packed first, by the whole
-// team. Then, for each block of at most MC rows of C, which one thread owns:
-//   for each block of KC terms, in order          (partial sums stored in C between blocks)
+// For each block of at most KC terms, in order (partial sums stored in C between blocks):
+//   the team packs that block's rows of every right operand   (KC x NR panels, shared)
+//   then, for each block of at most MC rows of C, which one thread owns:
 //     pack the MC x KC block of op(A)              (MR-row panels, zero-padded), once for
 //     for each right operand                       all the right operands
 //       for each NR-column panel of its packed B   (KC x NR, stays in L1)
 //         for each MR-row panel of the packed A    (the kernel: an MR x NR tile in registers)
-// Every element of C is computed by one kernel call per KC block, in block order, so the
-// order of its terms is 0, 1, ..., k-1 whatever the blocking or the thread count.
+// The packed block of the right operands (KC rows of every column) is reused from the L2 cache
+// by every row block of C, and the next tile of C is sent for while the kernel computes one.
+// Every element of C is computed by one kernel call per
+// KC block, in block order, so the order of its terms is 0, 1, ..., k-1 whatever the blocking
+// or the thread count, in either arithmetic (kernels.hpp: the exact and the fma kernels of each
+// instruction set).
 #include "attn/kernels/gemm.hpp"
 
 #include <algorithm>
@@ -29,28 +33,46 @@ namespace {
 
 using detail::Kernels;
 
-constexpr std::size_t KC = 256;  // terms per block: a KC x NR panel of B is 32 KiB (AVX-512)
-constexpr std::size_t MC = 128;  // rows per block: a MC x KC block of A is 128 KiB (L2)
+// Terms per block: a KC x NR panel of B is 32 KiB (AVX-512), in L1 while the row block passes;
+// the block's rows of a 768-wide right operand (KC x n) are 768 KiB, in L2 while every row
+// block passes.
+constexpr std::size_t KC = 256;
+// Rows per block (whole register tiles): a MC x KC block of A is 120 KiB; the C rows it touches
+// pass through L2 between two uses of a panel of B, so it is kept small.
+constexpr std::size_t MC = 120;
 
-const Kernels& choose_kernels() {
+// One instruction set's kernels in both arithmetics (arithmetic.hpp).
+struct IsaKernels {
+    const Kernels& (*exact)();
+    const Kernels& (*fused)();
+};
+constexpr IsaKernels kAvx512{&detail::kernels_avx512, &detail::kernels_avx512_fma};
+constexpr IsaKernels kAvx2{&detail::kernels_avx2, &detail::kernels_avx2_fma};
+constexpr IsaKernels kPortable{&detail::kernels_portable, &detail::kernels_portable_fma};
+
+const IsaKernels& choose_kernels() {
     const char* want = std::getenv("ATTN_FAST_ISA");
     const std::string w = want ? want : "";
     __builtin_cpu_init();
     const bool avx512 = __builtin_cpu_supports("avx512f");
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (w == "portable") return detail::kernels_portable();
-    if (w == "avx2" && avx2) return detail::kernels_avx2();
-    if (avx512) return detail::kernels_avx512();
-    if (avx2) return detail::kernels_avx2();
-    return detail::kernels_portable();
+    if (w == "portable") return kPortable;
+    if (w == "avx2" && avx2) return kAvx2;
+    if (avx512) return kAvx512;
+    if (avx2) return kAvx2;
+    return kPortable;
 }
 
-std::atomic<const Kernels*>& current() {
-    static std::atomic<const Kernels*> k{&choose_kernels()};
+std::atomic<const IsaKernels*>& current() {
+    static std::atomic<const IsaKernels*> k{&choose_kernels()};
     return k;
 }
 
-const Kernels& kernels() { return *current().load(std::memory_order_relaxed); }
+// The kernels of the instruction set in use, in `arithmetic` (automatic: the calling thread's).
+const Kernels& kernels(Arithmetic arithmetic = Arithmetic::exact) {
+    const IsaKernels& isa = *current().load(std::memory_order_relaxed);
+    return resolve_arithmetic(arithmetic) == Arithmetic::fma ? isa.fused() : isa.exact();
+}
 
 std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
 
@@ -95,35 +117,49 @@ void pack_b_panel_of(const Kernels& kn, std::size_t k, std::size_t n, const floa
               out + q * k * kn.nr);
 }
 
-// One product of a row block: its packed panels (kb rows each), columns and result.
+// Asks for the cache lines of a rows x cols tile of C (row stride ldc), to be written.
+void prefetch_tile(const float* C, std::size_t ldc, std::size_t rows, std::size_t cols) {
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t c = 0; c < cols; c += 16) __builtin_prefetch(C + i * ldc + c, 1, 3);
+}
+
+// One product's block of KC terms: where its packed panels of those terms are, its columns
+// and result.
 struct Target {
-    const float* Bp;     // panel q at Bp + q * kb * NR
-    std::size_t kb;      // rows of each packed panel (of which the first k are used)
+    const float* Bp;     // panel q (NR columns, kc terms) at Bp + q * stride
+    std::size_t stride;  // floats from one panel to the next
     std::size_t n;       // columns
     float* C;            // result, row stride ldc
     std::size_t ldc;
-    const float* bias;   // [n] added to the finished sums, or null
+    const float* bias;   // [n] added to the finished sums (after the last block), or null
 };
 
-// Rows [i0, i0 + mc) of op(A) @ op(B_t) for every target: A packed once per block of KC terms
-// for all of them.
-void gemm_rows(const Kernels& kn, std::size_t k, const float* A, std::size_t lda, bool trans_a,
-               const Target* targets, std::size_t count, std::size_t i0, std::size_t mc) {
+// Terms [p0, p0 + kc) of rows [i0, i0 + mc) of op(A) @ op(B_t) for every target, added to what
+// C holds from the earlier blocks (p0 > 0): A packed once for all of them.
+void gemm_rows(const Kernels& kn, std::size_t p0, std::size_t kc, bool last, const float* A,
+               std::size_t lda, bool trans_a, const Target* targets, std::size_t count,
+               std::size_t i0, std::size_t mc) {
     const std::size_t mr = kn.mr, nr = kn.nr;
-    float* Ap = a_scratch(round_up(mc, mr) * std::min(k, KC));
-    for (std::size_t p0 = 0; p0 < k; p0 += KC) {
-        const std::size_t kc = std::min(KC, k - p0);
-        const bool last = p0 + kc == k;
-        pack_a_block(kn, A, lda, trans_a, i0, mc, p0, kc, Ap);
-        for (std::size_t t = 0; t < count; ++t) {
-            const Target& g = targets[t];
-            for (std::size_t j0 = 0; j0 < g.n; j0 += nr) {
-                const float* Bpanel = g.Bp + (j0 / nr) * g.kb * nr + p0 * nr;
-                const std::size_t cols = std::min(nr, g.n - j0);
-                const float* bias = last && g.bias ? g.bias + j0 : nullptr;
-                for (std::size_t r0 = 0; r0 < mc; r0 += mr)
-                    kn.micro(kc, Ap + (r0 / mr) * kc * mr, Bpanel, g.C + (i0 + r0) * g.ldc + j0,
-                             g.ldc, std::min(mr, mc - r0), cols, p0 > 0, bias);
+    float* Ap = a_scratch(round_up(mc, mr) * kc);
+    pack_a_block(kn, A, lda, trans_a, i0, mc, p0, kc, Ap);
+    for (std::size_t t = 0; t < count; ++t) {
+        const Target& g = targets[t];
+        for (std::size_t j0 = 0; j0 < g.n; j0 += nr) {
+            const float* Bpanel = g.Bp + (j0 / nr) * g.stride;
+            const std::size_t cols = std::min(nr, g.n - j0);
+            const float* bias = last && g.bias ? g.bias + j0 : nullptr;
+            for (std::size_t r0 = 0; r0 < mc; r0 += mr) {
+                // The kernel's first term waits for the C it adds to (the terms are summed in
+                // order from what C holds), so the next tile of C is sent for now, while this
+                // one computes: the rows below, or the next panel's first rows.
+                if (p0 > 0) {
+                    const bool down = r0 + mr < mc;
+                    const std::size_t r1 = down ? r0 + mr : 0, j1 = down ? j0 : j0 + nr;
+                    if (j1 < g.n) prefetch_tile(g.C + (i0 + r1) * g.ldc + j1, g.ldc,
+                                                std::min(mr, mc - r1), std::min(nr, g.n - j1));
+                }
+                kn.micro(kc, Ap + (r0 / mr) * kc * mr, Bpanel, g.C + (i0 + r0) * g.ldc + j0,
+                         g.ldc, std::min(mr, mc - r0), cols, p0 > 0, bias);
             }
         }
     }
@@ -139,7 +175,7 @@ void zero_rows(float* C, std::size_t ldc, std::size_t m, std::size_t n,
 
 namespace detail {
 
-const Kernels& active() { return kernels(); }
+const Kernels& active(Arithmetic arithmetic) { return kernels(arithmetic); }
 
 void pack_a_panels(const Kernels& kn, std::size_t m, std::size_t k, const float* A,
                    std::size_t lda, bool trans_a, float* out) {
@@ -188,10 +224,7 @@ void use_isa(const std::string& name) {
         throw std::invalid_argument("fast::use_isa: expected one of " + list + ", got \"" +
                                     name + "\"");
     }
-    const Kernels& k = name == "avx512f" ? detail::kernels_avx512()
-                       : name == "avx2"  ? detail::kernels_avx2()
-                                         : detail::kernels_portable();
-    current().store(&k);
+    current().store(name == "avx512f" ? &kAvx512 : name == "avx2" ? &kAvx2 : &kPortable);
 }
 
 void pack_b(std::size_t k, std::size_t n, const float* B, std::size_t ldb, bool trans_b,
@@ -207,8 +240,8 @@ void pack_b(std::size_t k, std::size_t n, const float* B, std::size_t ldb, bool 
 }
 
 void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
-                 bool trans_a, const PackedB& B, float* C, std::size_t ldc) {
-    const Kernels& kn = kernels();
+                 bool trans_a, const PackedB& B, float* C, std::size_t ldc, Arithmetic arithmetic) {
+    const Kernels& kn = kernels(arithmetic);
     if (B.nr != kn.nr)
         throw std::invalid_argument("fast::gemm_packed: B was packed for panels of " +
                                     std::to_string(B.nr) + " columns, expected " +
@@ -230,23 +263,27 @@ void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, st
     check_ld("fast::gemm_packed", "ldc", ldc, n);
     if (m == 0 || n == 0) return;
     if (k == 0) return zero_rows(C, ldc, m, n);
-    const Target t{align64(B.data.data()), B.k, n, C, ldc, nullptr};
-    for (std::size_t i0 = 0; i0 < m; i0 += MC)
-        gemm_rows(kn, k, A, lda, trans_a, &t, 1, i0, std::min(MC, m - i0));
+    const std::size_t mc = std::max(MC / kn.mr, std::size_t{1}) * kn.mr;
+    for (std::size_t p0 = 0; p0 < k; p0 += KC) {
+        const std::size_t kc = std::min(KC, k - p0);
+        const Target t{align64(B.data.data()) + p0 * kn.nr, B.k * kn.nr, n, C, ldc, nullptr};
+        for (std::size_t i0 = 0; i0 < m; i0 += mc)
+            gemm_rows(kn, p0, kc, p0 + kc == k, A, lda, trans_a, &t, 1, i0, std::min(mc, m - i0));
+    }
 }
 
 void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
           bool trans_a, const float* B, std::size_t ldb, bool trans_b, float* C,
-          std::size_t ldc, int threads) {
+          std::size_t ldc, int threads, Arithmetic arithmetic) {
     check_ld("fast::gemm", "lda", lda, trans_a ? m : k);
     check_ld("fast::gemm", "ldb", ldb, trans_b ? k : n);
     check_ld("fast::gemm", "ldc", ldc, n);
     const GemmRight right{B, ldb, trans_b, n, C, ldc, nullptr};
-    gemm_multi(m, k, A, lda, trans_a, &right, 1, threads);
+    gemm_multi(m, k, A, lda, trans_a, &right, 1, threads, arithmetic);
 }
 
 void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, bool trans_a,
-                const GemmRight* rights, std::size_t count, int threads) {
+                const GemmRight* rights, std::size_t count, int threads, Arithmetic arithmetic) {
     check_ld("fast::gemm_multi", "lda", lda, trans_a ? m : k);
     double flops = 0;
     for (std::size_t r = 0; r < count; ++r) {
@@ -260,51 +297,62 @@ void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, b
             zero_rows(rights[r].C, rights[r].ldc, m, rights[r].n, rights[r].bias);
         return;
     }
-    const Kernels& kn = kernels();
+    // The arithmetic resolved here, on the calling thread (the team does not see its guard).
+    const Kernels& kn = kernels(arithmetic);
     const std::size_t nr = kn.nr;
-    // Every right operand's panels side by side in one buffer, which all threads read.
-    // (The calling thread's buffers, seen by the team through these pointers.)
-    thread_local std::vector<Target> target_buf;
+    // Every right operand's panels of one block of terms side by side in one buffer, which all
+    // threads read. (The calling thread's buffer, seen by the team through this pointer.)
     thread_local std::vector<std::size_t> first_buf;
     thread_local std::vector<float> packed;
-    target_buf.resize(count);
     first_buf.assign(count + 1, 0);
     std::size_t* first = first_buf.data();  // the first panel of each operand
     for (std::size_t r = 0; r < count; ++r) first[r + 1] = first[r] + (rights[r].n + nr - 1) / nr;
-    const std::size_t panels = first[count];
-    if (packed.size() < panels * k * nr + 16) packed.resize(panels * k * nr + 16);
+    const std::size_t panels = first[count], kcmax = std::min(k, KC);
+    if (packed.size() < panels * kcmax * nr + 16) packed.resize(panels * kcmax * nr + 16);
     float* Bp = align64(packed.data());
-    Target* targets = target_buf.data();
-    for (std::size_t r = 0; r < count; ++r)
-        targets[r] = {Bp + first[r] * k * nr, k, rights[r].n,
-                      rights[r].C, rights[r].ldc, rights[r].bias};
     // Threads only pay off for large products (waking them costs microseconds, and on a
     // busy machine much more), unless the caller asks for a number.
     const int nthreads = omp_in_parallel()  ? 1
                          : threads > 0      ? threads
                          : flops >= 8e6     ? omp_get_max_threads()
                                             : 1;
-    // Rows in blocks of at most MC, at least one block per thread when there are enough rows.
+    // Rows in blocks of whole register tiles, at most MC rows each, their number a multiple of
+    // the team's (when there are enough tiles) and their sizes within one tile of each other,
+    // so that every thread gets the same share of the T = ceil(m / MR) tiles: the first
+    // T % blocks blocks hold one tile more.
     const std::size_t team = std::size_t(nthreads);
-    const std::size_t per_thread = round_up((m + team - 1) / team, kn.mr);
-    const std::size_t mc = std::clamp(per_thread, kn.mr, MC);
-    const std::size_t blocks = (m + mc - 1) / mc;
-    // One team packs the right operands (panels shared out), then computes row blocks of C;
-    // each element is still one thread's in-order sum, so the bits do not depend on threads.
-    // Both loops hand out work as threads come for it: on a shared machine a thread that is
-    // descheduled for a while leaves its share to the other rather than holding up the barrier.
+    const std::size_t tiles = (m + kn.mr - 1) / kn.mr, most = std::max(MC / kn.mr, std::size_t{1});
+    const std::size_t blocks = std::min(round_up((tiles + most - 1) / most, team), tiles);
+    const std::size_t per_block = tiles / blocks, extra = tiles % blocks;
+    const auto block_row = [&](std::size_t b) {
+        return std::min((b * per_block + std::min(b, extra)) * kn.mr, m);
+    };
+    // Per block of terms, one team packs the right operands' rows (panels shared out), then
+    // computes row blocks of C; each element is still one thread's in-order sum, so the bits do
+    // not depend on threads. Both loops hand out work as threads come for it: on a shared
+    // machine a thread that is descheduled for a while leaves its share to the other rather
+    // than holding up the barrier.
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
+        std::vector<Target> targets(count);
+        for (std::size_t p0 = 0; p0 < k; p0 += KC) {
+            const std::size_t kc = std::min(KC, k - p0);
 #pragma omp for schedule(dynamic, 4)
-        for (std::size_t t = 0; t < panels; ++t) {
-            const std::size_t r =
-                std::size_t(std::upper_bound(first, first + count + 1, t) - first) - 1;
-            pack_b_panel_of(kn, k, rights[r].n, rights[r].B, rights[r].ldb, rights[r].trans_b,
-                            t - first[r], Bp + first[r] * k * nr);
-        }
+            for (std::size_t t = 0; t < panels; ++t) {
+                const std::size_t r =
+                    std::size_t(std::upper_bound(first, first + count + 1, t) - first) - 1;
+                const GemmRight& g = rights[r];
+                pack_b_panel_of(kn, kc, g.n, g.trans_b ? g.B + p0 : g.B + p0 * g.ldb, g.ldb,
+                                g.trans_b, t - first[r], Bp + first[r] * kc * nr);
+            }
+            for (std::size_t r = 0; r < count; ++r)
+                targets[r] = {Bp + first[r] * kc * nr, kc * nr, rights[r].n, rights[r].C,
+                              rights[r].ldc, rights[r].bias};
 #pragma omp for schedule(dynamic, 1)
-        for (std::size_t b = 0; b < blocks; ++b)
-            gemm_rows(kn, k, A, lda, trans_a, targets, count, b * mc, std::min(mc, m - b * mc));
+            for (std::size_t b = 0; b < blocks; ++b)
+                gemm_rows(kn, p0, kc, p0 + kc == k, A, lda, trans_a, targets.data(), count,
+                          block_row(b), block_row(b + 1) - block_row(b));
+        }
     }
 }
 

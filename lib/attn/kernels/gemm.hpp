@@ -14,7 +14,12 @@
 /// multiply and the add. The kernel is chosen at run time: AVX-512F, AVX2, or portable C++.
 ///
 /// Equal to the reference BLAS bit for bit for finite inputs (tests/test_fast_path.cpp checks
-/// it against the linked `sgemm`). With infinities or NaNs in the operands the results may
+/// it against the linked `sgemm`).
+///
+/// Each function also computes in `Arithmetic::fma` when asked (kernels/arithmetic.hpp): the
+/// same order of terms, each added by one fused multiply-add, `c = std::fma(a, b, c)`; the
+/// same bits at any thread count and with every instruction set's kernels
+/// (tests/test_fma.cpp checks them against that loop). The default is `exact`. With infinities or NaNs in the operands the results may
 /// differ where the reference skips a zero `b[p, j]` (`IF (B(L,J).NE.ZERO)` in older
 /// versions) or in the sign of NaN payloads.
 #pragma once
@@ -22,6 +27,8 @@
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include "attn/kernels/arithmetic.hpp"
 
 namespace attn::fast {
 
@@ -53,13 +60,15 @@ void use_isa(const std::string& name);
 /// (each element is still computed by one thread, in the same order, so the bits do not
 /// depend on the thread count); `threads == 0` uses OpenMP's default (`OMP_NUM_THREADS`)
 /// for products of at least 8 million flops (`2 m n k`) and one thread below; inside a
-/// parallel region it runs on the calling thread alone.
+/// parallel region it runs on the calling thread alone. `arithmetic`: `exact` (the default),
+/// `fma`, or `automatic` (the calling thread's `ArithmeticGuard`, resolved before any worker
+/// starts).
 /// @throws std::invalid_argument when a leading dimension is smaller than the row it holds
 /// (`lda < k` without `trans_a`, `lda < m` with it; likewise `ldb`, and `ldc < n`), naming
 /// the expected and actual values.
 void gemm(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
           bool trans_a, const float* B, std::size_t ldb, bool trans_b, float* C,
-          std::size_t ldc, int threads = 0);
+          std::size_t ldc, int threads = 0, Arithmetic arithmetic = Arithmetic::exact);
 
 /// One right operand of `gemm_multi` and where its product goes: `C[m, n] = op(A) @ op(B)`
 /// (`op(B)[p, j]` is `B[p * ldb + j]`, or `B[j * ldb + p]` when `trans_b`), then, when `bias` is
@@ -79,11 +88,13 @@ struct GemmRight {
 /// `r < count`, each element as `gemm` computes it (the reference BLAS's bits). The blocks of
 /// `op(A)` are packed once for all the right operands (the queries, keys and values of an
 /// attention layer all project the same `x`), and one team of threads packs the right operands
-/// and computes every product; `threads` as in `gemm`, counting the flops of all products.
+/// and computes every product; `threads` and `arithmetic` as in `gemm`, counting the flops of
+/// all products.
 /// @throws std::invalid_argument as `gemm` does for `lda`, and for a right operand whose `ldb`
 /// or `ldc` is too small.
 void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, bool trans_a,
-                const GemmRight* rights, std::size_t count, int threads = 0);
+                const GemmRight* rights, std::size_t count, int threads = 0,
+                Arithmetic arithmetic = Arithmetic::exact);
 
 /// `op(B)` `[k, n]` packed once for several products with the same right operand (the
 /// keys or values of one head): column panels of the kernel's width `NR`, each `k` rows of
@@ -103,10 +114,11 @@ void pack_b(std::size_t k, std::size_t n, const float* B, std::size_t ldb, bool 
 
 /// `C[m, n'] = op(A)[m, k'] @ B[0:k', 0:n']` with a packed `B`, `k' <= B.k`, `n' <= B.n`,
 /// in the same order as `gemm` (so the same bits as the reference BLAS on those
-/// sub-matrices). Runs on the calling thread.
+/// sub-matrices, or, with `arithmetic` fma, as `gemm` in fma). Runs on the calling thread.
 /// @throws std::invalid_argument when `k' > B.k`, `n' > B.n`, `B` was packed for another
 /// kernel, or a leading dimension is too small.
 void gemm_packed(std::size_t m, std::size_t n, std::size_t k, const float* A, std::size_t lda,
-                 bool trans_a, const PackedB& B, float* C, std::size_t ldc);
+                 bool trans_a, const PackedB& B, float* C, std::size_t ldc,
+                 Arithmetic arithmetic = Arithmetic::exact);
 
 }  // namespace attn::fast

@@ -3,18 +3,25 @@
 //   W        floats per vector;           V   float vector type of W lanes (GCC vector_size)
 //   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
 //   vexp(V)  SLEEF's expf_u10 on a vector, equal bit for bit to Sleef_expf1_u10purecfma
+//   madd(c, a, b)  one term of a product, c + a * b (a scalar, broadcast): a rounded product,
+//            then a rounded sum
+//            (the exact kernels), or one fused multiply-add rounded once (the fma kernels)
 // and included <algorithm>, <cstring>, <limits>, <utility>.
 //
-// The file is compiled with -ffp-contract=off: `acc += a * b` stays a rounded product and a
-// rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic.
+// The file is compiled with -ffp-contract=off: `c + a * b` stays a rounded product and a
+// rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic; a fused term
+// is written as one (madd's intrinsic). Everything but the products' terms (the softmax, the
+// scaling, the bias) is the same float operations in both arithmetics.
 
 constexpr std::size_t NR = NV * W;
 
-inline V splat(float x) {
-    V v;
-    for (std::size_t l = 0; l < W; ++l) v[l] = x;
-    return v;
+// x in every lane (a braced list of W copies: one broadcast; a loop over the lanes compiles to
+// a chain of masked inserts).
+template <std::size_t... L>
+inline V splat_n(float x, std::index_sequence<L...>) {
+    return V{((void)L, x)...};
 }
+inline V splat(float x) { return splat_n(x, std::make_index_sequence<W>{}); }
 
 inline V load(const float* p) {
     V v;
@@ -25,7 +32,8 @@ inline V load(const float* p) {
 inline void store(float* p, V v) { std::memcpy(p, &v, sizeof(V)); }
 
 // The full MR x NR tile, C with row stride ldc. Each lane of acc[i][v] is one element of C;
-// its terms are added in p order. With `bias`, bias[j] is added to the finished sum.
+// its terms are added in p order, each by madd. With `bias`, bias[j] is added to the finished
+// sum.
 inline void micro_full(std::size_t k, const float* __restrict Ap, const float* __restrict Bp,
                        float* __restrict C, std::size_t ldc, bool accumulate,
                        const float* __restrict bias) {
@@ -43,7 +51,7 @@ inline void micro_full(std::size_t k, const float* __restrict Ap, const float* _
         for (std::size_t i = 0; i < MR; ++i) {
             const float a = Ap[i];
 #pragma GCC unroll 4
-            for (std::size_t v = 0; v < NV; ++v) acc[i][v] += a * b[v];
+            for (std::size_t v = 0; v < NV; ++v) acc[i][v] = madd(acc[i][v], a, b[v]);
         }
         Ap += MR;
         Bp += NR;
@@ -83,6 +91,7 @@ void micro(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_
 
 // N floats as one GCC vector (an alias template would lose the attribute).
 template <std::size_t N> struct VecOf;
+template <> struct VecOf<2> { using type = float __attribute__((vector_size(8))); };
 template <> struct VecOf<4> { using type = float __attribute__((vector_size(16))); };
 template <> struct VecOf<8> { using type = float __attribute__((vector_size(32))); };
 template <> struct VecOf<16> { using type = float __attribute__((vector_size(64))); };
@@ -155,7 +164,21 @@ void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t 
         }
         return;
     }
-    transpose_n<MR>(rows, kc, A, lda, out, MR);
+    // In groups of rows as large as fit (MR need not be a power of two: 12 = 8 + 4), each
+    // transposed in G x G blocks in registers.
+    static_assert(MR % 2 == 0, "MR must be even");
+    std::size_t r0 = 0;
+    if constexpr (MR >= 16)
+        for (; r0 + 16 <= MR && r0 < rows; r0 += 16)
+            transpose_n<16>(std::min<std::size_t>(16, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
+    if constexpr (MR % 16 >= 8)
+        for (; r0 + 8 <= MR && r0 < rows; r0 += 8)
+            transpose_n<8>(std::min<std::size_t>(8, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
+    if constexpr (MR % 8 >= 4)
+        for (; r0 + 4 <= MR && r0 < rows; r0 += 4)
+            transpose_n<4>(std::min<std::size_t>(4, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
+    for (; r0 < rows; r0 += 2)
+        transpose_n<2>(std::min<std::size_t>(2, rows - r0), kc, A + r0 * lda, lda, out + r0, MR);
     if (rows < MR)
         for (std::size_t p = 0; p < kc; ++p)
             std::fill(out + p * MR + rows, out + (p + 1) * MR, 0.0f);
@@ -213,6 +236,10 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
     for (std::size_t r = 0; r < rows; ++r) {
         float* row = St + r * NR;
         const long j = long(b.j0 + r);
+        // Whether the band masks hide key j from some query of the block (else every lane sees
+        // it, and the masking below would change nothing): the rows near the diagonal.
+        const bool band = (b.causal && j - b.diag > 0) ||
+                          (b.window && j - b.diag + long(b.window) < long(NR));
         for (std::size_t v = 0; v < NV; ++v) {
             V x = load(row + v * W);
             x = divide ? x / s : x * s;
@@ -220,11 +247,11 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
             // Query c = v*W + l sees key j when j - diag <= c (causal) and
             // c < j - diag + window (window); the bounds clamped to small floats.
             const long base = long(v * W);
-            if (b.causal) {
+            if (band && b.causal) {
                 const long first = std::clamp(j - b.diag - base, -1L, long(W) + 1);
                 x = lane < splat(float(first)) ? ninf : x;
             }
-            if (b.window) {
+            if (band && b.window) {
                 const long end = std::clamp(j - b.diag + long(b.window) - base, -1L, long(W) + 1);
                 x = lane < splat(float(end)) ? x : ninf;
             }

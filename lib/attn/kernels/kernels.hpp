@@ -1,6 +1,8 @@
-// Internal: the per-instruction-set kernels behind attn::fast (gemm.hpp). Each of
-// kernels_avx512.cpp, kernels_avx2.cpp and kernels_portable.cpp compiles kernel_impl.hpp with
-// its own -m flags and -ffp-contract=off; gemm.cpp picks one at run time.
+// Internal: the per-instruction-set kernels behind attn::fast (gemm.hpp), in two arithmetics
+// (arithmetic.hpp). Each of kernels_<isa>.cpp (exact) and kernels_<isa>_fma.cpp (fused
+// multiply-adds) compiles kernel_impl.hpp with its own -m flags, its own register tile and
+// -ffp-contract=off; gemm.cpp picks the instruction set at run time and a call picks the
+// arithmetic.
 #pragma once
 
 #include <cstddef>
@@ -9,15 +11,17 @@
 
 namespace attn::fast::detail {
 
-/// One instruction set's kernels.
+/// One instruction set's kernels in one arithmetic.
 struct Kernels {
     const char* name;  ///< "avx512f", "avx2", "portable"
+    bool fused;        ///< the products' terms by fused multiply-adds (Arithmetic::fma)
     std::size_t mr;    ///< rows of the register tile (rows of a packed A panel)
     std::size_t nr;    ///< columns of the register tile (width of a packed B panel)
     /// C[rows, cols] (rows <= mr, cols <= nr, row stride ldc) = (accumulate ? C : +0) plus,
     /// for p = 0..k-1 in order, Ap[p * mr + i] * Bp[p * nr + j], each product and sum rounded
-    /// separately; then, when `bias` is not null, + bias[j] (rounded once more, as a separate
-    /// addition after the product would be).
+    /// separately (or, when `fused`, each term added by one fused multiply-add); then, when
+    /// `bias` is not null, + bias[j] (rounded once more, as a separate addition after the
+    /// product would be).
     void (*micro)(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
                   std::size_t rows, std::size_t cols, bool accumulate, const float* bias);
     /// One panel of op(A): rows [0, rows) (rows <= mr) and terms [0, kc) into
@@ -40,8 +44,11 @@ struct Kernels {
     void (*exp)(float* x, std::size_t n);
 };
 
-const Kernels& kernels_avx512();    ///< needs AVX-512F
-const Kernels& kernels_avx2();      ///< needs AVX2 and FMA (SLEEF's avx2 exp uses FMA)
-const Kernels& kernels_portable();  ///< any x86-64
+const Kernels& kernels_avx512();        ///< needs AVX-512F
+const Kernels& kernels_avx2();          ///< needs AVX2 and FMA (SLEEF's avx2 exp uses FMA)
+const Kernels& kernels_portable();      ///< any x86-64
+const Kernels& kernels_avx512_fma();    ///< Arithmetic::fma; needs AVX-512F
+const Kernels& kernels_avx2_fma();      ///< Arithmetic::fma; needs AVX2 and FMA
+const Kernels& kernels_portable_fma();  ///< Arithmetic::fma; any x86-64 (fmaf per lane: slow)
 
 }  // namespace attn::fast::detail

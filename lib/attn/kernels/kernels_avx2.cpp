@@ -19,6 +19,8 @@ constexpr std::size_t W = 8;
 constexpr std::size_t MR = 4;
 constexpr std::size_t NV = 2;
 using V = float __attribute__((vector_size(32)));
+// One term of a product: a rounded product, then a rounded sum (-ffp-contract=off).
+inline V madd(V c, float a, V b) { return c + a * b; }
 inline V vexp(V x) { return (V)Sleef_expf8_u10avx2((__m256)x); }
 
 #include "kernel_impl.hpp"
@@ -26,7 +28,7 @@ inline V vexp(V x) { return (V)Sleef_expf8_u10avx2((__m256)x); }
 }  // namespace
 
 const Kernels& kernels_avx2() {
-    static const Kernels k{"avx2", MR, NR, &micro, &pack_a_panel, &pack_b_panel,
+    static const Kernels k{"avx2", false, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
                            &transpose_n<W>, &softmax_block, &exp_n};
     return k;
 }

@@ -29,12 +29,15 @@ inline V vexp(V x) {
     return y;
 }
 
+// One term of a product: a rounded product, then a rounded sum (-ffp-contract=off).
+inline V madd(V c, float a, V b) { return c + a * b; }
+
 #include "kernel_impl.hpp"
 
 }  // namespace
 
 const Kernels& kernels_portable() {
-    static const Kernels k{"portable", MR, NR, &micro, &pack_a_panel, &pack_b_panel,
+    static const Kernels k{"portable", false, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
                            &transpose_n<W>, &softmax_block, &exp_n};
     return k;
 }

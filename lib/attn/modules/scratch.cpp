@@ -14,9 +14,10 @@ namespace attn::detail {
 namespace {
 
 // layers[r](x) for `rows` rows of `x [rows, in_features]` into ys[r] (count <= 3), each with
-// the bits of nn::Linear::forward_into. On the reference BLAS, one fast::gemm_multi: the
-// blocks of x packed once for every layer, one team of threads, each bias added to the
-// finished sums in the same pass (no serial loop over the result).
+// the bits of nn::Linear::forward_into, in its arithmetic (the calling thread's). On the
+// reference BLAS, one fast::gemm_multi: the blocks of x packed once for every layer, one team
+// of threads, each bias added to the finished sums in the same pass (no serial loop over the
+// result).
 void linears_into(const nn::Linear* const* layers, float* const* ys, std::size_t count,
                   const float* x, std::size_t rows) {
 #if ATTN_BLAS_REFERENCE
@@ -32,7 +33,7 @@ void linears_into(const nn::Linear* const* layers, float* const* ys, std::size_t
         rights.at(r) = {l.weight.data(), in, /*trans_b=*/true, out, ys[r], out,
                         l.bias ? l.bias->data() : nullptr};
     }
-    fast::gemm_multi(rows, in, x, in, false, rights.data(), count);
+    fast::gemm_multi(rows, in, x, in, false, rights.data(), count, 0, Arithmetic::automatic);
 #else
     for (std::size_t r = 0; r < count; ++r) layers[r]->forward_into(x, rows, ys[r]);
 #endif

@@ -73,10 +73,14 @@ Tensor Linear::operator()(const Tensor& x) const {
     return y;
 }
 
-void Linear::forward_into(const float* x, std::size_t rows, float* y) const {
+void Linear::forward_into(const float* x, std::size_t rows, float* y, Arithmetic arithmetic) const {
     check_parameters();
     const std::size_t in = in_features(), out = out_features();
-    attn::gemm_rowmajor(x, weight.data(), y, rows, in, out, /*transpose_b=*/true);
+    // exact: the linked BLAS (the reference's order); fma: the fast kernels, whatever the BLAS.
+    if (resolve_arithmetic(arithmetic) == Arithmetic::fma)
+        fast::gemm(rows, out, in, x, in, false, weight.data(), in, /*trans_b=*/true, y, out, 0, Arithmetic::fma);
+    else
+        attn::gemm_rowmajor(x, weight.data(), y, rows, in, out, /*transpose_b=*/true);
     if (bias) {
         const float* b = bias->data();
         for (std::size_t i = 0; i < rows; ++i)
@@ -127,14 +131,15 @@ void accumulate_grad(std::optional<Tensor>& grad, Tensor g, const std::string& w
 }
 
 void Linear::backward_into(const float* x, std::size_t rows, const float* grad_output,
-                           float* grad_input) {
+                           float* grad_input, Arithmetic arithmetic) {
     check_parameters();
+    const Arithmetic a = resolve_arithmetic(arithmetic);
     const std::size_t in = in_features(), out = out_features();
     checked_mul(rows, std::max(in, out), "Linear::backward (rows * features)");
     // weight.grad += grad_output^T @ x: [out, rows] @ [rows, in], summed over rows in order.
     bool add = false;
     float* dW = grad_target(weight_grad, weight, "Linear (weight)", &add);
-    fast::gemm(out, in, rows, grad_output, out, /*trans_a=*/true, x, in, false, dW, in);
+    fast::gemm(out, in, rows, grad_output, out, /*trans_a=*/true, x, in, false, dW, in, 0, a);
     if (add) add_into(*weight_grad, dW);
     if (bias) {  // bias.grad += grad_output.sum(0), PyTorch's sum_to order
         float* db = grad_target(bias_grad, *bias, "Linear (bias)", &add);
@@ -142,7 +147,7 @@ void Linear::backward_into(const float* x, std::size_t rows, const float* grad_o
         if (add) add_into(*bias_grad, db);
     }
     // grad_input = grad_output @ weight: [rows, out] @ [out, in], summed over outputs in order.
-    if (grad_input) fast::gemm(rows, in, out, grad_output, out, false, weight.data(), in, false, grad_input, in);
+    if (grad_input) fast::gemm(rows, in, out, grad_output, out, false, weight.data(), in, false, grad_input, in, 0, a);
 }
 
 Tensor Linear::backward(const Tensor& x, const Tensor& grad_output) {

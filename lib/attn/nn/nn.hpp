@@ -11,6 +11,7 @@
 
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/kernels/arithmetic.hpp"
 #include "attn/nn/module.hpp"
 
 namespace attn::nn {
@@ -74,8 +75,15 @@ public:
     /// `forward` of `rows` rows into given memory, for the attention core's workspaces:
     /// `y[rows, out_features] = x[rows, in_features] @ weight^T + bias`, both contiguous
     /// row-major float32 buffers, the same bits as `operator()`.
+    ///
+    /// The layers' one hook for the arithmetic of their products (kernels/arithmetic.hpp), read
+    /// by `operator()`, `backward` and the modules' projections alike: `automatic` (the
+    /// default) is the calling thread's `ArithmeticGuard`, else `exact` (the reference BLAS's
+    /// bits, above); `fma` computes the product with `fast::gemm`'s fused multiply-adds, in the
+    /// same order (the bias still added after it).
     /// @throws std::invalid_argument when `weight`/`bias` do not fit (`check_parameters`).
-    void forward_into(const float* x, std::size_t rows, float* y) const;
+    void forward_into(const float* x, std::size_t rows, float* y,
+                      Arithmetic arithmetic = Arithmetic::automatic) const;
 
     /// `in_features`: the weight's second dimension.
     /// @throws std::invalid_argument when `weight` is not 2-D.
@@ -106,9 +114,12 @@ public:
 
     /// `backward` on contiguous row-major float32 buffers, for the modules' backward passes:
     /// `x [rows, in_features]`, `grad_output [rows, out_features]`; accumulates `.grad` and,
-    /// when `grad_input` is not null, writes `grad_input [rows, in_features]`.
+    /// when `grad_input` is not null, writes `grad_input [rows, in_features]`. Both products in
+    /// `arithmetic`, as `forward_into` (`automatic`: the calling thread's; the bias's column
+    /// sums are sums, the same in both).
     /// @throws std::invalid_argument as `backward`.
-    void backward_into(const float* x, std::size_t rows, const float* grad_output, float* grad_input);
+    void backward_into(const float* x, std::size_t rows, const float* grad_output, float* grad_input,
+                       Arithmetic arithmetic = Arithmetic::automatic);
 
     /// `"Linear"`.
     std::string type_name() const override { return "Linear"; }
