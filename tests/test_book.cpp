@@ -13,6 +13,7 @@
 #include "support.hpp"
 
 #include "textbook/book.hpp"
+#include "textbook/record.hpp"
 #include "attn/core/ulp.hpp"
 
 namespace test_book {  // every test file is a namespace of its own (tests/meson.build)
@@ -170,6 +171,58 @@ TEST_CASE("every block of data/book occurs verbatim in its notebook") {
     }
     CHECK(checked == book.entries().size());
     CHECK(checked > 0);
+}
+
+TEST_CASE("a verdict names its source: the notebook, or the oracle run") {
+    textbook::Entry e;
+    e.check = textbook::Check::parse("exact");
+    e.text = "tensor([1.])";
+    e.notebook = "002_71906f06d162f7d6.txt";
+    CHECK(textbook::compare(e, "tensor([1.])").summary() == "identical to the notebook");
+    CHECK(textbook::compare(e, "tensor([2.])").summary() == "DIFFERS from the notebook");
+    e.notebook = "oracle_19_gradients.txt";
+    CHECK(textbook::source_noun(e) == "the oracle run");
+    CHECK(textbook::compare(e, "tensor([1.])").summary() == "identical to the oracle run");
+    CHECK(textbook::compare(e, "tensor([2.])").summary() == "DIFFERS from the oracle run");
+    // An unreproducible entry's reason is read as words, once.
+    e.check = textbook::Check::parse("unreproducible:torch_version_of_the_run");
+    CHECK(textbook::compare(e, "x").summary() == "not reproducible: torch version of the run");
+}
+
+TEST_CASE("wrap_line: the book's own lines fit 100 columns, continued under an indent") {
+    const std::string line = ">>> " + std::string(60, 'a') + " " + std::string(30, 'b') + " " + std::string(20, 'c');
+    CHECK(textbook::wrap_line(line, ">>>     ") ==
+          ">>> " + std::string(60, 'a') + " " + std::string(30, 'b') + "\n>>>     " + std::string(20, 'c') + "\n");
+    CHECK(textbook::wrap_line("short", "  ") == "short\n");
+    CHECK(textbook::wrap_line(std::string(120, 'x'), "  ") == std::string(120, 'x') + "\n");  // one word
+    CHECK(textbook::wrap_line(">>>   number 1: x", ">>>       ") == ">>>   number 1: x\n");  // indent kept
+    // Columns, not bytes: 99 middle dots (2 bytes each) and a word fit on one line.
+    std::string dots;
+    for (int i = 0; i < 95; ++i) dots += "\u00b7";
+    CHECK(textbook::wrap_line(dots + " abc", "") == dots + " abc\n");
+}
+
+TEST_CASE("a block's header and verdicts fit 100 columns, whatever the relation or reason") {
+    const auto book = textbook::Book::load(textbook::data_dir());
+    for (const auto& e : book.entries()) {
+        textbook::BlockRecord b;
+        b.kind = "book";
+        b.label = "a label long enough to need a second line on a terminal of one hundred columns, as some are";
+        b.sources = {e.id};
+        b.text = e.text;
+        b.comparisons.push_back(textbook::ComparisonRecord::of(e, textbook::compare(e, e.text + " ")));
+        const std::string out = textbook::render_block(b, book, true);
+        std::istringstream lines(out);
+        std::size_t n = 0;
+        for (std::string l; std::getline(lines, l); ++n) {
+            if (l.rfind(">>> |", 0) == 0 || e.text.find(l) != std::string::npos) continue;  // printed text
+            std::size_t columns = 0;
+            for (const char c : l) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+            INFO(e.id << ": " << l);
+            CHECK(columns <= textbook::kTerminalColumns);
+        }
+        CHECK(n > 2);
+    }
 }
 
 }  // namespace test_book

@@ -52,6 +52,12 @@ class Entry:
     title: str = ""
 
     @property
+    def source_noun(self):
+        """What a verdict calls the source (textbook::source_noun): `the oracle run` for a
+        PyTorch run recorded by this project, `the notebook` otherwise."""
+        return "the oracle run" if self.notebook.startswith("oracle_") else "the notebook"
+
+    @property
     def short_cell(self):
         """`002 In [8]`, `Raschka 3 In [25]`: how chapter headers name the cell."""
         return f"{self.source} {self.cell}"
@@ -283,11 +289,11 @@ def verdict(block, book, k=0):
     source = block.sources[k] if k < len(block.sources) else None
     entry = book.by_id.get(source) if source else None
     if entry is None:
-        return "new", "the notebooks do not print this"
+        return "new", "no source prints this"
     comparison = next((c for c in block.comparisons if c.get("entry") == source), None)
     result = comparison["result"] if comparison else "differs"
     if result == "identical":
-        return "identical", f"identical to the notebook ({describe_check(entry)})"
+        return "identical", f"identical to {entry.source_noun} ({describe_check(entry)})"
     if result == "within_ulp":
         return "close", f"{html.escape(comparison['summary'])} ({describe_check(entry)})"
     if result in ("differs", "differs_expected"):
@@ -333,9 +339,10 @@ def pair_div(ours, theirs):
 
 
 def source_label(entry):
-    """`the notebook printed: 002 In [8], <title>`, the source linked to its glossary line."""
+    """`the notebook printed: 002 In [8], <title>` (`the oracle run printed: ...` for a
+    recorded PyTorch run), the source linked to its glossary line."""
     anchor = "glossary_source_" + re.sub(r"[^a-z0-9]+", "_", entry.source.lower()).strip("_")
-    return ('<div class="book-label">the notebook printed: '
+    return (f'<div class="book-label">{entry.source_noun} printed: '
             f'<a class="book-source" href="glossary.html#{anchor}" title="{html.escape(entry.notebook)}">'
             f'{html.escape(entry.source)}</a> {html.escape(entry.cell)}, '
             f'<i>{html.escape(entry.title)}</i> <span class="book-id">({html.escape(entry.id)})</span></div>')
@@ -470,11 +477,11 @@ def figure_html(f):
 
 
 LEGEND = ('<p class="book-legend">Each step reads: the prose, the code of the step (cut from the '
-          'compiled program), and what it printed when these pages were built, beside the block the '
-          'notebook printed, with a mark: \u2713 identical, \u2248 the same numbers within a few float32 '
+          'compiled program), and what it printed when these pages were built, beside the block its '
+          'source printed (a notebook, or a run of PyTorch recorded by this project: an oracle run), '
+          'with a mark: \u2713 identical, \u2248 the same numbers within a few float32 '
           '<a href="glossary.html#glossary_ulp">ulp</a>, \u21d4 unseeded, checked through a relation in '
-          'the tests, \u2205 not reproducible, \u2717 different or missing, \u2022 new (the notebooks do '
-          'not print it).</p>')
+          'the tests, \u2205 not reproducible, \u2717 different or missing, \u2022 new (no source prints it).</p>')
 
 
 def chapter_page(run, prose_path, source_path, book, figures, neighbours, gloss, data_dir, source_root):

@@ -86,7 +86,7 @@ public:
     void show(const std::string& label, const std::string& text, std::vector<TensorRecord> tensors = {});
 
     /// Prints the rest of the page, saves the record if asked, and returns the exit status:
-    /// 0, or 1 when a block DIFFERS from the notebook (the message names it on stderr).
+    /// 0, or 1 when a block DIFFERS from its source (the message names it on stderr).
     int finish();
 
     /// The seed for `attn::manual_seed`: `book_seed` (the notebook's), or the reader's

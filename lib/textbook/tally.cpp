@@ -147,7 +147,7 @@ Tally tally(const Book& book, const std::vector<ChapterRecord>& records) {
 }
 
 std::string tally_text(const Tally& t) {
-    return "The tally of this run: the blocks each chapter printed, compared with the notebooks\n\n" +
+    return "The tally of this run: the blocks each chapter printed, compared with their sources\n\n" +
            text_table("chapter", t.chapters, t.chapters_total, true) +
            "\nand how much of each source the chapters reproduce (each printed output once)\n\n" +
            text_table("source", t.sources, t.sources_total, false);
