@@ -147,7 +147,11 @@ def check_site(html_dir):
             check(False, f"{page_path.name}: shows a literal {leak} outside code")
         for m in re.finditer(r'\b(?:href|src|data)="([^"]*)"', page):
             target = html.unescape(m.group(1))
-            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):
+            scheme = re.match(r"^([a-z][a-z0-9+.-]*):", target)
+            if scheme and scheme.group(1) not in ("http", "https", "mailto", "javascript"):
+                check(False, f"{page_path.name}: a link to {target} (Doxygen made a link of text "
+                             "such as file:line; write path:line)")
+            if not target or scheme or target.startswith("//"):
                 continue  # external, mailto:, javascript:
             links += 1
             file, _, frag = target.partition("#")

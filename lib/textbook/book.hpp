@@ -84,7 +84,7 @@ public:
     /// cannot be read, is not a regular file or is empty, and of the first line that is not
     /// text (a CR line ending, a control character, a byte that is not UTF-8) or a file
     /// cut short (no final line ending): in the manifest its line, in a block file the
-    /// block's own `file:line`. Every message is one line and never echoes bytes that are
+    /// block's own `path:line`. Every message is one line and never echoes bytes that are
     /// not text.
     static Book load(const std::filesystem::path& data_dir);
 

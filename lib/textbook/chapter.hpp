@@ -66,7 +66,7 @@ class Chapter {
 public:
     /// Loads the book (`data_dir()`) and the rendered page (`prose_dir()/<name>.prose.json`), prints the title
     /// and the introduction.
-    /// @throws std::runtime_error when the book or the page is malformed (file:line named).
+    /// @throws std::runtime_error when the book or the page is malformed (its `path:line` named).
     Chapter(const ChapterInfo& info, const Options& options);
 
     /// Starts step `id`: prints the page's sections up to and including `id` that are not
