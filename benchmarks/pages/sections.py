@@ -7,7 +7,9 @@ replaces it, for the terminal and the HTML book alike):
 - `flash`: chapter 12's table, from flash.json (naive against tiled; record_flash.py);
 - `training_step`, `training_induction`: chapters 20 and 21, from training.json (a training
   step beside PyTorch's autograd, the backward's memory; training steps per second),
-  rendered by training_page.py as on the training page.
+  rendered by training_page.py as on the training page;
+- `kv_cache`: chapter 8's figure's recording, kv_cache.json (its caption alone: the figure
+  draws the numbers).
 
 Each opens with whether the recording is current (its commit in this history, clean, the
 code it measured unchanged since: provenance.py), where, when and how loaded it was made,
@@ -185,8 +187,23 @@ def training_induction(data_dir, source_root):
     return "\n\n".join([page.caption(), page.INDUCTION()])
 
 
+# ------------------------------------------------------------------------- chapter 8
+
+
+def kv_cache(data_dir, source_root):
+    """Chapter 8: what its figure's recording is (kv_cache.json): whether it is current, where,
+    when and at which commit it was made, and the limits measured with it."""
+    path = Path(data_dir) / "benchmarks" / "kv_cache.json"
+    data = load(path)
+    contexts = [data.get("context")] + [r.get("context") for r in data.get("runs", []) if isinstance(r, dict)]
+    what = next((c["what"] for c in contexts if isinstance(c, dict) and c.get("what")), "")
+    return caption(data, "kv_cache.json", source_root, what,
+                   "The figure of this step is drawn from it when the book is built.")
+
+
 GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
-              "training_induction": training_induction}
+              "training_induction": training_induction, "kv_cache": kv_cache}
 INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
+          "kv_cache": ["benchmarks/kv_cache.json"],
           "training_step": ["benchmarks/training.json"],
           "training_induction": ["benchmarks/training.json"]}
