@@ -15,10 +15,17 @@ For every chapter of chapters/meson.build:
 - it has a picture, and every picture make_figures lists for the chapter is on the page, in the
   section of the step it illustrates, and is a well-formed SVG (a figure that failed to draw
   fails the test; a benchmark plot may be a visible "no results recorded" note);
-- every `attn::` name the chapter's source uses is a link into the API reference.
-The main page lists every chapter and every book entry, and MathJax is served locally. Over
-every page of build/docs/html: every internal link and image resolves (the file, and the
-anchor after `#`), and no page shows a literal `**`, `<tt>` or `$` outside code.
+- every `attn::` name the chapter's source uses is a link into the API reference;
+- (reader_checks.py) every decimal its prose quotes is printed by the chapter, with the book's
+  seed and with --seed=7; each figure is shown no narrower than its smallest text allows
+  (figurepages.MIN_TEXT_PX), opens full size on a click, and has no text past its edges; on the
+  terminal, its own lines (prose, headers, verdicts) fit 100 columns and show no Markdown
+  marks.
+The main page lists every chapter and every book entry, counts each chapter's verdicts as the
+tally on it does, and MathJax is served locally; the stylesheet keeps wide content in boxes
+of its own on a phone (test_phone.py measures it in a browser). Over every page of
+build/docs/html: every internal link and image resolves (the file, and the anchor after `#`),
+no link has a file: scheme, and no page shows a literal `**`, `<tt>` or `$` outside code.
 
 Python 3 standard library only. Exit status 0 when everything holds, 1 otherwise.
 """

@@ -6,7 +6,7 @@ chapters, the glossary, the benchmarks and training pages):
 - on the phone, the page's content is no wider than the screen: what is wider (a formula, a
   code fragment, a table, a figure) scrolls inside its own box;
 - at both widths, every figure's smallest text, at the width the browser draws the figure, is
-  at least bookpages.MIN_TEXT_PX.
+  at least figurepages.MIN_TEXT_PX.
 
 The measurement itself is checked first: a page made wider than the phone must be measured
 wider, and a figure drawn at a quarter of its size must be measured too small, or the test
@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-import bookpages  # noqa: E402
+import figurepages  # noqa: E402
 
 BOOK_PAGES = re.compile(r"^(index|chapter_.*|glossary|benchmarks|training)\.html$")
 WIDTHS = (390, 1400)
@@ -129,7 +129,7 @@ def main():
         def smallest(directory, src):
             key = (directory, src)
             if key not in metrics:
-                m = bookpages.svg_metrics(Path(directory) / src)
+                m = figurepages.svg_metrics(Path(directory) / src)
                 metrics[key] = (m.min_font, m.width)
             return metrics[key]
 
@@ -143,7 +143,7 @@ def main():
                     continue
                 font, width = smallest(directory, fig["src"])
                 px = font * fig["drawn"] / width
-                if px < bookpages.MIN_TEXT_PX - 0.05:
+                if px < figurepages.MIN_TEXT_PX - 0.05:
                     small.append(f"{fig['src']} ({px:.1f} px drawn {fig['drawn']:.0f} of {width:g} px wide)")
             seen.add(r["page"])
             if r["page"] == "fixture:wide":

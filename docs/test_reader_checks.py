@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
-import bookpages  # noqa: E402
+import figurepages  # noqa: E402
 import reader_checks as rc  # noqa: E402
 
 failures = []
@@ -84,17 +84,17 @@ with tempfile.TemporaryDirectory() as tmp:
     (d / "good.svg").write_text(svg(11))
     (d / "tiny.svg").write_text(svg(4))
     (d / "cut.svg").write_text(svg(11, width=200, text="a subtitle far longer than the figure is wide"))
-    good = bookpages.figure_block(d / "good.svg", "a caption")
+    good = figurepages.figure_block(d / "good.svg", "a caption")
     expect(rc.figure_problems(good, d), False, "figures: shown at its legible width")
     expect(rc.figure_problems(good.replace("min-width: 655px", "min-width: 358px"), d), True,
            "figures: shown narrower than its legible width (6 px text on a phone)")
-    expect(rc.figure_problems(bookpages.figure_block(d / "tiny.svg", "a caption"), d), True,
+    expect(rc.figure_problems(figurepages.figure_block(d / "tiny.svg", "a caption"), d), True,
            "figures: text too small even at full size")
     expect(rc.figure_problems(good.replace('href="good.svg"', 'href="other.html"'), d), True,
            "figures: a click does not open it")
     expect(rc.figure_problems('<object type="image/svg+xml" data="good.svg" style="pointer-events: none;">'
                               '</object>', d), True, "figures: embedded as Doxygen's <object>")
-    expect(rc.figure_problems(bookpages.figure_block(d / "cut.svg", "a caption"), d), True,
+    expect(rc.figure_problems(figurepages.figure_block(d / "cut.svg", "a caption"), d), True,
            "figures: a text running past the edge")
     if "min-width: 655px" not in good:
         failures.append(f"figures: the legible width of an 800-px figure with 11-px text is not 655 px: {good}")

@@ -9,7 +9,7 @@ checks test_docs.py runs on the built book and test_reader_checks.py runs on bro
 - unprinted_numbers: a number the prose of a chapter quotes (a decimal: `0.94`, `1.19e-07`)
   that its run does not print, in any seed the chapter takes;
 - figure_problems: a figure shown narrower than the width that keeps its smallest text
-  MIN_TEXT_PX (bookpages.py), not opening full size on a click, or with text running past
+  MIN_TEXT_PX (figurepages.py), not opening full size on a click, or with text running past
   its edges;
 - phone_css_problems: the stylesheet rules that keep a page within a phone's width (formulas,
   code, tables and figures scroll inside their own box; long words break).
@@ -22,7 +22,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-import bookpages
+import figurepages
 
 TERMINAL_COLUMNS = 100
 
@@ -194,11 +194,11 @@ def figure_problems(page_html, html_dir):
         if not path.is_file():
             problems.append(f"{name}: not in the HTML output")
             continue
-        metrics = bookpages.svg_metrics(path)
+        metrics = figurepages.svg_metrics(path)
         px = metrics.min_font * shown / metrics.width
-        if px < bookpages.MIN_TEXT_PX - 0.05:
+        if px < figurepages.MIN_TEXT_PX - 0.05:
             problems.append(f"{name}: its smallest text is {px:.1f} px at the narrowest width it is shown "
-                            f"({shown:g} of {metrics.width:g} px; at least {bookpages.MIN_TEXT_PX:g} px)")
+                            f"({shown:g} of {metrics.width:g} px; at least {figurepages.MIN_TEXT_PX:g} px)")
         for s in svg_text_overflow(metrics):
             problems.append(f"{name}: the text '{s[:60]}' runs past the figure's edge")
     return problems
@@ -209,7 +209,7 @@ def smallest_figure_text(page_html, html_dir):
     out = []
     for name, shown in re.findall(r'<img src="([^"]+\.svg)"[^>]*style="min-width: ([\d.]+)px', page_html):
         if (Path(html_dir) / name).is_file():
-            m = bookpages.svg_metrics(Path(html_dir) / name)
+            m = figurepages.svg_metrics(Path(html_dir) / name)
             out.append((name, m.min_font * float(shown) / m.width))
     return out
 
