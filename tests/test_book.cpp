@@ -1,4 +1,5 @@
 // Unit tests for attn/book.hpp: the manifest loader, its errors, and the comparisons.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 
 #include "textbook/book.hpp"
 #include "textbook/record.hpp"
+#include "textbook/tally.hpp"
 #include "attn/core/ulp.hpp"
 
 namespace test_book {  // every test file is a namespace of its own (tests/meson.build)
@@ -223,6 +225,40 @@ TEST_CASE("a block's header and verdicts fit 100 columns, whatever the relation 
         }
         CHECK(n > 2);
     }
+}
+
+TEST_CASE("the tally on the terminal fits 100 columns, long titles wrapped, counts aligned") {
+    textbook::Tally t;
+    textbook::TallyRow a, b;
+    a.name = "Chapter 12 \u00b7 From three passes to one: online softmax and tiled attention, at length";
+    a.identical = 134, a.fresh = 7;
+    b.name = "Chapter 4 \u00b7 The -inf mask";
+    b.relation = 20;
+    t.chapters = {a, b};
+    t.sources = {a, b};
+    const std::string text = textbook::tally_text(t);
+    std::istringstream lines(text);
+    std::size_t n = 0, first_of_a = 0;
+    std::vector<std::string> all;
+    for (std::string l; std::getline(lines, l); ++n) {
+        std::size_t columns = 0;
+        for (const char c : l) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        INFO(l);
+        CHECK(columns <= textbook::kTerminalColumns);
+        if (l.rfind("Chapter 12", 0) == 0 && first_of_a == 0) first_of_a = n;  // the chapters' table
+        all.push_back(l);
+    }
+    REQUIRE(first_of_a > 0);
+    CHECK(all[first_of_a].find(" 134") != std::string::npos);  // the counts on the first line
+    CHECK(all[first_of_a + 1].rfind("  ", 0) == 0);              // the title continued, indented
+    // The counts of both rows end in the same column as their header.
+    const std::size_t header_end = all[2].find("identical") + std::string("identical").size();
+    const auto ends = [](const std::string& l, const std::string& n) {  // in columns, not bytes
+        const std::string upto = l.substr(0, l.find(n) + n.size());
+        return static_cast<std::size_t>(std::count_if(upto.begin(), upto.end(), [](char c) {
+            return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    };
+    CHECK(ends(all[first_of_a], "134") == header_end);
 }
 
 }  // namespace test_book
