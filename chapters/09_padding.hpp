@@ -10,6 +10,7 @@
 
 #include "attn/print/print.hpp"
 #include "textbook/display.hpp"
+#include "textbook/record.hpp"
 #include "textbook/tokenizer_data.hpp"
 
 namespace ch09 {
@@ -43,7 +44,11 @@ inline std::string dict_keys_repr(const std::vector<std::string>& keys) {
 }
 
 /// The block printed in place of a notebook output that nothing here reproduces:
-/// `(not reproduced: <why>)`.
-inline std::string not_reproduced(const std::string& why) { return "(not reproduced: " + why + ")"; }
+/// `(not reproduced: <why>)`, wrapped at the terminal's 100 columns (it is the book's text).
+inline std::string not_reproduced(const std::string& why) {
+    std::string text = textbook::wrap_line("(not reproduced: " + why + ")", "");
+    text.pop_back();  // wrap_line ends every line, the block's last one included
+    return text;
+}
 
 }  // namespace ch09

@@ -56,17 +56,17 @@ int main(int argc, char** argv) {
         ch.show("max |chunks of 2 and 4 - swa(batch)|",
                 textbook::max_abs_diff_text(attn::cat({first, rest}, 1), context_vecs));
 
-        ch.step("pr925");
-        //! [pr925]
+        ch.step("overflow");
+        //! [overflow]
         long ptr_cur = 2;                  // tokens in the old pre-allocated cache
         const long num_tokens = 5, window_size = 3;
         if (ptr_cur + num_tokens > window_size) {
             const long overflow = ptr_cur + num_tokens - window_size;
-            ptr_cur -= overflow;           // the shift of gpt_with_kv_cache_optimized.py before PR #925
+            ptr_cur -= overflow;           // the shift of gpt_with_kv_cache_optimized.py before its fix
         }
         const std::string beyond = textbook::error_text(
             [&] { swa.forward(attn::slice(batch, 1, 0, 1), cache); });  // position 6, context_length 6
-        //! [pr925]
+        //! [overflow]
         ch.show("ptr_cur after the shift, before the fix", std::to_string(ptr_cur));
         ch.show("a seventh token through this library", beyond);
 

@@ -24,15 +24,15 @@ int main(int argc, char** argv) {
                                                   .num_heads = 2, .latent_dim = 2});
         const attn::Tensor context_vecs = mla(batch);
         //! [module]
-        ch.book("oracle15-In02", "print(mla)", attn::repr(mla));
-        ch.book("oracle15-In03", "mla(batch)", attn::repr(context_vecs));
+        ch.book("o15-In02", "print(mla)", attn::repr(mla));
+        ch.book("o15-In03", "mla(batch)", attn::repr(context_vecs));
 
         ch.step("cache");
         //! [cache]
         attn::KVCache cache = mla.make_cache();
         mla.forward(batch, cache);  // cache.key holds the latents W_DKV x: [b, T, latent_dim]
         //! [cache]
-        ch.book("oracle15-In04", "mla.cache_c_kv after forward(batch, use_cache=True)", attn::repr(cache.key));
+        ch.book("o15-In04", "mla.cache_c_kv after forward(batch, use_cache=True)", attn::repr(cache.key));
         ch.show("what the cache holds after 6 tokens",
                 textbook::shape_lines({{"cache.key (latents)", cache.key}, {"cache.value", cache.value}}));
 
@@ -42,8 +42,8 @@ int main(int argc, char** argv) {
         const attn::MultiHeadLatentAttention mla_default({.d_in = 3, .d_out = 4, .context_length = 6,
                                                           .dropout = 0.0, .num_heads = 2, .latent_dim = {}});
         //! [default]
-        ch.book("oracle15-In05", "print(mla_default): latent_dim = max(16, d_out // 8)", attn::repr(mla_default));
-        ch.book("oracle15-In06", "mla_default(batch)", attn::repr(mla_default(batch)));
+        ch.book("o15-In05", "print(mla_default): latent_dim = max(16, d_out // 8)", attn::repr(mla_default));
+        ch.book("o15-In06", "mla_default(batch)", attn::repr(mla_default(batch)));
 
         ch.step("bytes");
         //! [bytes]
@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
         const textbook::EstimatorArgs args{.context_length = 8192, .emb_dim = 2048, .n_heads = 24, .n_layers = 48,
                                            .n_kv_groups = 4, .latent_dim = 1024, .batch_size = 1, .dtype = "bf16"};
         //! [estimator]
-        ch.book("oracle15-In07", "memory_estimator_mla.py with his README's arguments",
+        ch.book("o15-In07", "memory_estimator_mla.py with his README's arguments",
                 ch15::mla_estimator_report(args));
     });
 }

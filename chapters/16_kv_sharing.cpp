@@ -25,23 +25,23 @@ int main(int argc, char** argv) {
         const attn::MultiHeadAttentionWithKVSharing producer(config);
         const attn::MultiHeadAttentionWithKVSharing consumer(config);  // built after it: other weights
         //! [layers]
-        ch.book("oracle16-In02", "print(consumer)", attn::repr(consumer));
+        ch.book("o16-In02", "print(consumer)", attn::repr(consumer));
 
         ch.step("producer");
         //! [producer]
         attn::KVCache shared_kv;  // his shared_kv: what the producer computed for this batch
         const attn::Tensor out_p = producer.forward(batch, shared_kv);
         //! [producer]
-        ch.book("oracle16-In03", "out_p, the producer's output", attn::repr(out_p));
-        ch.book("oracle16-In04", "shared_kv[0] as [b, num_heads, T, head_dim]: the producer's keys",
+        ch.book("o16-In03", "out_p, the producer's output", attn::repr(out_p));
+        ch.book("o16-In04", "shared_kv[0] as [b, num_heads, T, head_dim]: the producer's keys",
                 attn::repr(shared_kv.key));
 
         ch.step("consumer");
         //! [consumer]
         const auto [out_c, new_shared_kv] = consumer.forward_with_kv(batch, &shared_kv);  // its queries only
         //! [consumer]
-        ch.book("oracle16-In05", "out_c, the consumer on the producer's keys and values", attn::repr(out_c));
-        ch.book("oracle16-In06", "new_shared_kv of a consumer", new_shared_kv ? "(keys, values)" : "None");
+        ch.book("o16-In05", "out_c, the consumer on the producer's keys and values", attn::repr(out_c));
+        ch.book("o16-In06", "new_shared_kv of a consumer", new_shared_kv ? "(keys, values)" : "None");
 
         ch.step("stack");
         //! [stack]
@@ -84,9 +84,9 @@ int main(int argc, char** argv) {
         const textbook::EstimatorArgs e4b{.context_length = 131072, .emb_dim = 2560, .n_heads = 8, .n_layers = 42,
                                           .n_kv_groups = 4, .n_kv_producing_layers = 24, .dtype = "bf16"};
         //! [estimator]
-        ch.book("oracle16-In07", "memory_estimator_kv_sharing.py, Gemma 3n E2B's sizes",
+        ch.book("o16-In07", "memory_estimator_kv_sharing.py, Gemma 3n E2B's sizes",
                 ch16::kv_sharing_estimator_report(e2b));
-        ch.book("oracle16-In08", "the same, E4B's sizes", ch16::kv_sharing_estimator_report(e4b));
+        ch.book("o16-In08", "the same, E4B's sizes", ch16::kv_sharing_estimator_report(e4b));
 
         ch.step("per_token");
         //! [per_token]

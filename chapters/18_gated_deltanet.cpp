@@ -1,5 +1,5 @@
 // Chapter 18: linear attention and Gated DeltaNet (Qwen3-Next; rasbt/LLMs-from-scratch
-// ch04/08_deltanet with pull request #1033). Prose: docs/chapters/.
+// ch04/08_deltanet with its fix of the output gate). Prose: docs/chapters/.
 #include <algorithm>
 #include <string>
 

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
         // dS = P * (dP - sum(dP * P)): one dot product, no [6, 6] Jacobian
         const attn::Tensor d_scores = attn::softmax_backward(d_weights, attn_weights_2);
         //! [softmax]
-        ch.book("oracle19-In02", "attn_scores_2.grad for dL/dweights = (1, 0, 0, 0, 0, 0)", attn::repr(d_scores));
+        ch.book("o19-In02", "attn_scores_2.grad for dL/dweights = (1, 0, 0, 0, 0, 0)", attn::repr(d_scores));
 
         ch.step("jacobian");
         //! [jacobian]
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
         const attn::Tensor squares = attn::pow(context_vecs, 2.0f);
         const attn::Tensor loss = attn::mean(squares);
         //! [forward]
-        ch.book("oracle19-In03", "loss = context_vecs.pow(2).mean()", attn::repr(loss));
+        ch.book("o19-In03", "loss = context_vecs.pow(2).mean()", attn::repr(loss));
 
         ch.step("backward");
         //! [backward]
@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
         for (const attn::nn::NamedParameter& p : mha.named_parameters())
             grads += (grads.empty() ? "" : "\n") + p.name + " " + attn::repr(**p.grad);
         //! [backward]
-        ch.book("oracle19-In04", "name, param.grad for mha.named_parameters()", grads);
-        ch.book("oracle19-In05", "batch.grad", attn::repr(batch_grad));
+        ch.book("o19-In04", "name, param.grad for mha.named_parameters()", grads);
+        ch.book("o19-In05", "batch.grad", attn::repr(batch_grad));
 
         ch.step("dropout");
         //! [dropout]
@@ -76,9 +76,9 @@ int main(int argc, char** argv) {
         for (const attn::nn::NamedParameter& p : mha_dropout.named_parameters())
             grads_dropout += (grads_dropout.empty() ? "" : "\n") + p.name + " " + attn::repr(**p.grad);
         //! [dropout]
-        ch.book("oracle19-In06", backend + "loss with dropout 0.5, seed 123", attn::repr(loss_dropout));
-        ch.book("oracle19-In07", backend + "param.grad with dropout 0.5", grads_dropout);
-        ch.book("oracle19-In08", backend + "batch.grad with dropout 0.5", attn::repr(batch_grad_dropout));
+        ch.book("o19-In06", backend + "loss with dropout 0.5, seed 123", attn::repr(loss_dropout));
+        ch.book("o19-In07", backend + "param.grad with dropout 0.5", grads_dropout);
+        ch.book("o19-In08", backend + "batch.grad with dropout 0.5", attn::repr(batch_grad_dropout));
         ch.show(backend + "the dropout multipliers reused backwards, head 0 of batch element 0",
                 attn::repr(attn::select(attn::select(saved_dropout.attention.dropout_noise, 0), 0)));
 

@@ -56,9 +56,9 @@ int main(int argc, char** argv) {
                               attn::HeadsView::split(saved.context, 2, 1), saved.attention,
                               dq.data(), dk.data(), dv.data(), options);
         //! [tiles]
-        ch.book("oracle20-In03", "dL/dQ from 2 x 2 tiles, heads merged", attn::repr(dq));
-        ch.book("oracle20-In04", "dL/dK", attn::repr(dk));
-        ch.book("oracle20-In05", "dL/dV", attn::repr(dv));
+        ch.book("o20-In03", "dL/dQ from 2 x 2 tiles, heads merged", attn::repr(dq));
+        ch.book("o20-In04", "dL/dK", attn::repr(dk));
+        ch.book("o20-In05", "dL/dV", attn::repr(dv));
 
         ch.step("long");
         //! [long]

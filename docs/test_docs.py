@@ -15,10 +15,17 @@ For every chapter of chapters/meson.build:
 - it has a picture, and every picture make_figures lists for the chapter is on the page, in the
   section of the step it illustrates, and is a well-formed SVG (a figure that failed to draw
   fails the test; a benchmark plot may be a visible "no results recorded" note);
-- every `attn::` name the chapter's source uses is a link into the API reference.
-The main page lists every chapter and every book entry, and MathJax is served locally. Over
-every page of build/docs/html: every internal link and image resolves (the file, and the
-anchor after `#`), and no page shows a literal `**`, `<tt>` or `$` outside code.
+- every `attn::` name the chapter's source uses is a link into the API reference;
+- (reader_checks.py) every decimal its prose quotes is printed by the chapter, with the book's
+  seed and with --seed=7; each figure is shown no narrower than its smallest text allows
+  (figurepages.MIN_TEXT_PX), opens full size on a click, and has no text past its edges; on the
+  terminal, its own lines (prose, headers, verdicts) fit 100 columns and show no Markdown
+  marks.
+The main page lists every chapter and every book entry, counts each chapter's verdicts as the
+tally on it does, and MathJax is served locally; the stylesheet keeps wide content in boxes
+of its own on a phone (test_phone.py measures it in a browser). Over every page of
+build/docs/html: every internal link and image resolves (the file, and the anchor after `#`),
+no link has a file: scheme, and no page shows a literal `**`, `<tt>` or `$` outside code.
 
 Python 3 standard library only. Exit status 0 when everything holds, 1 otherwise.
 """
@@ -36,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "tools"))
 import bookpages  # noqa: E402
+import reader_checks  # noqa: E402  (what a reader trips on: widths, counts, numbers, figures)
 
 failures = []
 
@@ -146,7 +154,11 @@ def check_site(html_dir):
             check(False, f"{page_path.name}: shows a literal {leak} outside code")
         for m in re.finditer(r'\b(?:href|src|data)="([^"]*)"', page):
             target = html.unescape(m.group(1))
-            if not target or re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):
+            scheme = re.match(r"^([a-z][a-z0-9+.-]*):", target)
+            if scheme and scheme.group(1) not in ("http", "https", "mailto", "javascript"):
+                check(False, f"{page_path.name}: a link to {target} (Doxygen made a link of text "
+                             "such as file:line; write path:line)")
+            if not target or scheme or target.startswith("//"):
                 continue  # external, mailto:, javascript:
             links += 1
             file, _, frag = target.partition("#")
@@ -161,6 +173,50 @@ def check_site(html_dir):
     check(broken == 0, f"{broken} of {links} internal links and images in {html_dir} are broken")
     check(links > 1000, f"only {links} internal links found in {html_dir}: is the book there?")
     return len(pages), links
+
+
+# Decimals a chapter's prose states that no run of it prints, each with why it is not a
+# value the program computes (reader_checks.unprinted_numbers holds every other one to the
+# chapter's output, under the book's seed and under --seed=7).
+NOT_PRINTED = {
+    "01_unweighted_self_attention": {"1.00000012": "the six weights summed in order, the sum the "
+                                     "chapter contrasts with the one it prints"},
+    "10_loss": {"1.9": "an estimate of draws (2^32 seeds), arithmetic"},
+    "12_online_softmax": {"12.9": "16384 x 16384 x 12 float32 in GB, arithmetic"},
+    "20_flash_backward": {"12.9": "16384 x 16384 x 12 float32 in GB, arithmetic"},
+    "X_exercises": {"2.08": "the sum of an input row (0.55 + 0.87 + 0.66), arithmetic"},
+}
+
+
+def run_record(exe, data, extra=()):
+    """(exit status, stdout, stderr, blocks) of one run of a chapter with --record."""
+    with tempfile.TemporaryDirectory() as tmp:
+        record = Path(tmp) / "record.json"
+        proc = subprocess.run([exe, f"--record={record}", *extra], capture_output=True,
+                              env=dict(os.environ, ATTN_DATA_DIR=str(data)))
+        blocks = bookpages.load_record(record)[1] if record.is_file() else []
+    return (proc.returncode, proc.stdout.decode("utf-8", errors="replace"),
+            proc.stderr.decode("utf-8", errors="replace"), blocks)
+
+
+def takes_seed(exe):
+    proc = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    return "--seed" in proc.stdout
+
+
+def check_prose_numbers(name, exe, blocks, book, data, source_root):
+    """Every decimal the chapter's prose quotes is printed by the chapter, with the book's
+    seed and (when it takes one) with --seed=7."""
+    def texts(bs):
+        return ([b.text for b in bs] + [b.label for b in bs] +
+                [book.by_id[s].text for b in bs for s in b.sources if s in book.by_id])
+    runs = [texts(blocks)]
+    if takes_seed(exe):
+        runs.append(texts(run_record(exe, data, ["--seed=7"])[3]))
+    markdown = (source_root / "docs" / "chapters" / f"{name}.md").read_text(encoding="utf-8")
+    for number, context in reader_checks.unprinted_numbers(markdown, runs, NOT_PRINTED.get(name)):
+        check(False, f"chapter {name}: the prose quotes {number}, which the chapter does not print"
+                     f"{' with every seed' if len(runs) > 1 else ''}: ...{context}...")
 
 
 def terminal_only(args):
@@ -178,6 +234,8 @@ def terminal_only(args):
         check(len(blocks) > 0 and len(out.splitlines()) > 10, f"chapter {name}: printed nothing to check")
         for n, what, line in terminal_leaks(out, blocks):
             check(False, f"chapter {name}: terminal output line {n} shows {what}: {line}")
+        for n, what, line in reader_checks.terminal_problems(out, [b.body for b in blocks]):
+            check(False, f"chapter {name}: terminal output line {n}: {what}: {line}")
     for f in failures:
         print("FAIL:", f)
     print(f"test_terminal: {len(args.chapter)} chapters' terminal output checked, {len(failures)} failure(s)")
@@ -211,6 +269,14 @@ def main():
           "index.html does not load MathJax from the local mathjax/ directory")
     for e in book.entries:
         check(f'data-entry="{e.id}"' in index, f"main page: book entry {e.id} is not in the tensor table")
+    for problem in reader_checks.contents_miscounts(index):
+        check(False, f"main page: {problem}")
+    for problem in reader_checks.phone_css_problems((source_root / "docs" / "book.css").read_text(encoding="utf-8")):
+        check(False, problem)
+    for other in ("benchmarks.html", "training.html", "index.html"):
+        if (html_dir / other).is_file():
+            for problem in reader_checks.figure_problems((html_dir / other).read_text(encoding="utf-8"), html_dir):
+                check(False, f"{other}: {problem}")
 
     for spec in args.chapter:
         name, _, exe = spec.partition("=")
@@ -232,14 +298,12 @@ def main():
         check('<div class="fragment">' in page, f"{where}: no code fragment (\\snippet) on the page")
 
         # The output on the page is what the program prints now.
-        with tempfile.TemporaryDirectory() as tmp:
-            record = Path(tmp) / "record.json"
-            proc = subprocess.run([exe, f"--record={record}"], capture_output=True,
-                                  env=dict(os.environ, ATTN_DATA_DIR=str(args.data)))
-            check(proc.returncode == 0, f"{where}: the program exited with status {proc.returncode}: "
-                  f"{proc.stderr.decode(errors='replace').strip()[-300:]}")
-            blocks = bookpages.load_record(record)[1] if record.is_file() else []
+        status, _, stderr, blocks = run_record(exe, args.data)
+        check(status == 0, f"{where}: the program exited with status {status}: {stderr.strip()[-300:]}")
         check(len(blocks) > 0, f"{where}: the program prints no blocks (not written yet?)")
+        check_prose_numbers(name, exe, blocks, book, args.data, source_root)
+        for problem in reader_checks.figure_problems(page, html_dir):
+            check(False, f"{where}: {problem}")
         shown = pre_blocks(page)
         for b in blocks:
             check(b.body in shown, f"{where}: the block '{b.label}' the program prints now is not on the page")

@@ -1,4 +1,5 @@
 // Unit tests for attn/book.hpp: the manifest loader, its errors, and the comparisons.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -13,6 +14,8 @@
 #include "support.hpp"
 
 #include "textbook/book.hpp"
+#include "textbook/record.hpp"
+#include "textbook/tally.hpp"
 #include "attn/core/ulp.hpp"
 
 namespace test_book {  // every test file is a namespace of its own (tests/meson.build)
@@ -170,6 +173,92 @@ TEST_CASE("every block of data/book occurs verbatim in its notebook") {
     }
     CHECK(checked == book.entries().size());
     CHECK(checked > 0);
+}
+
+TEST_CASE("a verdict names its source: the notebook, or the oracle run") {
+    textbook::Entry e;
+    e.check = textbook::Check::parse("exact");
+    e.text = "tensor([1.])";
+    e.notebook = "002_71906f06d162f7d6.txt";
+    CHECK(textbook::compare(e, "tensor([1.])").summary() == "identical to the notebook");
+    CHECK(textbook::compare(e, "tensor([2.])").summary() == "DIFFERS from the notebook");
+    e.notebook = "oracle_19_gradients.txt";
+    CHECK(textbook::source_noun(e) == "the oracle run");
+    CHECK(textbook::compare(e, "tensor([1.])").summary() == "identical to the oracle run");
+    CHECK(textbook::compare(e, "tensor([2.])").summary() == "DIFFERS from the oracle run");
+    // An unreproducible entry's reason is read as words, once.
+    e.check = textbook::Check::parse("unreproducible:torch_version_of_the_run");
+    CHECK(textbook::compare(e, "x").summary() == "not reproducible: torch version of the run");
+}
+
+TEST_CASE("wrap_line: the book's own lines fit 100 columns, continued under an indent") {
+    const std::string line = ">>> " + std::string(60, 'a') + " " + std::string(30, 'b') + " " + std::string(20, 'c');
+    CHECK(textbook::wrap_line(line, ">>>     ") ==
+          ">>> " + std::string(60, 'a') + " " + std::string(30, 'b') + "\n>>>     " + std::string(20, 'c') + "\n");
+    CHECK(textbook::wrap_line("short", "  ") == "short\n");
+    CHECK(textbook::wrap_line(std::string(120, 'x'), "  ") == std::string(120, 'x') + "\n");  // one word
+    CHECK(textbook::wrap_line(">>>   number 1: x", ">>>       ") == ">>>   number 1: x\n");  // indent kept
+    // Columns, not bytes: 99 middle dots (2 bytes each) and a word fit on one line.
+    std::string dots;
+    for (int i = 0; i < 95; ++i) dots += "\u00b7";
+    CHECK(textbook::wrap_line(dots + " abc", "") == dots + " abc\n");
+}
+
+TEST_CASE("a block's header and verdicts fit 100 columns, whatever the relation or reason") {
+    const auto book = textbook::Book::load(textbook::data_dir());
+    for (const auto& e : book.entries()) {
+        textbook::BlockRecord b;
+        b.kind = "book";
+        b.label = "a label long enough to need a second line on a terminal of one hundred columns, as some are";
+        b.sources = {e.id};
+        b.text = e.text;
+        b.comparisons.push_back(textbook::ComparisonRecord::of(e, textbook::compare(e, e.text + " ")));
+        const std::string out = textbook::render_block(b, book, true);
+        std::istringstream lines(out);
+        std::size_t n = 0;
+        for (std::string l; std::getline(lines, l); ++n) {
+            if (l.rfind(">>> |", 0) == 0 || e.text.find(l) != std::string::npos) continue;  // printed text
+            std::size_t columns = 0;
+            for (const char c : l) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+            INFO(e.id << ": " << l);
+            CHECK(columns <= textbook::kTerminalColumns);
+        }
+        CHECK(n > 2);
+    }
+}
+
+TEST_CASE("the tally on the terminal fits 100 columns, long titles wrapped, counts aligned") {
+    textbook::Tally t;
+    textbook::TallyRow a, b;
+    a.name = "Chapter 12 \u00b7 From three passes to one: online softmax and tiled attention, at length";
+    a.identical = 134, a.fresh = 7;
+    b.name = "Chapter 4 \u00b7 The -inf mask";
+    b.relation = 20;
+    t.chapters = {a, b};
+    t.sources = {a, b};
+    const std::string text = textbook::tally_text(t);
+    std::istringstream lines(text);
+    std::size_t n = 0, first_of_a = 0;
+    std::vector<std::string> all;
+    for (std::string l; std::getline(lines, l); ++n) {
+        std::size_t columns = 0;
+        for (const char c : l) columns += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+        INFO(l);
+        CHECK(columns <= textbook::kTerminalColumns);
+        if (l.rfind("Chapter 12", 0) == 0 && first_of_a == 0) first_of_a = n;  // the chapters' table
+        all.push_back(l);
+    }
+    REQUIRE(first_of_a > 0);
+    CHECK(all[first_of_a].find(" 134") != std::string::npos);  // the counts on the first line
+    CHECK(all[first_of_a + 1].rfind("  ", 0) == 0);              // the title continued, indented
+    // The counts of both rows end in the same column as their header.
+    const std::size_t header_end = all[2].find("identical") + std::string("identical").size();
+    const auto ends = [](const std::string& l, const std::string& n) {  // in columns, not bytes
+        const std::string upto = l.substr(0, l.find(n) + n.size());
+        return static_cast<std::size_t>(std::count_if(upto.begin(), upto.end(), [](char c) {
+            return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+    };
+    CHECK(ends(all[first_of_a], "134") == header_end);
 }
 
 }  // namespace test_book

@@ -49,22 +49,22 @@ NOTEBOOKS = {
     "rch03": "raschka_ch03.txt",
     "rch03x": "raschka_ch03_exercises.txt",
     # Oracle runs of PyTorch (tools/oracle/), exported as the notebooks are: what the chapters
-    # above 14 compare with (`oracle<chapter>` or `o<chapter>`).
-    "oracle15": "oracle_15_latent_attention.txt",
-    "oracle16": "oracle_16_kv_sharing.txt",
+    # above 14 compare with (`o<chapter>`).
+    "o15": "oracle_15_latent_attention.txt",
+    "o16": "oracle_16_kv_sharing.txt",
     "o17": "oracle_17_sparse_attention.txt",
     "o18": "oracle_18_gated_deltanet.txt",
-    "oracle19": "oracle_19_gradients.txt",
-    "oracle20": "oracle_20_flash_backward.txt",
+    "o19": "oracle_19_gradients.txt",
+    "o20": "oracle_20_flash_backward.txt",
     "o21": "oracle_21_attention_learns.txt",
 }
 # Folder of each source under data/sources/.
 FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("o") else "seeds")
           for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
-SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle15": "oracle 15",
-               "oracle16": "oracle 16", "o17": "oracle 17", "o18": "oracle 18", "oracle19": "oracle 19",
-               "oracle20": "oracle 20", "o21": "oracle 21"}
+SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "o15": "oracle 15",
+               "o16": "oracle 16", "o17": "oracle 17", "o18": "oracle 18", "o19": "oracle 19",
+               "o20": "oracle 20", "o21": "oracle 21"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
 
@@ -77,12 +77,12 @@ NO_OUTPUT = {
     "004": [1, 2, 17, 52, 54, 58],
     "rch03": [2, 15, 16],
     "rch03x": [2, 3, 4, 5],
-    "oracle15": [1],
-    "oracle16": [1],
+    "o15": [1],
+    "o16": [1],
     "o17": [1],
     "o18": [1],
-    "oracle19": [1],
-    "oracle20": [1, 2],
+    "o19": [1],
+    "o20": [1, 2],
     "o21": [1, 2, 7, 8],
 }
 
@@ -326,7 +326,7 @@ def write_readme(rows: list[dict]) -> str:
         "(`004-In64-2`). A displayed tuple, or one `print` of several values, is one output. "
         "Raschka's are `rch03-In..` (chapter 3) and `rch03x-In..` (exercise solutions); an "
         "output shown in a markdown fence instead of a cell is named after its section "
-        "(`rch03x-Ex32`: exercise 3.2). The oracle runs' are `oracle<chapter>-In..` (`oracle19-In03`) or `o<chapter>-In..` (`o21-In03`). |\n"
+        "(`rch03x-Ex32`: exercise 3.2). The oracle runs' are `o<chapter>-In..` (`o19-In03`). |\n"
         "| `notebook` | the source's file name in `data/sources/seeds/`, "
         "`data/sources/raschka/` or `data/sources/oracle/` |\n"
         "| `cell` | the cell, e.g. `In [8]`, or `Exercise 3.2 (markdown)` |\n"

@@ -12,6 +12,8 @@ replaces it, for the terminal and the HTML book alike):
   compute limits, MultiHeadAttention's forward in the exact and the fma arithmetic, the
   distance between their outputs; record_attention.py) and, when it has the fma side,
   training.json (a training step in both).
+- `kv_cache`: chapter 8's figure's recording, kv_cache.json (its caption alone: the figure
+  draws the numbers).
 
 Each opens with whether the recording is current (its commit in this history, clean, the
 code it measured unchanged since: provenance.py), where, when and how loaded it was made,
@@ -281,9 +283,24 @@ def exactness(data_dir, source_root):
     return "\n\n".join(text)
 
 
+# ------------------------------------------------------------------------- chapter 8
+
+
+def kv_cache(data_dir, source_root):
+    """Chapter 8: what its figure's recording is (kv_cache.json): whether it is current, where,
+    when and at which commit it was made, and the limits measured with it."""
+    path = Path(data_dir) / "benchmarks" / "kv_cache.json"
+    data = load(path)
+    contexts = [data.get("context")] + [r.get("context") for r in data.get("runs", []) if isinstance(r, dict)]
+    what = next((c["what"] for c in contexts if isinstance(c, dict) and c.get("what")), "")
+    return caption(data, "kv_cache.json", source_root, what,
+                   "The figure of this step is drawn from it when the book is built.")
+
+
 GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
-              "training_induction": training_induction, "exactness": exactness}
+              "training_induction": training_induction, "kv_cache": kv_cache, "exactness": exactness}
 INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
+          "kv_cache": ["benchmarks/kv_cache.json"],
           "training_step": ["benchmarks/training.json"],
           "training_induction": ["benchmarks/training.json"],
           "exactness": ["benchmarks/attention.json", "benchmarks/training.json"]}

@@ -28,6 +28,7 @@ FIGURES{{
         for (std::size_t s = 0; s < S; ++s) style.row_labels.push_back(std::to_string(s));
         style.col_labels = style.row_labels;
         style.precision = 2;
+        style.panels_per_row = 2;
         return figures::svg::heatmaps(panels, titles, style);
     }}};
 

@@ -7,7 +7,7 @@
 namespace {
 
 std::string latent_cache_bars(const figures::Data& data) {
-    const std::string& report = data.block("oracle15-In07").text;
+    const std::string& report = data.block("o15-In07").text;
     const auto arg = [&](const std::string& key) {
         return std::to_string(static_cast<long long>(figures::report_value(report, key)));
     };

@@ -11,7 +11,7 @@ namespace {
 std::string sharing_gb_bars(const figures::Data& data) {
     std::vector<figures::svg::BarGroup> groups;
     std::string context, dtype;
-    for (const char* id : {"oracle16-In07", "oracle16-In08"}) {
+    for (const char* id : {"o16-In07", "o16-In08"}) {
         const std::string& report = data.block(id).text;
         const auto arg = [&](const std::string& key) {
             return std::to_string(static_cast<long long>(figures::report_value(report, key)));

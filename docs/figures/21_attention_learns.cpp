@@ -73,6 +73,7 @@ FIGURES{
          figures::svg::HeatmapStyle style;
          style.title = "Previous-token head and induction head, before and after training";
          style.precision = -1;
+         style.panels_per_row = 2;  // untrained beside trained, one head a row
          const std::string p = "block 0 head " + std::to_string(previous), i = "block 1 head " + std::to_string(induction);
          return figures::svg::heatmaps(
              {ch21_head(before, 0, previous), ch21_head(after, 0, previous), ch21_head(before, 1, induction),

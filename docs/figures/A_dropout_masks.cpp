@@ -26,6 +26,7 @@ FIGURES{{
         auto style = figures::token_style("The cell run four times after one seed (portable backend)");
         style.vmax = 2.0;
         style.precision = 1;
+        style.panels_per_row = 2;
         return figures::svg::heatmaps(runs, {"run 1", "run 2", "run 3", "run 4 = 004 In [51]"}, style);
     }}};
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import generated  # noqa: E402  ([generated: NAME] lines)
+import figurepages  # noqa: E402  (the figures: their index, their size, their HTML)
+from figurepages import Figure, htmlonly, read_figure_index, svg_images  # noqa: E402,F401  (for callers)
 
 # ------------------------------------------------------------------------- the book
 
@@ -50,6 +52,12 @@ class Entry:
     # data/sources/titles.tsv.
     source: str = ""
     title: str = ""
+
+    @property
+    def source_noun(self):
+        """What a verdict calls the source (textbook::source_noun): `the oracle run` for a
+        PyTorch run recorded by this project, `the notebook` otherwise."""
+        return "the oracle run" if self.notebook.startswith("oracle_") else "the notebook"
 
     @property
     def short_cell(self):
@@ -238,31 +246,6 @@ def chapter_label(name):
     return f"chapter_{name}"
 
 
-# ------------------------------------------------------------------------- figures
-
-
-@dataclass
-class Figure:
-    chapter: str  # the manifest's chapter key: `3`, `A`
-    step: str     # the section it illustrates: `mask` for `{#ch03-mask}`
-    file: str     # the SVG's file name
-    status: str   # ok | absent (no data recorded yet: a visible note) | failed (a note; an error)
-    caption: str
-
-
-def read_figure_index(path):
-    """make_figures' index.tsv: chapter, step, file, status, caption."""
-    figures = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        if not line or line.startswith("#"):
-            continue
-        f = line.split("\t")
-        if len(f) != 5:
-            raise SystemExit(f"{path}:{n}: expected 5 tab-separated fields, got {len(f)}")
-        figures.append(Figure(*f))
-    return figures
-
-
 # ------------------------------------------------------------------------- verdicts
 
 # What each kind of comparison looks like on a page: CSS class, mark, words.
@@ -283,11 +266,11 @@ def verdict(block, book, k=0):
     source = block.sources[k] if k < len(block.sources) else None
     entry = book.by_id.get(source) if source else None
     if entry is None:
-        return "new", "the notebooks do not print this"
+        return "new", "no source prints this"
     comparison = next((c for c in block.comparisons if c.get("entry") == source), None)
     result = comparison["result"] if comparison else "differs"
     if result == "identical":
-        return "identical", f"identical to the notebook ({describe_check(entry)})"
+        return "identical", f"identical to {entry.source_noun} ({describe_check(entry)})"
     if result == "within_ulp":
         return "close", f"{html.escape(comparison['summary'])} ({describe_check(entry)})"
     if result in ("differs", "differs_expected"):
@@ -333,9 +316,10 @@ def pair_div(ours, theirs):
 
 
 def source_label(entry):
-    """`the notebook printed: 002 In [8], <title>`, the source linked to its glossary line."""
+    """`the notebook printed: 002 In [8], <title>` (`the oracle run printed: ...` for a
+    recorded PyTorch run), the source linked to its glossary line."""
     anchor = "glossary_source_" + re.sub(r"[^a-z0-9]+", "_", entry.source.lower()).strip("_")
-    return ('<div class="book-label">the notebook printed: '
+    return (f'<div class="book-label">{entry.source_noun} printed: '
             f'<a class="book-source" href="glossary.html#{anchor}" title="{html.escape(entry.notebook)}">'
             f'{html.escape(entry.source)}</a> {html.escape(entry.cell)}, '
             f'<i>{html.escape(entry.title)}</i> <span class="book-id">({html.escape(entry.id)})</span></div>')
@@ -393,11 +377,6 @@ def missing_html(entry, book):
         f'<div class="book-verdict"><span class="book-mark" title="{cls}">{mark}</span> '
         f'not printed by this chapter yet ({describe_check(entry)} once it is)</div>',
         "</div>"])
-
-
-def htmlonly(fragment):
-    # [block]: Doxygen does not wrap the fragment in a paragraph.
-    return "\\htmlonly[block]\n" + fragment + "\n\\endhtmlonly\n"
 
 
 # ------------------------------------------------------------------------- chapter pages
@@ -463,18 +442,12 @@ def heading(title):
     return title.replace("`", "")
 
 
-def figure_html(f):
-    """A step's figure; the empty div before it lets the stylesheet set it beside the prose."""
-    caption = f.caption.replace(chr(34), chr(39))
-    return htmlonly('<div class="book-figure"></div>') + f'\\image html {f.file} "{caption}"'
-
-
 LEGEND = ('<p class="book-legend">Each step reads: the prose, the code of the step (cut from the '
-          'compiled program), and what it printed when these pages were built, beside the block the '
-          'notebook printed, with a mark: \u2713 identical, \u2248 the same numbers within a few float32 '
+          'compiled program), and what it printed when these pages were built, beside the block its '
+          'source printed (a notebook, or a run of PyTorch recorded by this project: an oracle run), '
+          'with a mark: \u2713 identical, \u2248 the same numbers within a few float32 '
           '<a href="glossary.html#glossary_ulp">ulp</a>, \u21d4 unseeded, checked through a relation in '
-          'the tests, \u2205 not reproducible, \u2717 different or missing, \u2022 new (the notebooks do '
-          'not print it).</p>')
+          'the tests, \u2205 not reproducible, \u2717 different or missing, \u2022 new (no source prints it).</p>')
 
 
 def chapter_page(run, prose_path, source_path, book, figures, neighbours, gloss, data_dir, source_root):
@@ -528,10 +501,13 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, gloss,
     used = set()
     for sec in sections:
         out += [f"## {heading(sec.title)} {{#{label}_{sec.id.replace('-', '_')}}}", ""]
-        # The step's figures first: the stylesheet floats them to the right of its prose (below
-        # the heading on a narrow window); the step's code and output start below them.
-        out += [figure_html(f) + "\n" for f in mine if f.step == sec.id]
+        # The step's narrow figures first: the stylesheet floats them to the right of its prose
+        # (below the heading on a narrow window); a wide one follows the prose, across the
+        # column. The step's code and output start below them.
+        figs = [f for f in mine if f.step == sec.id]
+        out += [figurepages.figure_html(f) + "\n" for f in figs if figurepages.figure_floats(f.path)]
         out += [prose(sec.body), ""]
+        out += [figurepages.figure_html(f) + "\n" for f in figs if not figurepages.figure_floats(f.path)]
         for m in step_markers(markers, sec.id):
             used.add(m)
             out += ["\\code{.cpp}", snippet(source, m, source_path), "\\endcode", ""]

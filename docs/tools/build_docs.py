@@ -156,8 +156,8 @@ def main():
     # Every page, hand-written or generated, through the same Markdown fix-ups.
     for bench_page in (pages_dir / "benchmarks.md", pages_dir / "training.md"):
         if bench_page.is_file():
-            bench_page.write_text(bookpages.doxygen_markdown(bench_page.read_text(encoding="utf-8")),
-                                  encoding="utf-8")
+            text = bookpages.doxygen_markdown(bench_page.read_text(encoding="utf-8"))
+            bench_page.write_text(bookpages.svg_images(text, fig_dir), encoding="utf-8")
     for headers in sorted((src / "lib" / "attn").iterdir()) + [src / "lib" / "textbook"]:
         if headers.is_dir():
             deps += [headers] + sorted(headers.glob("*.hpp"))
@@ -181,7 +181,10 @@ def main():
         sys.exit(f"build_docs: doxygen reported {len(warnings)} warning(s) "
                  f"(exit {proc.returncode}); warnings are errors")
 
-    # Every figure Doxygen was asked to show must be in the output.
+    # The figures, shown by the pages' own <img> (a link opens each full size), beside them.
+    if html_dir.is_dir():
+        for svg in sorted(fig_dir.glob("*.svg")):
+            shutil.copyfile(svg, html_dir / svg.name)
     for fig in figures:
         if not (html_dir / fig.file).is_file():
             sys.exit(f"build_docs: figure {fig.file} is missing from {html_dir}")

@@ -6,7 +6,8 @@ pages (terminal_pages.py) and the HTML pages (bookpages.py) replace that line wi
 Markdown `expand(NAME, data_dir, source_root)` returns, so no number about speed is copied by
 hand into prose, and a re-recorded benchmark shows up at the next build. The texts themselves
 are the chapters' speed sections, written beside the benchmarks that record them
-(benchmarks/pages/sections.py: `efficient`, `flash`, `training_step`, `training_induction`);
+(benchmarks/pages/sections.py: `efficient`, `flash`, `training_step`, `training_induction`,
+`kv_cache`);
 each says whether its recording is current, where and when it was made, and this machine's
 limits measured with it.
 """

@@ -24,6 +24,23 @@ def status_of(entry, pages):
     return "missing", "not printed yet"
 
 
+# The verdict kinds of the tally's chapter table (textbook/tally.cpp), in its order and words.
+CHAPTER_KINDS = [("identical", "identical"), ("within_ulp", "within ulp"),
+                 ("relation", "checked by relation"), ("unreproducible", "not reproducible"),
+                 ("differs", "differ")]
+
+
+def verdict_counts(run):
+    """A chapter's comparisons counted by result as the tally counts them (tally.cpp `count`:
+    every comparison of every block; `differs_expected` is a difference)."""
+    counts = {}
+    for b in run.blocks:
+        for c in b.comparisons:
+            kind = c["result"] if c["result"] in dict(CHAPTER_KINDS) else "differs"
+            counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
 def tensor_table(book, pages):
     by_chapter = {p.number: p for p in pages}
     rows = []
@@ -56,7 +73,7 @@ def tensor_table(book, pages):
              "differs": "printed but different", "missing": "not printed by a chapter yet"}
     summary = ", ".join(f"{counts[k]} {names[k]}" for k in order if counts.get(k))
     table = ['<table class="book-table book-tensors">',
-             "<tr><th>entry</th><th>chapter</th><th>what the notebook printed</th>"
+             "<tr><th>entry</th><th>chapter</th><th>what its source printed</th>"
              "<th>how it is compared</th><th>at this build</th></tr>"] + rows + ["</table>"]
     return summary, "\n".join(table)
 
@@ -64,20 +81,18 @@ def tensor_table(book, pages):
 def main_page(template_path, pages, runs, book, figures, tally_html):
     text = Path(template_path).read_text(encoding="utf-8")
     chapters = []
-    for p in pages:
+    for p, run in zip(pages, runs):
         n_expected = len(p.expected)
-        good = sum(1 for k, _ in p.printed.values() if k in ("identical", "close"))
-        rel = sum(1 for k, _ in p.printed.values() if k in ("relation", "unreproducible"))
         if not p.ran:
             state = "the program does not run yet"
         elif p.blocks == 0:
             state = "not written yet"
         elif n_expected == 0:
-            state = f"{p.blocks} blocks, none printed by the notebooks"
+            state = f"{p.blocks} blocks, all new: no source prints them"
         else:
-            state = f"{good + rel} of {n_expected} notebook blocks printed"
-            if rel:
-                state += f" ({rel} checked by relation)"
+            counts = verdict_counts(run)
+            kinds = ", ".join(f"{counts[k]} {words}" for k, words in CHAPTER_KINDS if counts.get(k))
+            state = f"{len(p.printed)} of {n_expected} source blocks printed: {kinds}"
         chapters.append(f'- \\subpage {p.label} "{p.title}": {p.summary} '
                         f'<span class="book-chapter-state">({state})</span>')
     summary, table = tensor_table(book, pages)

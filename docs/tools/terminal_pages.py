@@ -11,7 +11,8 @@ which the chapter program reads and prints step by step (lib/textbook/prose.hpp)
 Every text is ready to print: paragraphs wrapped at 80 columns, formulas set in Unicode
 (texterm.py: fractions over a rule, sums, scripts, cases), tables aligned in columns,
 `[generated: NAME]` lines replaced by their table (generated.py), and after the paragraph in
-which a chapter first uses a glossary word, that word's definition (glossary.py). Images,
+which a chapter first uses a glossary word, that word's definition (glossary.py). No Markdown
+mark is left: code spans lose their backticks, bold and italics their stars. Images,
 snippets, comments and HTML are for the HTML pages only.
 
     terminal_pages.py --out-dir O --data-dir D --glossary G --titles T [--depfile F]
@@ -49,7 +50,8 @@ def inline(text):
         if m.group(1) is not None:
             out.append(_keep(texterm.inline(m.group(1))))
         else:
-            span = m.group(0)
+            # A code span without its backticks: the terminal shows no Markdown marks.
+            span = m.group(0)[1:-1]
             out.append(_keep(span) if len(span) <= 40 else span)
         last = m.end()
     out.append(_plain(text[last:]))
@@ -58,6 +60,8 @@ def inline(text):
 
 def _plain(s):
     s = re.sub(r"\*\*(.+?)\*\*", r"\1", s)
+    # *italics* (a star against a word on its inside, not a product `a * b`).
+    s = re.sub(r"(?<![\w*])\*(?=[^\s*])([^*\n]*?[^\s*])\*(?![\w*])", r"\1", s)
     s = re.sub(r"\[([^\]]*)\]\((https?://[^)]*)\)", r"\1 (\2)", s)
     s = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", s)
     s = re.sub(r'\\ref\s+\S+\s+"([^"]*)"', r"\1", s)

@@ -4,6 +4,7 @@
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
@@ -174,6 +175,10 @@ std::string source_name(const Entry& entry) {
     if (entry.notebook.rfind("oracle_", 0) == 0)
         return "oracle " + entry.notebook.substr(7, entry.notebook.find('_', 7) - 7);
     return entry.notebook.substr(0, 3);
+}
+
+std::string source_noun(const Entry& entry) {
+    return entry.notebook.rfind("oracle_", 0) == 0 ? "the oracle run" : "the notebook";
 }
 
 attn::Tensor inputs() {
@@ -391,21 +396,24 @@ bool Check::compares_text() const {
 std::string Comparison::summary() const {
     std::ostringstream out;
     if (!text_check && unreproducible_reason.empty())
-        out << "not compared as text (the notebook's values are not reproducible; "
-               "checked through the relation)";
-    else if (!text_check)
-        out << "not reproducible: " << unreproducible_reason;
-    else if (identical) out << "identical to the notebook";
+        out << "unseeded: not compared as text, checked through the relation";
+    else if (!text_check) {
+        // The reason is a name (`torch_version_of_the_run`): read as words.
+        std::string why = unreproducible_reason;
+        std::replace(why.begin(), why.end(), '_', ' ');
+        out << "not reproducible: " << why;
+    } else if (identical) out << "identical to " << source;
     else if (match)
         out << numbers_identical << " of " << numbers
             << " printed numbers identical, the rest within tolerance";
-    else out << "DIFFERS from the notebook";
+    else out << "DIFFERS from " << source;
     return out.str();
 }
 
 Comparison compare(const Entry& entry, const std::string& ours) {
     entry.check.validate();  // a kind set from outside the enum is refused, never compared as another
     Comparison c;
+    c.source = source_noun(entry);
     const std::string book = strip_grad_fn(entry.text);
     std::string mine = ours;
     while (!mine.empty() && mine.back() == '\n') mine.pop_back();

@@ -84,7 +84,7 @@ public:
     /// cannot be read, is not a regular file or is empty, and of the first line that is not
     /// text (a CR line ending, a control character, a byte that is not UTF-8) or a file
     /// cut short (no final line ending): in the manifest its line, in a block file the
-    /// block's own `file:line`. Every message is one line and never echoes bytes that are
+    /// block's own `path:line`. Every message is one line and never echoes bytes that are
     /// not text.
     static Book load(const std::filesystem::path& data_dir);
 
@@ -110,6 +110,10 @@ private:
 /// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions, or
 /// `oracle 19` for a PyTorch run recorded for a chapter (`data/sources/oracle/oracle_19_....txt`).
 std::string source_name(const Entry& entry);
+
+/// What a verdict calls an entry's source: `the oracle run` for a PyTorch run recorded by this
+/// project (`data/sources/oracle/`), `the notebook` for the notebooks and Raschka's.
+std::string source_noun(const Entry& entry);
 
 /// The book's input: the six 3-d embeddings of "Your journey starts with one step",
 /// `[6, 3]` float32, one row per token (notebook 002 In [1], notebook 004 In [2]).
@@ -156,6 +160,7 @@ struct Comparison {
     std::size_t numbers = 0;            ///< numbers compared
     std::size_t numbers_identical = 0;  ///< of which printed identically
     std::vector<std::string> differences;  ///< one line per differing number or text
+    std::string source = "the notebook";   ///< what the verdict calls the source (`source_noun`)
     std::string summary() const;        ///< one line for a reader
 };
 

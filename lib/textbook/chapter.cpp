@@ -119,7 +119,7 @@ int Chapter::finish() {
     for (const auto& b : record_.blocks)
         if (b.differs()) {
             std::cerr << program_name(info_) << ": the block '" << b.label
-                      << "' DIFFERS from the notebook\n";
+                      << "' DIFFERS from its source\n";
             status = 1;
         }
     return status;

@@ -66,7 +66,7 @@ class Chapter {
 public:
     /// Loads the book (`data_dir()`) and the rendered page (`prose_dir()/<name>.prose.json`), prints the title
     /// and the introduction.
-    /// @throws std::runtime_error when the book or the page is malformed (file:line named).
+    /// @throws std::runtime_error when the book or the page is malformed (its `path:line` named).
     Chapter(const ChapterInfo& info, const Options& options);
 
     /// Starts step `id`: prints the page's sections up to and including `id` that are not
@@ -86,7 +86,7 @@ public:
     void show(const std::string& label, const std::string& text, std::vector<TensorRecord> tensors = {});
 
     /// Prints the rest of the page, saves the record if asked, and returns the exit status:
-    /// 0, or 1 when a block DIFFERS from the notebook (the message names it on stderr).
+    /// 0, or 1 when a block DIFFERS from its source (the message names it on stderr).
     int finish();
 
     /// The seed for `attn::manual_seed`: `book_seed` (the notebook's), or the reader's

@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -320,21 +321,55 @@ ChapterRecord ChapterRecord::load(const std::filesystem::path& file) {
     }
 }
 
+namespace {
+
+std::size_t columns(std::string_view s) {
+    return static_cast<std::size_t>(std::count_if(
+        s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+std::string wrap_line(const std::string& line, const std::string& indent, std::size_t width) {
+    std::string out, rest = line;
+    while (columns(rest) > width) {
+        // The last space within `width` columns (after the indent): the line breaks there.
+        std::size_t col = 0, cut = std::string::npos;
+        for (std::size_t i = 0; i < rest.size() && col <= width; ++i) {
+            if ((static_cast<unsigned char>(rest[i]) & 0xC0) == 0x80) continue;
+            if (rest[i] == ' ' && i > indent.size() && rest[i - 1] != ' ') cut = i;
+            ++col;
+        }
+        if (cut == std::string::npos) {
+            cut = rest.find(' ', indent.size() + 1);  // a word longer than a line stands alone
+            if (cut == std::string::npos) break;
+        }
+        out += rest.substr(0, cut) + '\n';
+        const std::size_t next = rest.find_first_not_of(' ', cut);
+        if (next == std::string::npos) return out;
+        rest = indent + rest.substr(next);
+    }
+    return out + rest + '\n';
+}
+
 std::string render_block(const BlockRecord& block, const Book& book, bool compare) {
     std::ostringstream out;
-    out << "### ";
-    if (block.kind == "new") out << "new";
+    std::string head = "### ";
+    if (block.kind == "new") head += "new";
     for (std::size_t i = 0; i < block.sources.size(); ++i) {
         const Entry& e = book.at(block.sources[i]);
-        out << (i ? ", " : "") << source_name(e) << ' ' << e.cell;
+        head += (i ? ", " : "") + source_name(e) + ' ' + e.cell;
     }
-    out << " · " << block.label << '\n' << block.text << '\n';
+    out << wrap_line(head + " · " + block.label, "    ") << block.text << '\n';
     if (compare) {
         for (const auto& c : block.comparisons) {
             const Entry& e = book.at(c.entry);
-            out << ">>> " << e.id << " (" << e.style << ", " << e.check.str()
-                << "): " << c.summary << '\n';
-            for (const auto& d : c.differences) out << ">>>   " << d << '\n';
+            // An unseeded or unreproducible entry's verdict names its relation or reason.
+            const std::string check = e.check.kind == Check::Kind::unreproducible
+                                          ? e.check.kind_name() : e.check.str();
+            out << wrap_line(">>> " + e.id + " (" + e.style + ", " + check + "): " + c.summary,
+                             ">>>     ");
+            for (const auto& d : c.differences) out << wrap_line(">>>   " + d, ">>>       ");
             if (!e.check.compares_text()) {
                 // Unseeded: show what the notebook printed, so the two can be set side by side.
                 out << ">>> the notebook printed:\n";

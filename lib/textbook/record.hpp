@@ -113,7 +113,18 @@ struct ChapterRecord {
 /// The terminal view of a block: `### <sources> · <label>` (`### new · <label>` for a block
 /// the notebooks do not print), the text, and (with `compare`)
 /// the `>>> ` lines of each comparison; for an unseeded entry also the notebook's own block
-/// (`>>> | ` lines), taken from `book`.
+/// (`>>> | ` lines), taken from `book`. The header and the verdicts are the book's own lines:
+/// each is wrapped at `kTerminalColumns` (continued under a 4- or 8-column indent); the
+/// printed text and the notebook's block are shown as printed.
 std::string render_block(const BlockRecord& block, const Book& book, bool compare);
+
+/// The width of the terminal the book's own lines are set for (prose, headers, verdicts).
+inline constexpr std::size_t kTerminalColumns = 100;
+
+/// `line` broken at spaces into lines of at most `width` columns (UTF-8 code points; a word
+/// longer than a line stands alone), the first line as is, the others after `indent`; each
+/// line ends in a newline.
+std::string wrap_line(const std::string& line, const std::string& indent,
+                      std::size_t width = kTerminalColumns);
 
 }  // namespace textbook

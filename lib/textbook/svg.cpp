@@ -40,6 +40,11 @@ double text_width(const std::string& s, double font_size) {
     return 0.62 * font_size * static_cast<double>(text_length(s));
 }
 
+// Where to centre a text of width `w` near `x` so that it stays inside [0, width].
+double centred(double x, double w, double width) {
+    return std::clamp(x, std::min(w / 2 + 6, width / 2), std::max(width - w / 2 - 6, width / 2));
+}
+
 std::string text(double x, double y, const std::string& s, double size,
                  const std::string& anchor = "start", const std::string& extra = "") {
     std::ostringstream out;
@@ -191,9 +196,9 @@ std::string heatmaps(const std::vector<Tensor>& panels, const std::vector<std::s
 
     // Cells shrink a little for large matrices so a 12 x 12 grid stays readable on a page.
     const std::size_t longest = std::max(rows, cols);
-    const double cell = longest <= 6 ? 46 : longest <= 8 ? 40 : longest <= 12 ? 34 : 26;
-    const double value_font = style.precision > 2 || longest > 8 ? 9.5 : 11;
     const bool show_values = style.precision >= 0 && longest <= 16;
+    const double cell = longest <= 6 ? 46 : longest <= 8 ? 40 : longest <= 12 ? 34 : show_values ? 26 : 15;
+    const double value_font = style.precision > 2 || longest > 8 ? 9.5 : 11;
     const double label_font = 12;
 
     double row_label_w = 0, col_label_w = 0;
@@ -212,10 +217,15 @@ std::string heatmaps(const std::vector<Tensor>& panels, const std::vector<std::s
     for (const auto& t : panel_titles) panel_w = std::max(panel_w, text_width(t, 13) - 10);
     const double panel_gap = 26;
     const double top = margin + title_h + panel_title_h + axis_h + col_label_h;
-    const double bar_x = left + panels.size() * panel_w + (panels.size() - 1) * panel_gap + 28;
+    const std::size_t per_row = style.panels_per_row == 0 ? panels.size()
+                                                          : std::min(style.panels_per_row, panels.size());
+    const std::size_t panel_rows = (panels.size() + per_row - 1) / per_row;
+    // One row of panels below the other: each with its titles, axis names and labels.
+    const double row_h = panel_title_h + axis_h + col_label_h + grid_h + 24;
+    const double bar_x = left + per_row * panel_w + (per_row - 1) * panel_gap + 28;
     const double bar_w = 14;
     const double width = std::max(bar_x + bar_w + 60 + margin, margin * 2 + text_width(style.title, 15));
-    const double height = top + grid_h + margin + 8;
+    const double height = top + (panel_rows - 1) * row_h + grid_h + margin + 8;
 
     std::ostringstream out;
     out << header(width, height);
@@ -230,13 +240,15 @@ std::string heatmaps(const std::vector<Tensor>& panels, const std::vector<std::s
     if (!style.title.empty()) out << text(margin, margin + 16, style.title, 15, "start", "font-weight=\"bold\"");
 
     for (std::size_t p = 0; p < panels.size(); ++p) {
-        const double x0 = left + p * (panel_w + panel_gap);
-        const double grid_x = x0;
+        const std::size_t column = p % per_row;
+        const double dy = static_cast<double>(p / per_row) * row_h;  // this row of panels
+        const double x0 = left + column * (panel_w + panel_gap);
+        const double grid_x = x0, top = margin + title_h + panel_title_h + axis_h + col_label_h + dy;
         if (panel_title_h > 0)
-            out << text(x0 + grid_w / 2, margin + title_h + 15, panel_titles[p], 13, "middle",
+            out << text(x0 + grid_w / 2, margin + title_h + 15 + dy, panel_titles[p], 13, "middle",
                         "font-weight=\"bold\"");
         // Axis names: keys run left to right, queries top to bottom.
-        out << text(grid_x + grid_w / 2, margin + title_h + panel_title_h + 13,
+        out << text(grid_x + grid_w / 2, margin + title_h + panel_title_h + 13 + dy,
                     style.col_axis + " \u2192", 12, "middle", "fill=\"#555555\"");
         for (std::size_t j = 0; j < cols; ++j) {
             const double cx = grid_x + (j + 0.5) * cell + 4, cy = top - 6;
@@ -244,14 +256,14 @@ std::string heatmaps(const std::vector<Tensor>& panels, const std::vector<std::s
                 << "\" text-anchor=\"start\" transform=\"rotate(-45 " << num(cx) << ' ' << num(cy)
                 << ")\">" << escape(col_labels[j]) << "</text>\n";
         }
-        if (p == 0) {
+        if (column == 0) {
             const double ax = margin + 12, ay = top + grid_h / 2;
             out << "<text x=\"" << num(ax) << "\" y=\"" << num(ay) << "\" font-size=\"12\" "
                 << "text-anchor=\"middle\" fill=\"#555555\" transform=\"rotate(-90 " << num(ax) << ' '
                 << num(ay) << ")\">" << escape(style.row_axis) << " \u2192</text>\n";
         }
-        // Row labels once, left of the first panel: the panels share their rows.
-        if (p == 0)
+        // Row labels once a row of panels, left of its first: the panels share their rows.
+        if (column == 0)
             for (std::size_t i = 0; i < rows; ++i)
                 out << text(grid_x - 6, top + (i + 0.5) * cell + 4, row_labels[i], label_font, "end");
 
@@ -282,7 +294,8 @@ std::string heatmaps(const std::vector<Tensor>& panels, const std::vector<std::s
             << "\" height=\"" << num(grid_h) << "\" fill=\"none\" stroke=\"#999999\"/>\n";
     }
 
-    // Colour bar: vmin at the bottom, vmax at the top, with five labelled ticks.
+    // Colour bar, beside the first row of panels: vmin at the bottom, vmax at the top, with
+    // five labelled ticks.
     const double bar_top = top, bar_h = grid_h;
     out << "<rect x=\"" << num(bar_x) << "\" y=\"" << num(bar_top) << "\" width=\"" << num(bar_w)
         << "\" height=\"" << num(bar_h) << "\" fill=\"url(#scale)\" stroke=\"#999999\"/>\n";
@@ -336,10 +349,25 @@ std::string line_plot(const std::vector<Series>& series, const PlotStyle& style)
     widen(ylo, yhi, style.log_y);
     if (!style.log_y && ylo < 0 && ylo > -1e-12) ylo = 0;
 
-    const double width = 640, height = 400;
     const double left = 78, right = 20, bottom = 58;
-    const double top = (style.title.empty() ? 20 : 44) + (style.subtitle.empty() ? 0 : 16);
-    const double pw = width - left - right, ph = height - top - bottom;
+    const double width = std::max({640.0, left + text_width(style.subtitle, 11) + right,
+                                   12 + text_width(style.x_label, 12) + 12});
+    // The legend: one entry per series, in rows above the plot (never over the data).
+    const double pw = width - left - right;
+    std::vector<std::pair<double, double>> legend_at;  // x, y of each entry's line
+    const double legend_top = (style.title.empty() ? 20 : 44) + (style.subtitle.empty() ? 0 : 16) + 8;
+    {
+        double x = left, y = legend_top + 10;
+        for (const auto& s : series) {
+            const double w = 30 + 6 + text_width(s.name, 12);
+            if (x > left && x + w > left + pw) x = left, y += 18;
+            legend_at.emplace_back(x, y);
+            x += w + 18;
+        }
+    }
+    const double top = legend_at.back().second + 14;
+    const double height = top + 282 + bottom;
+    const double ph = height - top - bottom;
     auto px = [&](double x) {
         const double t = style.log_x ? (std::log10(x) - std::log10(xlo)) / (std::log10(xhi) - std::log10(xlo))
                                      : (x - xlo) / (xhi - xlo);
@@ -368,19 +396,14 @@ std::string line_plot(const std::vector<Series>& series, const PlotStyle& style)
     }
     out << "<rect x=\"" << num(left) << "\" y=\"" << num(top) << "\" width=\"" << num(pw)
         << "\" height=\"" << num(ph) << "\" fill=\"none\" stroke=\"#555555\"/>\n";
-    out << text(left + pw / 2, height - 14, style.x_label, 12, "middle");
+    out << text(centred(left + pw / 2, text_width(style.x_label, 12), width), height - 14, style.x_label, 12,
+                "middle");
     out << "<text x=\"18\" y=\"" << num(top + ph / 2) << "\" font-size=\"12\" text-anchor=\"middle\" "
         << "transform=\"rotate(-90 18 " << num(top + ph / 2) << ")\">" << escape(style.y_label)
         << "</text>\n";
 
     static const std::array<const char*, 6> palette{"#1f77b4", "#d62728", "#2ca02c",
                                                     "#9467bd", "#ff7f0e", "#8c564b"};
-    double legend_w = 0;
-    for (const auto& s : series) legend_w = std::max(legend_w, text_width(s.name, 12));
-    const double lx = left + 12, ly = top + 10;
-    out << "<rect x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" width=\"" << num(legend_w + 42)
-        << "\" height=\"" << num(series.size() * 18 + 8) << "\" fill=\"#ffffff\" fill-opacity=\"0.9\" "
-        << "stroke=\"#cccccc\"/>\n";
     for (std::size_t k = 0; k < series.size(); ++k) {
         const auto& s = series[k];
         const std::string colour = s.colour.empty() ? palette[k % palette.size()] : s.colour;
@@ -396,8 +419,8 @@ std::string line_plot(const std::vector<Series>& series, const PlotStyle& style)
             out << "<circle cx=\"" << num(px(s.x[i])) << "\" cy=\"" << num(py(s.y[i]))
                 << "\" r=\"3.5\" fill=\"" << colour << "\"><title>" << escape(s.name) << ": "
                 << tick_text(s.x[i]) << ", " << tick_text(s.y[i]) << "</title></circle>\n";
-        const double y = ly + 16 + k * 18;
-        out << "<line x1=\"" << num(lx + 8) << "\" y1=\"" << num(y - 4) << "\" x2=\"" << num(lx + 30)
+        const auto [lx, y] = legend_at[k];
+        out << "<line x1=\"" << num(lx) << "\" y1=\"" << num(y - 4) << "\" x2=\"" << num(lx + 30)
             << "\" y2=\"" << num(y - 4) << "\" stroke=\"" << colour << dash << "\" stroke-width=\"2\"/>\n";
         out << text(lx + 36, y, s.name, 12);
     }
@@ -423,7 +446,13 @@ std::string bar_chart(const std::vector<BarGroup>& groups, const BarStyle& style
     }
     if (hi == 0) hi = 1;
     hi *= 1.12;  // room for the value written after the longest bar
-    const double bar = 13, gap = 12, width = 720, right = 24, left = label_w + 20;
+    const double bar = 13, gap = 12, right = 24, left = label_w + 20;
+    // Wide enough for the subtitle and the legend's row, whatever their length.
+    double legend_w = 0;
+    for (const auto& s : style.series) legend_w += 34 + text_width(s, 11);
+    const double width = std::max({720.0, 12 + text_width(style.subtitle, 11) + 12,
+                                   12 + text_width(style.title, 15) + 12, left + legend_w + right,
+                                   12 + text_width(style.x_label, 12) + 12});
     const double top = (style.title.empty() ? 16 : 44) + (style.subtitle.empty() ? 0 : 16) + 22;
     const double group_h = bar * static_cast<double>(style.series.size());
     const double ph = static_cast<double>(groups.size()) * (group_h + gap);
@@ -462,7 +491,8 @@ std::string bar_chart(const std::vector<BarGroup>& groups, const BarStyle& style
     }
     out << "<line x1=\"" << num(left) << "\" y1=\"" << num(top) << "\" x2=\"" << num(left) << "\" y2=\""
         << num(top + ph) << "\" stroke=\"#555555\"/>\n";
-    out << text(left + pw / 2, height - 12, style.x_label, 12, "middle");
+    out << text(centred(left + pw / 2, text_width(style.x_label, 12), width), height - 12, style.x_label, 12,
+                "middle");
     out << "</svg>\n";
     return out.str();
 }

@@ -32,6 +32,9 @@ struct HeatmapStyle {
     int precision = 2;  ///< fraction digits printed in each cell; negative: print no values
     double vmin = 0.0;  ///< value drawn white; smaller values are clamped
     double vmax = 1.0;  ///< value drawn darkest; larger values are clamped
+    /// Panels side by side before the next row of panels (`heatmaps`); 0: all in one row.
+    /// Keeps a figure of several panels narrow enough to be read at the width a page shows it.
+    std::size_t panels_per_row = 0;
 };
 
 /// One heatmap of a matrix `m: [R, C]` (float32), e.g. `attn_weights` of one sequence: row i
@@ -43,9 +46,11 @@ struct HeatmapStyle {
 std::string heatmap(const Tensor& m, const HeatmapStyle& style);
 
 /// Several heatmaps side by side sharing one colour scale and one colour bar: one panel per
-/// matrix of `panels` (each `[R, C]`, all the same shape), titled by `panel_titles`. Used for
-/// the dropout masks of the two Bernoulli backends, the heads of multi-head attention and
-/// the sequences of a padded batch. `style.title` is drawn above all panels.
+/// matrix of `panels` (each `[R, C]`, all the same shape), titled by `panel_titles`, in rows
+/// of `style.panels_per_row`. Used for the dropout masks of the two Bernoulli backends, the
+/// heads of multi-head attention and the sequences of a padded batch. `style.title` is drawn
+/// above all panels. Cells that print no value (`precision < 0`, or more than 16 rows or
+/// columns) are drawn small: the shading is what is read.
 /// @throws std::invalid_argument when `panels` is empty, the panels' shapes differ or are
 /// not 2-D, `panel_titles` does not have one title per panel, or as `heatmap` for labels.
 std::string heatmaps(const std::vector<Tensor>& panels, const std::vector<std::string>& panel_titles,

@@ -48,26 +48,42 @@ const std::vector<Column>& columns() {
     return cols;
 }
 
+std::size_t columns_of(const std::string& s) {
+    return static_cast<std::size_t>(std::count_if(
+        s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// A table within the terminal's 100 columns: the names wrap (continued under a 2-column
+// indent) in what the counts leave of the width; the counts stand on a row's first line.
 std::string text_table(const std::string& title, const std::vector<TallyRow>& rows,
                        const TallyRow& total, bool chapters) {
     std::vector<const Column*> cols;
     for (const auto& c : columns())
         if (chapters ? c.field != &TallyRow::missing : c.field != &TallyRow::fresh)
             cols.push_back(&c);
-    std::size_t width = title.size();
-    for (const auto& r : rows) width = std::max(width, r.name.size());
+    std::size_t counts = 0;
+    for (const auto* c : cols) counts += 2 + std::string(c->title).size();
+    std::size_t width = columns_of(title);
+    for (const auto& r : rows) width = std::max(width, columns_of(r.name));
+    width = std::min(width, std::max<std::size_t>(kTerminalColumns - counts, 16));
     std::ostringstream out;
-    auto cell = [](const std::string& s, std::size_t w) {
-        return std::string(w > s.size() ? w - s.size() : 0, ' ') + s;
+    auto pad = [](const std::string& s, std::size_t w) {
+        return s + std::string(w > columns_of(s) ? w - columns_of(s) : 0, ' ');
     };
-    out << title << std::string(width - title.size(), ' ');
+    out << pad(title, width);
     for (const auto* c : cols) out << "  " << c->title;
     out << '\n';
     auto line = [&](const TallyRow& r) {
-        out << r.name << std::string(width - std::min(width, r.name.size()), ' ');
-        for (const auto* c : cols)
-            out << "  " << cell(std::to_string(r.*(c->field)), std::string(c->title).size());
+        std::istringstream names(wrap_line(r.name, "  ", width));
+        std::string first;
+        std::getline(names, first);
+        out << pad(first, width);
+        for (const auto* c : cols) {
+            const std::string n = std::to_string(r.*(c->field));
+            out << "  " << std::string(std::string(c->title).size() - std::min(n.size(), std::string(c->title).size()), ' ') << n;
+        }
         out << '\n';
+        for (std::string more; std::getline(names, more);) out << more << '\n';
     };
     for (const auto& r : rows) line(r);
     TallyRow t = total;
@@ -147,7 +163,7 @@ Tally tally(const Book& book, const std::vector<ChapterRecord>& records) {
 }
 
 std::string tally_text(const Tally& t) {
-    return "The tally of this run: the blocks each chapter printed, compared with the notebooks\n\n" +
+    return "The tally of this run: the blocks each chapter printed, compared with their sources\n\n" +
            text_table("chapter", t.chapters, t.chapters_total, true) +
            "\nand how much of each source the chapters reproduce (each printed output once)\n\n" +
            text_table("source", t.sources, t.sources_total, false);

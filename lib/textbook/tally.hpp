@@ -40,7 +40,9 @@ struct Tally {
 /// any record shows for it, or as missing.
 Tally tally(const Book& book, const std::vector<ChapterRecord>& records);
 
-/// The tally as two plain-text tables (`by chapter`, `by source`) for the terminal.
+/// The tally as two plain-text tables (`by chapter`, `by source`) for the terminal, within
+/// its 100 columns (`kTerminalColumns`): a long name wraps under a 2-column indent, its counts
+/// on the row's first line.
 std::string tally_text(const Tally& t);
 
 /// The tally as two HTML tables (class `book-table book-tally`) for the generated book.

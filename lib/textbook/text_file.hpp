@@ -1,7 +1,7 @@
 /// @file text_file.hpp
 /// @brief Checks shared by the parsers of the project's data files (the book's manifest and
 /// blocks, the tokenizer TSVs, the chapters' prose pages): a data file is a regular file of
-/// UTF-8 text in lines that end with LF, and every error names `file:line`.
+/// UTF-8 text in lines that end with LF, and every error names `path:line`.
 ///
 /// A parser reads a file with `read_data_file`, splits it with `data_lines` (which checks
 /// every line and that the file was not cut short), and parses fields whole with

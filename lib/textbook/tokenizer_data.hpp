@@ -38,7 +38,7 @@ struct TokenizerData {
     /// Every field is parsed whole (an id is a non-negative int64 in decimal, nothing left
     /// over; the JSON field is one string and nothing else).
     /// @throws std::runtime_error naming the file when it cannot be read (`read_data_file`),
-    /// and `file:line` when a line is not text (a CR line ending, a control character, a
+    /// and `path:line` when a line is not text (a CR line ending, a control character, a
     /// byte that is not UTF-8: `data_lines`), the file is cut short (no final line ending), a
     /// row is malformed (a `text_json` field that is not one JSON string, with nlohmann's
     /// reason) or repeats a role or a text (naming the first line), or a special

@@ -18,7 +18,8 @@
 /// retrieves instead of adding on top of it.
 ///
 /// Source: rasbt/LLMs-from-scratch, ch04/08_deltanet/README.md (`GatedDeltaNet`, last changed
-/// at 57430d2a, with pull request #1033: the output gate is not transposed); Yang, Kautz and
+/// at 57430d2a "Gated DeltaNet updates", with its later fix: the output gate is not
+/// transposed); Yang, Kautz and
 /// Hatamizadeh, "Gated Delta Networks: Improving Mamba2 with Delta Rule" (2024), for the rule
 /// and its chunkwise form; Yang et al., "Parallelizing Linear Transformers with the Delta Rule
 /// over Sequence Length" (2024), for the chunked algorithm.

@@ -3,7 +3,8 @@
 /// earlier token for each query, and the query attends only to its `topk` best, through the
 /// attention core with a mask. Cached in the one `KVCache` plus the indexer's keys.
 ///
-/// Source: the contributor's pull request #1014 to rasbt/LLMs-from-scratch,
+/// Source: the contributor's pull request "Add Deepseek Sparse Attention (DSA) implementation
+/// (ch04/09_dsa)" to rasbt/LLMs-from-scratch,
 /// ch04/09_dsa/gpt_with_kv_dsa.py (head 51805ca2, April 2026), classes `LightningIndexer` and
 /// `MultiHeadAttentionWithDSA`; DeepSeek-V3.2's technical report for the indexer's formula.
 ///

@@ -40,7 +40,7 @@ using GroupedQueryAttentionConfig = AttentionConfig;
 /// `W_key = Linear(d_in, num_kv_groups * head_dim, qkv_bias)`, `W_value` (same),
 /// `W_query = Linear(d_in, d_out, qkv_bias)`, `out_proj = Linear(d_out, d_out, bias=False)`,
 /// then `Dropout(dropout)`. The causal mask is built from positions (`q_pos < k_pos` is
-/// masked), as Raschka's file does since PR #697.
+/// masked), as Raschka's file does since "Fix bug in masking when kv cache is used.".
 class GroupedQueryAttention : public nn::Module {
 public:
     /// `"GroupedQueryAttention"`, as repr prints it.

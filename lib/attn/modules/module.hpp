@@ -33,7 +33,8 @@ SDPAOptions dropout_options(const nn::Dropout& dropout, Generator& gen);
 
 /// The options of Raschka's causal modules (GQA, SWA, KV sharing, DSA, gated attention): the
 /// causal mask from positions, the first query at `query_start` and the cached keys from
-/// position 0 (his mask from positions, PR #697); the scores divided by `sqrt(head_dim)` (his
+/// position 0 (his mask from positions, since "Fix bug in masking when kv cache is used."); the
+/// scores divided by `sqrt(head_dim)` (his
 /// `keys.shape[-1]**0.5`, a Python float rounded to float32 as `std::sqrt` of the float
 /// gives it); dropout as `dropout_options`.
 SDPAOptions causal_options(std::size_t head_dim, std::size_t query_start, const nn::Dropout& dropout,

@@ -7,7 +7,8 @@
 /// Source: rasbt/LLMs-from-scratch, ch04/06_swa/gpt_with_kv_swa.py (checked at commit
 /// 28c65cdf, April 2026). Raschka's cache grows by `torch.cat` and is trimmed to the last `W`
 /// tokens; here the same keys live in a ring buffer allocated once. The position checks are
-/// those of PR #925 (ch04/03_kv-cache): no token beyond the context, and a chunk longer than
+/// those of "Optimized KV Cache (sliding window) bug fix" (ch04/03_kv-cache): no token beyond
+/// the context, and a chunk longer than
 /// the window leaves no negative pointer (here it cannot: slots are `pos % W`).
 #pragma once
 
