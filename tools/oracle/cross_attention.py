@@ -91,8 +91,8 @@ def train(reverse, steps=200):
     src, tgt = copy_batch(n, V, LENGTH, reverse, generator=torch.Generator().manual_seed(2024))
     decoded = greedy_decode(model, src, LENGTH)
     return (decoded == tgt).all(dim=1).sum().item()
-print(f"copy: {exact_sequences(copy_model, False)} of 1000 held-out sequences decoded exactly")
-print(f"reversal: {exact_sequences(reverse_model, True)} of 1000 held-out sequences decoded exactly")""",
+print(f"copy: {exact_sequences(copy_model, False)} of 1000 held-out sequences decoded exactly",
+      f"reversal: {exact_sequences(reverse_model, True)} of 1000 held-out sequences decoded exactly", sep="\\n")""",
     """src, tgt = copy_batch(1, V, LENGTH, generator=torch.Generator().manual_seed(2024))
 print(cross_attention_weights(copy_model, src, tgt[:, :-1])[0])""",
     """src, tgt = copy_batch(1, V, LENGTH, reverse=True, generator=torch.Generator().manual_seed(2024))
