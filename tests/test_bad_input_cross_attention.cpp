@@ -197,6 +197,22 @@ std::vector<Case> cases() {
         }
         return first_finite && second_nan;
     });
+    ok("backward of a cross-attention from 0 source tokens: a key gradient of 0 elements", [] {
+        MultiheadAttention m = mha8();
+        MultiheadAttentionSaved saved;
+        const Tensor q = attn::rand({2, 3, 8}), memory = attn::rand({2, 0, 8});
+        const auto out = m.forward(q, memory, memory, {}, saved);
+        const MultiheadAttentionGrads g = m.backward(saved, attn::ones({2, 3, 8}));
+        return same_shape(g.query, {2, 3, 8}) && g.key && same_shape(*g.key, {2, 0, 8}) && !g.value;
+    });
+    ok("the encoder-decoder's backward on 0 sequences", [] {
+        AttentionOnlySeq2Seq m({.vocab_size = 3, .context_length = 4, .emb_dim = 6, .num_heads = 2});
+        AttentionOnlySeq2Seq::Saved saved;
+        const LongTensor none = LongTensor::from_shape({0, 2});
+        const Tensor logits = m.forward(none, none, saved);
+        m.backward(saved, attn::zeros({0, 2, 3}));
+        return same_shape(logits, {0, 2, 3}) && m.out_head.weight_grad && same_shape(*m.out_head.weight_grad, {3, 6});
+    });
     ok("unbatched 2-D inputs: [3, 8], weights [3, 5]", [] {
         const auto out = cross(mha8(), {3, 8}, {5, 8}, {5, 8});
         return same_shape(out.attn_output, {3, 8}) && same_shape(*out.attn_output_weights, {3, 5});

@@ -166,6 +166,7 @@ LongTensor AttentionOnlySeq2Seq::greedy_decode(const LongTensor& src, std::size_
     const Tensor memory = encode(src);
     const KVCache memory_cache = cross_attn.memory_cache(memory, memory);  // once, for every step
     const std::size_t B = src.shape()[0];
+    check_allocation(kWhere + "::greedy_decode (the decoded ids [B, length])", Shape{B, length}, sizeof(std::int64_t));
     LongTensor ys = LongTensor::from_shape({B, length});
     for (std::size_t b = 0; b < B; ++b) ys(b, 0) = 1;
     for (std::size_t t = 1; t < length; ++t) {

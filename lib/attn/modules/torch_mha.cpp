@@ -138,6 +138,7 @@ struct CoreMasks {
 };
 
 bool is_causal_triangle(const BoolTensor& mask) {
+    if (mask.size() == 0) return true;  // no element (and no walk over 2^40 empty rows)
     const std::size_t L = mask.shape()[0], S = mask.shape()[1];
     for (std::size_t i = 0; i < L; ++i)
         for (std::size_t j = 0; j < S; ++j)
@@ -155,11 +156,12 @@ CoreMasks core_masks(const MultiheadAttentionArgs& args, const Dims& d, std::siz
     }
     const std::size_t mb = am && am->dimension() == 3 ? d.B : 1, mh = am && am->dimension() == 3 ? H : 1;
     if (am || args.key_padding_mask) {
-        const std::size_t ab = args.key_padding_mask ? d.B : 1;
-        const std::size_t b_n = std::max(mb, ab);
+        // The padding's batch (B, 0 included), else the mask's (B for a 3-D one, else 1).
+        const std::size_t b_n = args.key_padding_mask ? d.B : mb;
+        check_allocation(kWhere + " (the merged masks)", Shape{b_n, mh, d.L, Sp}, sizeof(bool));
         c.allow = xt::empty<bool>(Shape{b_n, mh, d.L, Sp});
         bool* a = c.allow.data();
-        for (std::size_t b = 0; b < b_n; ++b)
+        for (std::size_t b = 0; b < (c.allow.size() ? b_n : 0); ++b)
             for (std::size_t h = 0; h < mh; ++h)
                 for (std::size_t i = 0; i < d.L; ++i)
                     for (std::size_t j = 0; j < Sp; ++j, ++a) {
@@ -174,8 +176,8 @@ CoreMasks core_masks(const MultiheadAttentionArgs& args, const Dims& d, std::siz
     if (args.attn_bias) {
         const Tensor& f = *args.attn_bias;
         const std::size_t fb = f.dimension() == 3 ? d.B : 1, fh = f.dimension() == 3 ? H : 1;
-        c.bias = attn::zeros({fb, fh, d.L, Sp});
-        for (std::size_t bh = 0; bh < fb * fh; ++bh)
+        c.bias = attn::zeros({fb, fh, d.L, Sp});  // (checks the allocation)
+        for (std::size_t bh = 0; bh < (c.bias.size() ? fb * fh : 0); ++bh)
             for (std::size_t i = 0; i < d.L; ++i)
                 std::copy_n(f.data() + (bh * d.L + i) * d.S, d.S, c.bias.data() + (bh * d.L + i) * Sp);
     }
@@ -218,7 +220,14 @@ Tensor to_layout(Tensor y, const MultiheadAttention& m, const Dims& d) {
 
 // Weights [B, H, L, S'] (the dropped ones) as forward returns them.
 Tensor weights_out(const Tensor& w, const MultiheadAttentionArgs& args, const Dims& d, std::size_t H) {
-    Tensor out = args.average_attn_weights ? Tensor(attn::sum(w, 1) / static_cast<float>(H)) : w;
+    Tensor out;
+    if (!args.average_attn_weights) {
+        out = w;
+    } else if (w.size() == 0) {  // [B, L, S'] of nothing, without a walk over 2^40 empty rows
+        out = Tensor::from_shape({w.shape()[0], w.shape()[2], w.shape()[3]});
+    } else {
+        out = attn::sum(w, 1) / static_cast<float>(H);
+    }
     if (!d.batched) out.reshape(Shape(out.shape().begin() + 1, out.shape().end()));
     return out;
 }
@@ -272,6 +281,11 @@ MhaBlock mha_block(const MultiheadAttention& m, int which) {
     }
     if (m.in_proj_bias) b.b = m.in_proj_bias->data() + static_cast<std::size_t>(which) * E;
     return b;
+}
+
+float* mha_nonnull(float* data) {
+    thread_local float placeholder = 0.0f;
+    return data ? data : &placeholder;
 }
 
 float mha_divisor(std::size_t head_dim) { return static_cast<float>(std::sqrt(static_cast<double>(head_dim))); }
@@ -390,7 +404,7 @@ MultiheadAttentionOutput attend_out(const MultiheadAttention& m, const float* q_
         Generator replay = *o.generator;
         const SDPASteps st = scaled_dot_product_attention_steps(q.contiguous(), k.contiguous(), v.contiguous(), o);
         const HeadsView oh = HeadsView::of(st.output);
-        for (std::size_t b = 0; b < d.B; ++b)
+        for (std::size_t b = 0; b < (st.output.size() ? d.B : 0); ++b)  // (no walk over empty rows)
             for (std::size_t h = 0; h < H; ++h)
                 for (std::size_t t = 0; t < d.L; ++t)
                     std::copy_n(oh.data + b * oh.stride_b + h * oh.stride_h + t * oh.stride_t, hd,
@@ -423,7 +437,7 @@ void scaled_queries(const MultiheadAttention& m, const Tensor& xq, const Dims& d
 // The keys (which = 1) or values (2) of the source with the appended ones into `out` [B, S', E].
 void source_projection(const MultiheadAttention& m, const Tensor& x, const Dims& d, int which, float* out) {
     const std::size_t E = m.embed_dim;
-    float* p = d.extra ? detail::scratch(0, checked_mul(d.B * d.S, E, kWhere + " (B * S * E)")) : out;
+    float* p = d.extra ? detail::mha_nonnull(detail::scratch(0, checked_mul(d.B * d.S, E, kWhere + " (B * S * E)"))) : out;
     detail::mha_project(x.data(), d.B * d.S, detail::mha_block(m, which), E, p);
     const std::optional<Tensor>& appended = which == 1 ? m.bias_k : m.bias_v;
     if (d.extra) append_rows(m, p, d, appended ? &*appended : nullptr, out);
@@ -437,7 +451,9 @@ MultiheadAttentionOutput run(const MultiheadAttention& m, const Tensor& query, c
     const Dims d = check_call(m, shape_of(query), shape_of(key), shape_of(value), args, kWhere);
     const std::size_t E = m.embed_dim, Sp = d.S + d.extra;
     const std::size_t nq = checked_mul(d.B * d.L, E, kWhere + " (B * L * E)");
-    const std::size_t nk = checked_mul(d.B * Sp, E, kWhere + " (B * S * E)");
+    const std::size_t nk = checked_mul(checked_mul(d.B, Sp, kWhere + " (B * S)"), E, kWhere + " (B * S * E)");
+    check_allocation(kWhere + " (queries [B, L, E])", Shape{d.B, d.L, E});
+    check_allocation(kWhere + " (keys [B, S, E])", Shape{d.B, Sp, E});
     Tensor hq, hk, hv;
     const Tensor& xq = batch_major(query, m.batch_first, d.batched, hq);
     const Tensor& xk = &key == &query ? xq : batch_major(key, m.batch_first, d.batched, hk);
@@ -448,15 +464,15 @@ MultiheadAttentionOutput run(const MultiheadAttention& m, const Tensor& query, c
         saved->keys = Tensor::from_shape({d.B, Sp, E});
         saved->values = Tensor::from_shape({d.B, Sp, E});
         saved->context = Tensor::from_shape({d.B, d.L, E});
-        q_scaled = saved->q_scaled.data();
-        keys = saved->keys.data();
-        values = saved->values.data();
-        context = saved->context.data();
-    } else {
-        q_scaled = detail::scratch(1, nq);
-        keys = detail::scratch(2, nk);
-        values = detail::scratch(3, nk);
-        context = detail::scratch(4, nq);
+        q_scaled = detail::mha_nonnull(saved->q_scaled.data());
+        keys = detail::mha_nonnull(saved->keys.data());
+        values = detail::mha_nonnull(saved->values.data());
+        context = detail::mha_nonnull(saved->context.data());
+    } else {  // (a buffer of 0 floats may be null: never handed on as such)
+        q_scaled = detail::mha_nonnull(detail::scratch(1, nq));
+        keys = detail::mha_nonnull(detail::scratch(2, nk));
+        values = detail::mha_nonnull(detail::scratch(3, nk));
+        context = detail::mha_nonnull(detail::scratch(4, nq));
     }
     scaled_queries(m, xq, d, q_scaled);
     source_projection(m, xk, d, 1, keys);
@@ -509,6 +525,7 @@ KVCache MultiheadAttention::memory_cache(const Tensor& key, const Tensor& value)
     Tensor hk, hv;
     const Tensor& xk = batch_major(key, batch_first, d.batched, hk);
     const Tensor& xv = &value == &key ? xk : batch_major(value, batch_first, d.batched, hv);
+    check_allocation(kWhere + "::memory_cache (keys [B, S, E])", Shape{d.B, Sp, embed_dim});
     Tensor k = Tensor::from_shape({d.B, Sp, embed_dim}), v = Tensor::from_shape({d.B, Sp, embed_dim});
     source_projection(*this, xk, d, 1, k.data());
     source_projection(*this, xv, d, 2, v.data());
@@ -539,13 +556,13 @@ MultiheadAttentionOutput MultiheadAttention::operator()(const Tensor& query, con
     Tensor hq;
     const Tensor& xq = batch_major(query, batch_first, d.batched, hq);
     const std::size_t nq = checked_mul(d.B * d.L, embed_dim, kWhere + " (B * L * E)");
-    float* q_scaled = detail::scratch(1, nq);
+    float* q_scaled = detail::mha_nonnull(detail::scratch(1, nq));
     scaled_queries(*this, xq, d, q_scaled);
     // The cache holds the heads [B, H, S', hd] themselves.
     const CoreMasks masks = core_masks(args, d, num_heads);
     const SDPAOptions o = core_options(masks, training ? dropout : 0.0, backend, &gen);
     return attend_out(*this, q_scaled, HeadsView::of(memory.key), HeadsView::of(memory.value), d, args, o,
-                      detail::scratch(4, nq), nullptr);
+                      detail::mha_nonnull(detail::scratch(4, nq)), nullptr);
 }
 
 }  // namespace attn

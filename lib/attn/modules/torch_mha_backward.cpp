@@ -11,6 +11,7 @@
 //   3. the in-projection, grouped as the forward grouped it (one, two or three products)
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,7 +27,9 @@ namespace attn {
 namespace {
 
 // [B, T, W] batch-major -> [T * B, W] token-major (or back, `inverse`).
+// (Empty: nothing, without a walk over 2^40 empty rows; so below.)
 void swap_major(const float* src, std::size_t B, std::size_t T, std::size_t W, float* dst, bool inverse = false) {
+    if (B == 0 || T == 0 || W == 0) return;
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t t = 0; t < T; ++t) {
             const std::size_t bm = (b * T + t) * W, tm = (t * B + b) * W;
@@ -39,6 +42,7 @@ void swap_major(const float* src, std::size_t B, std::size_t T, std::size_t W, f
 std::vector<float> source_rows_l(const Tensor& x, std::size_t S) {
     const std::size_t B = x.shape()[0], Sp = x.shape()[1], W = x.shape()[2];
     std::vector<float> out(S * B * W);
+    if (out.empty()) return out;
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t t = 0; t < S; ++t) std::copy_n(x.data() + (b * Sp + t) * W, W, out.data() + (t * B + b) * W);
     return out;
@@ -87,6 +91,7 @@ std::vector<float> group_backward(const float* g_l, std::size_t rows, std::size_
 std::vector<float> keys_grad_torch_layout(const Tensor& dk) {
     const std::size_t B = dk.shape()[0], Sp = dk.shape()[1], E = dk.shape()[2];
     std::vector<float> out(B * E * Sp);
+    if (out.empty()) return out;
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t s = 0; s < Sp; ++s)
             for (std::size_t e = 0; e < E; ++e) out[(b * E + e) * Sp + s] = dk.data()[(b * Sp + s) * E + e];
@@ -127,7 +132,8 @@ MultiheadAttentionGrads MultiheadAttention::backward(const MultiheadAttentionSav
     Tensor dq = Tensor::from_shape({B, L, E}), dk = Tensor::from_shape({B, Sp, E}), dv = Tensor::from_shape({B, Sp, E});
     attend_backward(HeadsView::split(d_context, H, hd), HeadsView::split(s.q_scaled, H, hd),
                     HeadsView::split(s.keys, H, hd), HeadsView::split(s.values, H, hd),
-                    HeadsView::split(s.context, H, hd), s.attention, dq.data(), dk.data(), dv.data(),
+                    HeadsView::split(s.context, H, hd), s.attention, detail::mha_nonnull(dq.data()),
+                    detail::mha_nonnull(dk.data()), detail::mha_nonnull(dv.data()),
                     detail::mha_saved_options(s));
     // q_scaled = q / sqrt(hd): DivBackward0, grad / other
     const float divisor = detail::mha_divisor(hd);
@@ -140,7 +146,8 @@ MultiheadAttentionGrads MultiheadAttention::backward(const MultiheadAttentionSav
         std::vector<float> gv(B * E);
         for (std::size_t b = 0; b < B; ++b) std::copy_n(dv.data() + (b * Sp + S) * E, E, gv.data() + b * E);
         Tensor gbk = Tensor::from_shape({1, 1, E}), gbv = Tensor::from_shape({1, 1, E});
-        detail::strided_sum(dk_t.data() + S, {{B, E * Sp, true}, {E, Sp, false}}, gbk.data());
+        // (no offset into the keys' gradient when it is empty: its data may be null)
+        detail::strided_sum(dk_t.empty() ? nullptr : dk_t.data() + S, {{B, E * Sp, true}, {E, Sp, false}}, gbk.data());
         detail::column_sums(gv.data(), B, E, gbv.data());
         nn::accumulate_grad(bias_k_grad, std::move(gbk), where + " (bias_k)");
         nn::accumulate_grad(bias_v_grad, std::move(gbv), where + " (bias_v)");
@@ -172,7 +179,10 @@ MultiheadAttentionGrads MultiheadAttention::backward(const MultiheadAttentionSav
         else detail::strided_sum(dk_t.data(), {{S, 1, true}, {B, E * Sp, true}, {E, Sp, false}}, db_k);
     };
     MultiheadAttentionGrads out;
-    std::vector<float> gx_q, gx_k, gx_v;  // token-major input gradients
+    // Token-major input gradients: the key's and the value's when a product of their own made
+    // one (they may hold 0 floats: an empty source still has a gradient, of 0 elements).
+    std::vector<float> gx_q;
+    std::optional<std::vector<float>> gx_k, gx_v;
     const std::size_t in_q = bq.in, in_k = bk.in, in_v = bv.in;
     if (in_proj_weight) {
         Tensor dW = Tensor::from_shape({3 * E, in_q});
@@ -220,18 +230,18 @@ MultiheadAttentionGrads MultiheadAttention::backward(const MultiheadAttentionSav
     }
     // One gradient per input tensor: the shares of a tensor read twice added (two terms, so
     // autograd's order of arrival does not matter).
-    if (!gx_v.empty() && s.value_is_key) {
-        add_into(gx_k, gx_v);
-        gx_v.clear();
+    if (gx_v && s.value_is_key) {
+        add_into(*gx_k, *gx_v);
+        gx_v.reset();
     }
-    if (!gx_k.empty() && s.key_is_query) {
-        add_into(gx_q, gx_k);
-        gx_k.clear();
+    if (gx_k && s.key_is_query) {
+        add_into(gx_q, *gx_k);
+        gx_k.reset();
     }
     const std::size_t wq = s.query.shape()[2];
     out.query = to_input_layout(gx_q, B, L, wq, batch_first, s.batched);
-    if (!gx_k.empty()) out.key = to_input_layout(gx_k, B, S, in_k, batch_first, s.batched);
-    if (!gx_v.empty()) out.value = to_input_layout(gx_v, B, S, in_v, batch_first, s.batched);
+    if (gx_k) out.key = to_input_layout(*gx_k, B, S, in_k, batch_first, s.batched);
+    if (gx_v) out.value = to_input_layout(*gx_v, B, S, in_v, batch_first, s.batched);
     return out;
 }
 

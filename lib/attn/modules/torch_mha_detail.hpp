@@ -33,6 +33,10 @@ float mha_divisor(std::size_t head_dim);
 /// `x [rows, in] @ W^T + b` into `y [rows, E]`: nn::Linear's bits (the sum, then the bias).
 void mha_project(const float* x, std::size_t rows, const MhaBlock& block, std::size_t E, float* y);
 
+/// `data`, or when it is null (the storage of an empty buffer) a placeholder the core may be
+/// handed but never reads or writes (it refuses a null buffer even for an empty result).
+float* mha_nonnull(float* data);
+
 /// The core's options of a saved forward: its masks, scores multiplied by 1 (the queries were
 /// scaled before), its dropout probability (nothing is drawn again).
 SDPAOptions mha_saved_options(const MultiheadAttentionSaved& saved);
