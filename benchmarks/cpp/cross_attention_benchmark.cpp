@@ -85,6 +85,6 @@ BENCHMARK(BM_cross)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->UseRealTim
 BENCHMARK(BM_decode_step)->DenseRange(0, 1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
-    return bench::main(argc, argv, "torch.nn.MultiheadAttention as cross-attention, E = 768, 12 heads, batch 1, "
+    return bench::main(argc, argv, "cross-attention: torch.nn.MultiheadAttention, E = 768, 12 heads, batch 1, "
                                    "T queries against S source tokens, float32");
 }
