@@ -239,6 +239,27 @@ TEST_CASE("nn.MultiheadAttention: the fast backend gives the step backend's bits
     }
 }
 
+TEST_CASE("nn.MultiheadAttention's backward: the fast backend gives the step backend's bits, every gradient") {
+    for (const auto& c : test::oracle_file(kFile)["cases"]) {
+        INFO(c["name"].get<std::string>());
+        const auto run = [&](attn::SDPABackend backend) {
+            Case k = rebuild(c);  // the same draws (dropout included) on both backends
+            const attn::SDPABackendGuard guard(backend);
+            attn::MultiheadAttentionSaved saved;
+            const auto out = forward(k, k.args(), &saved);
+            const attn::MultiheadAttentionGrads g = k.mha.backward(saved, attn::randn(attn::shape_of(out.attn_output)));
+            std::vector<Tensor> grads{g.query};
+            if (g.key) grads.push_back(*g.key);
+            if (g.value) grads.push_back(*g.value);
+            for (const auto& p : k.mha.named_parameters()) grads.push_back(**p.grad);
+            return grads;
+        };
+        const std::vector<Tensor> step = run(attn::SDPABackend::step), fast = run(attn::SDPABackend::fast);
+        REQUIRE(step.size() == fast.size());
+        for (std::size_t i = 0; i < step.size(); ++i) CHECK(same_bits(step[i], fast[i]));
+    }
+}
+
 TEST_CASE("nn.MultiheadAttention with dropout: one mask, the same on every backend and with or without weights") {
     const json& c = test::oracle_case(kFile, "dropout");
     for (const auto backend : {attn::SDPABackend::step, attn::SDPABackend::fast}) {
