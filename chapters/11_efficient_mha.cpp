@@ -46,10 +46,11 @@ int main(int argc, char** argv) {
         ch.step("torch_mha");
         //! [torch_mha]
         const attn::MultiheadAttention torch_mha = attn::to_torch_layout(mha);
-        const auto [out_torch, avg_weights] = torch_mha(batch, batch, batch, attn::causal_attn_mask(6), true);
+        const attn::BoolTensor causal = attn::causal_attn_mask(6);  // true = may NOT attend
+        const auto [out_torch, avg_weights] = torch_mha(batch, batch, batch, {.attn_mask = &causal});
         //! [torch_mha]
         ch.show("in_proj_weight, in_proj_bias",
-                attn::repr(torch_mha.in_proj_weight) + "\n" + attn::repr(*torch_mha.in_proj_bias));
+                attn::repr(*torch_mha.in_proj_weight) + "\n" + attn::repr(*torch_mha.in_proj_bias));
         ch.show("attn_output", attn::repr(out_torch));
         ch.show("attn_output_weights[0] (need_weights=True: averaged over the heads)",
                 attn::repr(attn::select(*avg_weights, 0)));
@@ -81,11 +82,12 @@ int main(int argc, char** argv) {
             {.d_in = 48, .d_out = 64, .context_length = 64, .num_heads = 4, .qkv_bias = true}, gen);
         const attn::Tensor x = attn::randn({3, 37, 48}, gen);
         const attn::Tensor expected = big(x);
+        const attn::BoolTensor causal37 = attn::causal_attn_mask(37);
         const std::vector<std::pair<std::string, attn::Tensor>> random_layouts = {
             {"combined QKV", attn::combine_qkv(big, attn::AttentionKernel::matmul_softmax)(x)},
             {"einsum", attn::to_einsum(big)(x)},
             {"nn.MultiheadAttention",
-             attn::to_torch_layout(big)(x, x, x, attn::causal_attn_mask(37), false).attn_output},
+             attn::to_torch_layout(big)(x, x, x, {.need_weights = false, .attn_mask = &causal37}).attn_output},
             {"SDPA is_causal", attn::combine_qkv(big, attn::AttentionKernel::sdpa_is_causal)(x)},
             {"SDPA attn_mask", attn::combine_qkv(big, attn::AttentionKernel::sdpa_attn_mask)(x)},
             {"tiled (chapter 12)", attn::combine_qkv(big, attn::AttentionKernel::tiled)(x)}};

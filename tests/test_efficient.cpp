@@ -40,7 +40,8 @@ TEST_CASE("combined QKV with chapter 7's kernel is chapter 7's module, bit for b
     CHECK(test::max_abs_diff(attn::to_einsum(mha)(batch), expected) == 0.0);
     for (auto kernel : kKernels)
         CHECK(attn::repr(attn::combine_qkv(mha, kernel)(batch)) == attn::repr(expected));
-    CHECK(attn::repr(attn::to_torch_layout(mha)(batch, batch, batch, attn::causal_attn_mask(6)).attn_output) ==
+    const attn::BoolTensor causal6 = attn::causal_attn_mask(6);
+    CHECK(attn::repr(attn::to_torch_layout(mha)(batch, batch, batch, {.attn_mask = &causal6}).attn_output) ==
           attn::repr(expected));
 }
 
@@ -58,8 +59,9 @@ TEST_CASE("every layout equals MultiHeadAttention on random sizes") {
         for (auto kernel : kKernels) CHECK(test::max_abs_diff(attn::combine_qkv(mha, kernel)(x), expected) < 2e-5);
         CHECK(test::max_abs_diff(attn::to_einsum(mha)(x), expected) < 2e-5);
         const auto torch_mha = attn::to_torch_layout(mha);
+        const attn::BoolTensor causal = attn::causal_attn_mask(T);
         for (bool need_weights : {true, false})
-            CHECK(test::max_abs_diff(torch_mha(x, x, x, attn::causal_attn_mask(T), need_weights).attn_output,
+            CHECK(test::max_abs_diff(torch_mha(x, x, x, {.need_weights = need_weights, .attn_mask = &causal}).attn_output,
                                      expected) < 2e-5);
     }
 }
@@ -68,11 +70,12 @@ TEST_CASE("need_weights returns the weights averaged over the heads") {
     attn::Generator gen(5);
     const attn::MultiHeadAttention mha({.d_in = 6, .d_out = 8, .context_length = 9, .num_heads = 4}, gen);
     const attn::Tensor x = attn::randn({2, 9, 6}, gen);
-    const auto out = attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(9), true);
+    const attn::BoolTensor causal9 = attn::causal_attn_mask(9);
+    const auto out = attn::to_torch_layout(mha)(x, x, x, {.attn_mask = &causal9});
     REQUIRE(out.attn_output_weights.has_value());
     const attn::Tensor heads_mean = attn::sum(mha.forward_steps(x).attn_weights, 1) / 4.0f;
     CHECK(test::max_abs_diff(*out.attn_output_weights, heads_mean) < 1e-6);
-    CHECK_FALSE(attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(9), false).attn_output_weights.has_value());
+    CHECK_FALSE(attn::to_torch_layout(mha)(x, x, x, {.need_weights = false, .attn_mask = &causal9}).attn_output_weights.has_value());
 }
 
 TEST_CASE("control: a layout with its key and value blocks swapped does not equal", "[!shouldfail]") {
@@ -93,7 +96,8 @@ TEST_CASE("the layouts' shape errors name what is wrong") {
                           {"divisible", "d_out = 3"});
     test::require_invalid([] { attn::einsum_bnd_di(attn::rand({1, 2, 3}), attn::rand({4, 2})); }, {"bnd,di->bni"});
     const attn::Tensor x = attn::rand({1, 4, 3});
-    test::require_invalid([&] { attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(3)); }, {"attn_mask"});
+    const attn::BoolTensor causal3 = attn::causal_attn_mask(3);
+    test::require_invalid([&] { attn::to_torch_layout(mha)(x, x, x, {.attn_mask = &causal3}); }, {"attn_mask"});
 }
 
 namespace {
@@ -109,7 +113,8 @@ TEST_CASE("nn.MultiheadAttention's layout equals PyTorch's module (oracle, seeds
         const attn::MultiHeadAttention mha({.d_in = d, .d_out = d, .context_length = 64, .num_heads = heads, .qkv_bias = bias});
         const attn::Tensor x = attn::rand(c["x"]["shape"].get<attn::Shape>());
         REQUIRE(test::max_abs_diff(x, test::oracle_tensor(c["x"])) == 0.0);
-        const auto out = attn::to_torch_layout(mha)(x, x, x, attn::causal_attn_mask(x.shape()[1]), true);
+        const attn::BoolTensor causal = attn::causal_attn_mask(x.shape()[1]);
+        const auto out = attn::to_torch_layout(mha)(x, x, x, {.attn_mask = &causal});
         CHECK(test::max_abs_diff(out.attn_output, test::oracle_tensor(c["attn_output"])) < 1e-6);
         CHECK(test::max_abs_diff(*out.attn_output_weights, test::oracle_tensor(c["attn_output_weights"])) < 1e-6);
         CHECK(test::max_abs_diff(mha(x), test::oracle_tensor(c["mha"])) == 0.0);

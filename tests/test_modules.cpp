@@ -137,8 +137,8 @@ TEST_CASE("the efficient layouts and the first self-attention: fast == step back
                    on(SDPABackend::step, [&](attn::Generator&) { return einsum(x); }));
         const auto torch_layout = attn::to_torch_layout(m);
         const attn::BoolTensor mask = attn::causal_attn_mask(s.T);
-        check_same(on(SDPABackend::fast, [&](attn::Generator&) { return torch_layout(x, x, x, mask, false).attn_output; }),
-                   on(SDPABackend::step, [&](attn::Generator&) { return torch_layout(x, x, x, mask, false).attn_output; }));
+        check_same(on(SDPABackend::fast, [&](attn::Generator&) { return torch_layout(x, x, x, {.need_weights = false, .attn_mask = &mask}).attn_output; }),
+                   on(SDPABackend::step, [&](attn::Generator&) { return torch_layout(x, x, x, {.need_weights = false, .attn_mask = &mask}).attn_output; }));
     }
     attn::Generator init(5);
     const attn::SelfAttention_v1 v1(3, 2, init);

@@ -57,6 +57,7 @@ NOTEBOOKS = {
     "o19": "oracle_19_gradients.txt",
     "o20": "oracle_20_flash_backward.txt",
     "o21": "oracle_21_attention_learns.txt",
+    "o25": "oracle_25_cross_attention.txt",
 }
 # Folder of each source under data/sources/.
 FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("o") else "seeds")
@@ -64,7 +65,8 @@ FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith(
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "o15": "oracle 15",
                "o16": "oracle 16", "o17": "oracle 17", "o18": "oracle 18", "o19": "oracle 19",
-               "o20": "oracle 20", "o21": "oracle 21"}
+               "o20": "oracle 20", "o21": "oracle 21",
+               "o25": "oracle 25"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
 
@@ -84,6 +86,7 @@ NO_OUTPUT = {
     "o19": [1],
     "o20": [1, 2],
     "o21": [1, 2, 7, 8],
+    "o25": [1, 15],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
@@ -291,7 +294,7 @@ def write_readme(rows: list[dict]) -> str:
         "Every output printed by the five source notebooks (`data/sources/seeds/`, text exports\n"
         "of Jupyter notebooks) and by Raschka's chapter 3 and its exercise solutions\n"
         "(`data/sources/raschka/`, rasbt/LLMs-from-scratch, Apache License 2.0, run with torch\n"
-        "2.4.0), and by the oracle runs of PyTorch that chapters 15-21 reprint\n"
+        "2.4.0), and by the oracle runs of PyTorch that chapters 15-21 and 25 reprint\n"
         "(`data/sources/oracle/`, Debian's PyTorch 1.13.1), stored verbatim with its\n"
         "provenance (`data/sources/README.md`). The chapters\n"
         "reprint these blocks and the golden tests compare the chapters' output with them.\n\n"
@@ -330,7 +333,7 @@ def write_readme(rows: list[dict]) -> str:
         "| `notebook` | the source's file name in `data/sources/seeds/`, "
         "`data/sources/raschka/` or `data/sources/oracle/` |\n"
         "| `cell` | the cell, e.g. `In [8]`, or `Exercise 3.2 (markdown)` |\n"
-        "| `chapter` | the chapter that reprints it (integer, 1-21; `A` for appendix A; `X` for "
+        "| `chapter` | the chapter that reprints it (integer, 1-25; `A` for appendix A; `X` for "
         "the exercises program) |\n"
         "| `style` | `torch` (a PyTorch tensor repr, alone, in a tuple, or in a labelled print), "
         "`numpy` (NumPy array printing: notebook 004's `.detach().numpy()`), `text` (anything "

@@ -82,7 +82,7 @@ void BM_torch_layout(benchmark::State& state) {
     const auto m = attn::to_torch_layout(s.mha);
     const attn::BoolTensor mask = attn::causal_attn_mask(tokens());
     run(state, "nn.MultiheadAttention layout (need_weights=False)",
-        [&] { return m(s.x, s.x, s.x, mask, false).attn_output; });
+        [&] { return m(s.x, s.x, s.x, {.need_weights = false, .attn_mask = &mask}).attn_output; });
 }
 void BM_tiled_forward(benchmark::State& state) {
     Setup s;

@@ -14,6 +14,9 @@ replaces it, for the terminal and the HTML book alike):
   training.json (a training step in both).
 - `kv_cache`: chapter 8's figure's recording, kv_cache.json (its caption alone: the figure
   draws the numbers).
+- `cross_attention`: chapter 25's table, from cross_attention.json (nn.MultiheadAttention as
+  cross-attention beside PyTorch's own module; record_cross_attention.py); until a recording
+  exists, a sentence saying how to make one.
 
 Each opens with whether the recording is current (its commit in this history, clean, the
 code it measured unchanged since: provenance.py), where, when and how loaded it was made,
@@ -297,10 +300,41 @@ def kv_cache(data_dir, source_root):
                    "The figure of this step is drawn from it when the book is built.")
 
 
+# ------------------------------------------------------------------------- chapter 25
+
+
+def cross_attention(data_dir, source_root):
+    """Chapter 25: nn.MultiheadAttention as cross-attention, the library beside PyTorch."""
+    path = Path(data_dir) / "benchmarks" / "cross_attention.json"
+    recorder = "benchmarks/run/record_cross_attention.py"
+    if not path.exists():
+        return (f"No recording of this benchmark is in `data/benchmarks/` yet: `{recorder} "
+                "--install-peers`, on a quiet machine, makes one, and the next build shows it here.")
+    data = load(path)
+    try:
+        rows = []
+        for row in data["summary"]:
+            lib, peer = row["sides"].get("library", {}), row["sides"].get("pytorch", {})
+            rows.append([row["impl"], f"{row['T']} \u00d7 {row['S']}", ms(lib.get("time_ms")), percent(lib),
+                         ms(peer.get("time_ms")) if peer else "\u2014", percent(peer) if peer else "\u2014",
+                         f"{row['library_over_pytorch']:.2f}" if "library_over_pytorch" in row else "\u2014"])
+        what = data["cpp"][0].get("context", {}).get("what", "")
+        threads = tuple(data["meta"].get("threads", [1]))
+    except (KeyError, TypeError, IndexError) as e:
+        raise DataError(f"{path}: not the format of {recorder}: {e}") from e
+    head = caption(data, "cross_attention.json", source_root, what,
+                   "Times in ms, each side's fastest round; PyTorch's module has no cache of the memory's "
+                   "keys and values, so its decoding step projects them again.", threads)
+    return "\n\n".join([head, table(["case", "queries \u00d7 keys", "library", "of limit", "PyTorch",
+                                       "of limit", "library / PyTorch"], rows, "llrrrrr")])
+
+
 GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
-              "training_induction": training_induction, "kv_cache": kv_cache, "exactness": exactness}
+              "training_induction": training_induction, "kv_cache": kv_cache, "exactness": exactness,
+              "cross_attention": cross_attention}
 INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
           "kv_cache": ["benchmarks/kv_cache.json"],
           "training_step": ["benchmarks/training.json"],
           "training_induction": ["benchmarks/training.json"],
-          "exactness": ["benchmarks/attention.json", "benchmarks/training.json"]}
+          "exactness": ["benchmarks/attention.json", "benchmarks/training.json"],
+          "cross_attention": ["benchmarks/cross_attention.json"]}

@@ -49,4 +49,6 @@ def inputs(markdown, data_dir, source_root=None):
     if not names:
         return []
     files = [Path(data_dir) / f for n in names for f in sections.INPUTS.get(n, [])]
+    # A recording not made yet: its folder, whose time changes when the file appears.
+    files = [f if f.exists() else f.parent for f in files]
     return files + common.inputs(source_root or common.ROOT)

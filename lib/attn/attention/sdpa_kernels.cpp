@@ -38,8 +38,9 @@ void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const T
                 heads.resize(group);
                 const std::size_t b = t / p.Hkv, g = t % p.Hkv;
                 const fast::HeadArgs args{
-                    .K = p.k.data + b * p.k.stride_b + g * p.k.stride_h, .ldk = p.k.stride_t,
-                    .V = p.v.data + b * p.v.stride_b + g * p.v.stride_h, .ldv = p.v.stride_t,
+                    // No key (Tk = 0): the empty operands' data may be null, so no offset to it.
+                    .K = p.Tk ? p.k.data + b * p.k.stride_b + g * p.k.stride_h : nullptr, .ldk = p.k.stride_t,
+                    .V = p.Tk ? p.v.data + b * p.v.stride_b + g * p.v.stride_h : nullptr, .ldv = p.v.stride_t,
                     .ldq = p.q.stride_t, .ldo = out.ld(p), .Tq = p.Tq, .Tk = p.Tk, .hd = p.E,
                     .dv = p.Ev};
                 for (std::size_t r = 0; r < group; ++r) {
@@ -75,6 +76,8 @@ void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a, Arith
     const float* logsumexp = a.logsumexp;
     const Tensor& noise = *a.noise;
     const GradHeads &dq = a.dq, &dk = a.dk, &dv = a.dv;
+    // No gradient to write (every one empty): no walk over 2^40 empty heads.
+    if (p.B == 0 || p.H == 0 || (p.Tq * p.E == 0 && p.Tk * (p.E + p.Ev) == 0)) return;
     const fast::HeadMask mask = p.head_mask();
     const std::size_t tasks = p.B * p.Hkv, group = p.group();
     const double flops = 5.0 * double(p.B * p.H) * double(p.Tq) * double(p.Tk) * double(p.E + p.Ev);
@@ -90,20 +93,23 @@ void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a, Arith
             try {
                 const std::size_t b = t / p.Hkv, g = t % p.Hkv;
                 const fast::HeadGradArgs args{
-                    .K = p.k.data + b * p.k.stride_b + g * p.k.stride_h, .ldk = p.k.stride_t,
-                    .V = p.v.data + b * p.v.stride_b + g * p.v.stride_h, .ldv = p.v.stride_t,
-                    .dK = dk.data + b * dk.stride_b + g * dk.stride_h, .lddk = dk.stride_t,
-                    .dV = dv.data + b * dv.stride_b + g * dv.stride_h, .lddv = dv.stride_t,
+                    // No key (Tk = 0): the empty operands' data may be null, so no offset to it.
+                    .K = p.Tk ? p.k.data + b * p.k.stride_b + g * p.k.stride_h : nullptr, .ldk = p.k.stride_t,
+                    .V = p.Tk ? p.v.data + b * p.v.stride_b + g * p.v.stride_h : nullptr, .ldv = p.v.stride_t,
+                    .dK = p.Tk ? dk.data + b * dk.stride_b + g * dk.stride_h : nullptr, .lddk = dk.stride_t,
+                    .dV = p.Tk ? dv.data + b * dv.stride_b + g * dv.stride_h : nullptr, .lddv = dv.stride_t,
                     .ldq = p.q.stride_t, .ldo = grad_output.stride_t, .lddq = dq.stride_t,
                     .Tq = p.Tq, .Tk = p.Tk, .hd = p.E, .dv = p.Ev};
                 for (std::size_t r = 0; r < group; ++r) {
                     const std::size_t h = g * group + r;
                     fast::QueryHeadGrad& q = heads[r];
-                    q.Q = p.q.data + b * p.q.stride_b + h * p.q.stride_h;
-                    q.dO = grad_output.data + b * grad_output.stride_b + h * grad_output.stride_h;
-                    q.O = output.data ? output.data + b * output.stride_b + h * output.stride_h : nullptr;
-                    q.logsumexp = logsumexp ? logsumexp + (b * p.H + h) * p.Tq : nullptr;
-                    q.dQ = dq.data + b * dq.stride_b + h * dq.stride_h;
+                    // No query (Tq = 0): the empty operands' data may be null, so no offset to it.
+                    const bool rows = p.Tq != 0;
+                    q.Q = rows ? p.q.data + b * p.q.stride_b + h * p.q.stride_h : nullptr;
+                    q.dO = rows ? grad_output.data + b * grad_output.stride_b + h * grad_output.stride_h : nullptr;
+                    q.O = rows && output.data ? output.data + b * output.stride_b + h * output.stride_h : nullptr;
+                    q.logsumexp = rows && logsumexp ? logsumexp + (b * p.H + h) * p.Tq : nullptr;
+                    q.dQ = rows ? dq.data + b * dq.stride_b + h * dq.stride_h : nullptr;
                     q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
                     q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
                     q.noise = noise.dimension() != 0 ? noise.data() + (b * p.H + h) * p.Tq * p.Tk : nullptr;

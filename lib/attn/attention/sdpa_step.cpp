@@ -128,6 +128,7 @@ void step_backward(const SDPAProblem& p, const BackwardArgs& a) {
         ds[i] = hidden[i] ? 0.0f : p.divide ? ds[i] / p.scale : ds[i] * p.scale;
     // [B, H, Tq, E], [B, Hkv, Tk, E], [B, Hkv, Tk, Ev] into the caller's views.
     const auto copy = [](const Tensor& t, const GradHeads& to) {
+        if (t.size() == 0) return;  // (no walk over 2^40 empty rows)
         const Shape s = shape_of(t);
         const float* src = t.data();
         for (std::size_t b = 0; b < s[0]; ++b)

@@ -84,6 +84,110 @@ void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out)
     for (std::size_t c = grouped; c < cols; ++c) out[c] = ilp_sum(x + c, cols, rows);
 }
 
+namespace {
+
+// TensorIterator's reorder_dimensions for one reduction (operands: the output, then the
+// input): -1 keeps dim0 before dim1, 1 swaps them, 0 has no preference.
+int should_swap(const SumDim& a, std::size_t out_a, const SumDim& b, std::size_t out_b) {
+    if ((out_a == 0) != (out_b == 0)) return out_b == 0 ? 1 : -1;  // reduced dimensions first
+    if (out_a != 0 && out_b != 0) {
+        if (out_a != out_b) return out_a < out_b ? -1 : 1;
+        if (a.size > b.size) return 1;
+    }
+    if (a.stride != 0 && b.stride != 0) {
+        if (a.stride != b.stride) return a.stride < b.stride ? -1 : 1;
+        if (a.size > b.size) return 1;
+    }
+    return 0;
+}
+
+// cascade_sum's 2-D loop: dims (size0, s0, o0) and (size1, s1, o1), o the output strides
+// (0 for a reduced dimension); every result added into out[j * o].
+void reduce_2d(const float* x, float* out, std::size_t size0, std::size_t s0, std::size_t o0,
+               std::size_t size1, std::size_t s1, std::size_t o1) {
+    if (o0 != 0 && o1 == 0) {  // the reduction first
+        std::swap(size0, size1);
+        std::swap(s0, s1);
+        std::swap(o0, o1);
+    }
+    if (o0 != 0) {  // not a reduction: copied (added to 0)
+        for (std::size_t j = 0; j < size1; ++j)
+            for (std::size_t i = 0; i < size0; ++i) out[i * o0 + j * o1] += x[i * s0 + j * s1];
+        return;
+    }
+    constexpr std::size_t lanes = 8;
+    for (std::size_t j = 0; j < size1; ++j) {
+        const float* row = x + j * s1;
+        float v = 0.0f;
+        if (s0 == 1 && size0 >= lanes) {
+            v = torch_sum(row, size0);  // vectorized_inner_sum
+        } else if (s1 == 1 && size1 >= lanes) {  // vectorized_outer_sum: 4 vectors at a time
+            v = j < size1 / 32 * 32 ? cascade(row, s0, size0) : ilp_sum(row, s0, size0);
+        } else if (s0 < s1) {  // scalar_inner_sum
+            v = ilp_sum(row, s0, size0);
+        } else {  // scalar_outer_sum: 4 columns at a time
+            v = j < size1 / 4 * 4 ? cascade(row, s0, size0) : ilp_sum(row, s0, size0);
+        }
+        out[j * o1] += v;
+    }
+}
+
+}  // namespace
+
+void strided_sum(const float* x, const std::vector<SumDim>& dims, float* out) {
+    // The output: the kept dimensions, contiguous in the order given.
+    std::vector<std::size_t> out_stride(dims.size(), 0);
+    std::size_t n_out = 1, total = 1;
+    for (std::size_t i = dims.size(); i-- > 0;) {
+        total *= dims[i].size;
+        if (!dims[i].reduced) {
+            out_stride[i] = n_out;
+            n_out *= dims[i].size;
+        }
+    }
+    std::fill_n(out, n_out, 0.0f);
+    if (total == 0) return;
+    // Size-1 dimensions dropped; TensorIterator's order: it starts from the last dimension.
+    std::vector<std::size_t> perm;
+    for (std::size_t i = dims.size(); i-- > 0;)
+        if (dims[i].size != 1) perm.push_back(i);
+    for (std::size_t i = 1; i < perm.size(); ++i)
+        for (std::size_t d1 = i, d0 = i; d0-- > 0;) {
+            const int c = should_swap(dims[perm[d0]], out_stride[perm[d0]], dims[perm[d1]], out_stride[perm[d1]]);
+            if (c > 0) {
+                std::swap(perm[d0], perm[d1]);
+                d1 = d0;
+            } else if (c < 0) {
+                break;
+            }
+        }
+    struct D { std::size_t size, stride, out; };
+    std::vector<D> d;
+    for (std::size_t i : perm) {
+        const D next{dims[i].size, dims[i].stride, out_stride[i]};
+        if (!d.empty() && d.back().size * d.back().stride == next.stride &&
+            d.back().size * d.back().out == next.out) {
+            d.back().size *= next.size;  // coalesced
+        } else {
+            d.push_back(next);
+        }
+    }
+    while (d.size() < 2) d.push_back({1, 0, 0});
+    // The outer dimensions (third and beyond), the third fastest.
+    std::size_t outer = 1;
+    for (std::size_t i = 2; i < d.size(); ++i) outer *= d[i].size;
+    for (std::size_t o = 0; o < outer; ++o) {
+        std::size_t rest = o, xo = 0, oo = 0;
+        for (std::size_t i = 2; i < d.size(); ++i) {
+            const std::size_t k = rest % d[i].size;
+            rest /= d[i].size;
+            xo += k * d[i].stride;
+            oo += k * d[i].out;
+        }
+        reduce_2d(x + xo, out + oo, d[0].size, d[0].stride, d[0].out, d[1].size, d[1].stride, d[1].out);
+    }
+}
+
 float lane_tree_sum(const float* l) {
     return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
 }

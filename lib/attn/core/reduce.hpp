@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 namespace attn::detail {
 
@@ -30,6 +31,25 @@ float torch_sum(const float* x, std::size_t n);
 /// `x.sum(0)` of a row-major `[rows, cols]` float32 matrix into `out [cols]`, in PyTorch's
 /// CPU order (see the file comment); zeros for `rows == 0`.
 void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out);
+
+/// One dimension of a strided view for `strided_sum`: its size, its stride in elements, and
+/// whether the sum runs over it.
+struct SumDim {
+    std::size_t size = 0;    ///< elements along the dimension
+    std::size_t stride = 0;  ///< elements from one index to the next
+    bool reduced = false;    ///< summed over (else kept in the output)
+};
+
+/// `x.sum(dims)` of a strided float32 view (PyTorch's `sum_to` of a gradient that arrives as a
+/// transposed view), in the order PyTorch 1.13's TensorIterator reduction gives it on one
+/// thread: size-1 dimensions dropped; the reduced dimensions moved first and every group
+/// sorted by stride (`reorder_dimensions`); neighbours merged where the strides allow
+/// (`coalesce_dimensions`); then `cascade_sum` on the first two dimensions (a contiguous row of
+/// 8 or more: `torch_sum`'s order; contiguous columns: `column_sums`'s; otherwise a plain or
+/// 4-column cascade), each result added into its output, which starts at 0, the outer
+/// dimensions in order. `out`: the kept dimensions, contiguous in the order given (one 0-d
+/// value when every dimension is reduced); zeros when a size is 0. At most 4 dimensions.
+void strided_sum(const float* x, const std::vector<SumDim>& dims, float* out);
 
 /// `sum_j dp[j] * p[j]` of one row of `n` floats in the order of PyTorch 1.13's softmax
 /// backward (`vec::map2_reduce_all` of the AVX2 build, checked against Debian's python3-torch):

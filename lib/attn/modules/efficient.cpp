@@ -15,15 +15,9 @@ namespace attn {
 
 namespace {
 
-long to_long(std::size_t n) { return static_cast<long>(n); }
-
 std::size_t heads_of(const std::string& where, std::size_t d_out, std::size_t num_heads) {
     require_divisible(where, "d_out", d_out, "num_heads", num_heads);
     return d_out / num_heads;
-}
-
-Tensor rows(const Tensor& w, std::size_t begin, std::size_t end) {
-    return attn::slice(w, 0, to_long(begin), to_long(end));
 }
 
 // Raschka's `/ head_dim**0.5`: a Python float, rounded to float32 by the division.
@@ -176,73 +170,6 @@ Tensor MHAEinsum::operator()(const Tensor& x) const {
                                   HeadsView::split(K, num_heads, head_dim),
                                   HeadsView::split(V, num_heads, head_dim), o);  // [b, T, d_out]
     return out_proj(context);
-}
-
-// ------------------------------------------------------------------------- nn.MultiheadAttention
-
-MultiheadAttention::MultiheadAttention(Tensor w, std::optional<Tensor> b, nn::Linear out,
-                                       std::size_t num_heads_)
-    : embed_dim(0), num_heads(num_heads_), in_proj_weight(std::move(w)),
-      in_proj_bias(std::move(b)), out_proj(std::move(out)) {
-    embed_dim = out_proj.out_features();
-    const std::size_t E = embed_dim;
-    check_same_shape("MultiheadAttention (out_proj)", Shape{E, E}, shape_of(out_proj.weight));
-    check_rank("MultiheadAttention (in_proj_weight)", shape_of(in_proj_weight), 2);
-    check_same_shape("MultiheadAttention (in_proj_weight)", Shape{3 * E, in_proj_weight.shape()[1]},
-                     shape_of(in_proj_weight));
-    if (in_proj_bias)
-        check_same_shape("MultiheadAttention (in_proj_bias)", Shape{3 * E}, shape_of(*in_proj_bias));
-    heads_of("MultiheadAttention", E, num_heads);
-}
-
-MultiheadAttentionOutput MultiheadAttention::operator()(const Tensor& query, const Tensor& key,
-                                                        const Tensor& value,
-                                                        const std::optional<BoolTensor>& attn_mask,
-                                                        bool need_weights) const {
-    const std::string where = "MultiheadAttention";
-    const std::size_t E = embed_dim;
-    check_linear(where, "out_proj", out_proj, E, E);
-    const Shape sw = shape_of(in_proj_weight);
-    if (sw.size() != 2 || sw[0] != 3 * E) throw_shape_error(where + " (in_proj_weight)", "[3E, d_in]", sw);
-    if (in_proj_bias) check_same_shape(where + " (in_proj_bias)", Shape{3 * E}, shape_of(*in_proj_bias));
-    const std::size_t hd = heads_of(where, E, num_heads), d_in = sw[1];
-    const Shape sq = check_tokens(where + " (query)", query, d_in);
-    const Shape sk = check_tokens(where + " (key)", key, d_in);
-    check_same_shape(where + " (value)", sk, shape_of(value));
-    if (sk[0] != sq[0]) throw_shape_error(where + " (key)", "[" + std::to_string(sq[0]) + ", S, E]", sk);
-    BoolTensor allow;  // nn.MultiheadAttention's attn_mask is true where a key may NOT be seen
-    if (attn_mask) {
-        check_same_shape(where + " (attn_mask)", Shape{sq[1], sk[1]}, shape_of(*attn_mask));
-        allow = !(*attn_mask);
-    }
-    auto in_proj = [&](const Tensor& x, std::size_t block) {  // rows block*E .. (block+1)*E-1
-        std::optional<Tensor> bias;
-        if (in_proj_bias) bias = rows(*in_proj_bias, block * E, (block + 1) * E);
-        return nn::Linear(rows(in_proj_weight, block * E, (block + 1) * E), std::move(bias))(x);
-    };
-    const Tensor k = in_proj(key, 1), v = in_proj(value, 2);  // [b, S, E]
-    MultiheadAttentionOutput out;
-    SDPAOptions o{.attn_mask = attn_mask ? &allow : nullptr};
-    Tensor context;  // [b, L, E], heads merged
-    if (need_weights) {
-        // q_scaled = q * math.sqrt(1.0 / float(E_head)) before the product (the module's math
-        // path), then the core with the scores as they are: * 1.0f changes nothing.
-        const float scale = static_cast<float>(std::sqrt(1.0 / static_cast<double>(hd)));
-        const Tensor q_scaled = Tensor(in_proj(query, 0) * scale);
-        o.scale = ScoreScale::multiply_by(1.0f);
-        const SDPASteps st = scaled_dot_product_attention_steps(
-            HeadsView::split(q_scaled, num_heads, hd).contiguous(),
-            HeadsView::split(k, num_heads, hd).contiguous(),
-            HeadsView::split(v, num_heads, hd).contiguous(), o);
-        const long b = to_long(sq[0]), L = to_long(sq[1]);
-        context = attn::view(attn::transpose(st.output, 1, 2), {b, L, to_long(E)});
-        out.attn_output_weights = Tensor(attn::sum(st.attn_weights, 1) / static_cast<float>(num_heads));  // mean(dim=1)
-    } else {
-        context = attend(HeadsView::split(in_proj(query, 0), num_heads, hd),
-                         HeadsView::split(k, num_heads, hd), HeadsView::split(v, num_heads, hd), o);
-    }
-    out.attn_output = out_proj(context);
-    return out;
 }
 
 // ------------------------------------------------------------------------- maps

@@ -12,8 +12,8 @@
 ///   as the contraction it is (a sum over the repeated index, in order); its attention
 ///   products (`bhnd,bhmd->bhnm`, `bhnm,bhmd->bhnd`) are the attention core's, whose sums run
 ///   in the same order;
-/// - `MultiheadAttention`: `torch.nn.MultiheadAttention(embed_dim, num_heads, bias,
-///   batch_first=True)`'s layout: packed `in_proj_weight [3E, E]`/`in_proj_bias [3E]`,
+/// - `MultiheadAttention` (torch_mha.hpp): `torch.nn.MultiheadAttention(embed_dim, num_heads,
+///   bias, batch_first=True)`'s layout: packed `in_proj_weight [3E, E]`/`in_proj_bias [3E]`,
 ///   `out_proj`, and `need_weights` returning the weights averaged over heads.
 /// All are float32, dropout 0 (the comparison's setting), causal, and all run the attention
 /// core (sdpa.hpp) after their own projections.
@@ -26,6 +26,7 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/modules/multihead.hpp"
+#include "attn/modules/torch_mha.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -117,42 +118,6 @@ public:
 /// @throws std::invalid_argument when the shapes do not fit; std::length_error when the
 /// result cannot be allocated.
 Tensor einsum_bnd_di(const Tensor& x, const Tensor& W);
-/// What `torch.nn.MultiheadAttention.forward` returns.
-struct MultiheadAttentionOutput {
-    Tensor attn_output;                       ///< `[b, L, E]`
-    std::optional<Tensor> attn_output_weights;  ///< `[b, L, S]` (heads averaged), or none
-};
-
-/// `torch.nn.MultiheadAttention(embed_dim, num_heads, bias, batch_first=True)`, dropout 0,
-/// as its math path computes: `q, k, v = x W_in^T + b_in` (the three row blocks of the packed
-/// `in_proj_weight`), `q * (1 / sqrt(hd))`, `q k^T` with a bool `attn_mask` (true = may NOT
-/// attend) as `-inf`, softmax, `@ v`, heads merged, `out_proj`. One extension: the input may
-/// have `d_in != E` features (`in_proj_weight [3E, d_in]`; PyTorch's module requires
-/// `d_in = E` for the query), so that the book's `d_in = 3`, `d_out = 2` module maps to it.
-class MultiheadAttention {
-public:
-    /// Assembles the module: `in_proj_weight [3E, d_in]`, `in_proj_bias [3E]` or none,
-    /// `out_proj [E, E]`. @throws std::invalid_argument when the shapes disagree or
-    /// `num_heads` does not divide `E`.
-    MultiheadAttention(Tensor in_proj_weight, std::optional<Tensor> in_proj_bias,
-                       nn::Linear out_proj, std::size_t num_heads);
-
-    /// `forward(query, key, value, attn_mask, need_weights, average_attn_weights=True)` with
-    /// `query [b, L, d_in]`, `key`/`value [b, S, d_in]`, `attn_mask [L, S]` bool -> output
-    /// `[b, L, E]` and, with `need_weights`, weights `[b, L, S]`.
-    /// @throws std::invalid_argument when the shapes do not fit.
-    MultiheadAttentionOutput operator()(const Tensor& query, const Tensor& key,
-                                        const Tensor& value,
-                                        const std::optional<BoolTensor>& attn_mask,
-                                        bool need_weights = true) const;
-
-    std::size_t embed_dim;              ///< E
-    std::size_t num_heads;              ///< H
-    Tensor in_proj_weight;              ///< `[3E, d_in]`: rows q, then k, then v
-    std::optional<Tensor> in_proj_bias;  ///< `[3E]`
-    nn::Linear out_proj;                ///< `NonDynamicallyQuantizableLinear(E, E)`
-};
-
 /// Chapter 7's module in the combined-QKV layout: `qkv.weight = cat(W_query, W_key,
 /// W_value)` by rows (biases likewise), `proj = out_proj`, the given kernel.
 MultiHeadAttentionCombinedQKV combine_qkv(const MultiHeadAttention& module,

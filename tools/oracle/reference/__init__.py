@@ -4,7 +4,8 @@ tools/benchmark/ builds the same classes through the scripts that import them).
 
 One module per upstream source, each naming its file and commit in its docstring: ch03
 (Raschka's chapter 3), notebooks (the source notebooks' own classes), gqa, swa, mla,
-kv_sharing, memory_estimators, dsa, deltanet. They are the ground truth, so they keep their
+kv_sharing, memory_estimators, dsa, deltanet; and seq2seq, chapter 25's model (this project's
+own, around torch.nn.MultiheadAttention). They are the ground truth, so they keep their
 author's text; what differs is listed in the module's docstring, and a changed line is marked
 `# edit:`.
 
@@ -24,13 +25,15 @@ from .kv_sharing import MultiHeadAttentionWithKVSharing
 from .memory_estimators import mla_estimator_main, sharing_estimator_main
 from .mla import MultiHeadLatentAttention
 from .notebooks import GPT2Attention, MultiHeadAtt
+from .seq2seq import AttentionOnlySeq2Seq, copy_batch, cross_attention_weights, greedy_decode
 from .swa import MultiHeadAttentionWithSWA
 
 __all__ = ["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention", "MultiHeadAttentionCombinedQKV",
            "MultiHeadAtt", "GPT2Attention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA",
            "MultiHeadLatentAttention", "MultiHeadAttentionWithKVSharing", "mla_estimator_main",
            "sharing_estimator_main", "LightningIndexer", "MultiHeadAttentionWithDSA", "select",
-           "GatedMultiHeadAttention", "GatedDeltaNet", "RMSNorm", "l2norm"]
+           "GatedMultiHeadAttention", "GatedDeltaNet", "RMSNorm", "l2norm", "AttentionOnlySeq2Seq",
+           "copy_batch", "cross_attention_weights", "greedy_decode"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 VERBATIM = {
