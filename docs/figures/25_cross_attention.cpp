@@ -35,8 +35,9 @@ FIGURES{
          figures::svg::HeatmapStyle style;
          style.title = "Cross-attention weights per head, a padded source";
          style.row_axis = "decoder token (query)";
-         style.col_axis = "memory token (key); p: padding in sequence 1";
+         style.col_axis = "memory token (p: padded)";
          style.col_labels = ch25_labels(5, 2, " p");
+        style.panels_per_row = 2;  // sequence 0 above sequence 1
          return figures::svg::heatmaps(panels, titles, style);
      }},
     {.chapter = "25", .step = "train", .file = "ch25_training.svg",
