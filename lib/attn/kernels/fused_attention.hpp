@@ -49,7 +49,29 @@ struct HeadMask {
     bool divide = false;  ///< scores `/ scale` (Raschka's modules) instead of `* scale`
     float scale = 1.0f;   ///< the multiplier or the divisor
     bool zero_fully_masked = false;  ///< a query that sees no key gives zeros, not NaN
+    /// ALiBi: each query head's `QueryHead::alibi_slope` biases its scores (`alibi_term`),
+    /// computed where the scores are, without a `[Tq, Tk]` tensor.
+    bool alibi = false;
 };
+
+/// ALiBi's term for a query `lag` positions after the key (`lag = query pos - key pos`, negative
+/// for a key in the query's future): `-(slope * |lag|)`, float32, the distance exact up to 2^24
+/// (Press et al. 2022; symmetric in `lag`, as MosaicML's MPT writes it for keys after the query).
+inline float alibi_term(float slope, long lag) {
+    return -(slope * static_cast<float>(lag < 0 ? -lag : lag));
+}
+
+/// What score `(i, j)` of one query head has added after its scaling: the dense additive mask
+/// `bias` (element at `i * bias_si + j * bias_sj`; null: none), ALiBi's term (when `alibi`),
+/// or their sum `bias + alibi_term` (ALiBi on top of a given additive mask, as if the two were
+/// one mask); 0 and `has` false when neither. `offset` is `HeadMask::offset`.
+inline float score_bias(const float* bias, long bias_si, long bias_sj, bool alibi, float slope, long offset,
+                        long i, long j, bool& has) {
+    has = bias || alibi;
+    if (!alibi) return bias ? bias[i * bias_si + j * bias_sj] : 0.0f;
+    const float a = alibi_term(slope, i + offset - j);
+    return bias ? bias[i * bias_si + j * bias_sj] + a : a;
+}
 
 /// One query head: its `[Tq, hd]` queries and `[Tq, dv]` output (row strides in `HeadArgs`),
 /// and its dense masks, each optional (null: none): `allow` (bool as bytes, 1 = may attend),
@@ -61,6 +83,7 @@ struct QueryHead {
     const unsigned char* allow = nullptr;  ///< dense mask, 1 = may attend
     const float* bias = nullptr;           ///< additive mask
     const float* noise = nullptr;          ///< dropout multipliers
+    float alibi_slope = 0.0f;              ///< ALiBi's slope of this head (read when `HeadMask::alibi`)
     /// When not null, receives each query row's log-sum-exp `m + log(l)` (`m` the row's largest
     /// scaled score, `l = sum_j exp(s_j - m)`; `-inf` for a row that sees no key): `[Tq]`, what
     /// the backward of chapter 20 reads.
