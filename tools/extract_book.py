@@ -57,6 +57,7 @@ NOTEBOOKS = {
     "oracle19": "oracle_19_gradients.txt",
     "oracle20": "oracle_20_flash_backward.txt",
     "o21": "oracle_21_attention_learns.txt",
+    "o24": "oracle_24_positions.txt",
 }
 # Folder of each source under data/sources/.
 FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("o") else "seeds")
@@ -64,7 +65,7 @@ FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith(
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle15": "oracle 15",
                "oracle16": "oracle 16", "o17": "oracle 17", "o18": "oracle 18", "oracle19": "oracle 19",
-               "oracle20": "oracle 20", "o21": "oracle 21"}
+               "oracle20": "oracle 20", "o21": "oracle 21", "o24": "oracle 24"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
 
@@ -84,6 +85,7 @@ NO_OUTPUT = {
     "oracle19": [1],
     "oracle20": [1, 2],
     "o21": [1, 2, 7, 8],
+    "o24": [1, 10],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):

@@ -46,9 +46,10 @@ SDPAOptions causal_options(std::size_t head_dim, std::size_t query_start, const 
 /// as Raschka's Llama modules keep `cos` and `sin` as buffers.
 struct ModulePositions {
     PositionScheme scheme = PositionScheme::none;  ///< RoPE, ALiBi or none
-    /// RoPE's tables `[context_length, head_dim]` (`precompute_rope_params(head_dim,
-    /// rope_base, context_length, rope_freq)`); empty otherwise.
-    Tensor cos, sin;
+    /// RoPE's cosines `[context_length, head_dim]` (`precompute_rope_params(head_dim,
+    /// rope_base, context_length, rope_freq)`, Raschka's buffer `cos`); empty otherwise.
+    Tensor cos;
+    Tensor sin;  ///< RoPE's sines, likewise (his buffer `sin`); empty otherwise
     Tensor alibi_slopes;  ///< ALiBi's `[num_heads]` slopes (`attn::alibi_slopes`); empty otherwise
 
     /// The state of a checked config: the tables or slopes its scheme needs.
