@@ -18,6 +18,8 @@
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/modules/positional_encoding.hpp"
+#include "attn/print/print.hpp"
 
 namespace test_positions {
 
@@ -93,6 +95,17 @@ TEST_CASE("The sinusoidal table is the Annotated Transformer's pe") {
         CHECK(same_bits(rows_of(sinusoidal_encoding(c["max_len"], c["d_model"]), c["rows"]),
                         test::oracle_bits_tensor(c["pe"])));
     }
+}
+
+TEST_CASE("PositionalEncoding adds the Annotated Transformer's table, then dropout") {
+    const PositionalEncoding pe(8, 0.0, 6);
+    const auto& c = oracle()["sinusoidal"][0];  // d_model 8, max_len 6
+    CHECK(same_bits(rows_of(attn::view(pe.pe, {6, 8}), c["rows"]), test::oracle_bits_tensor(c["pe"])));
+    CHECK(attn::repr(pe) == "PositionalEncoding(\n  (dropout): Dropout(p=0.0, inplace=False)\n)");
+    const Tensor x = attn::ones({2, 3, 8});
+    const Tensor y = pe(x, 2);  // positions 2..4, as a decoder at position 2 would add them
+    for (std::size_t t = 0; t < 3; ++t)
+        for (std::size_t d = 0; d < 8; ++d) CHECK(y(1, t, d) == 1.0f + pe.pe(0, 2 + t, d));
 }
 
 TEST_CASE("ALiBi's slopes are Press et al.'s get_slopes, as float32") {

@@ -154,6 +154,7 @@ Tensor rope_inv_freq(std::size_t head_dim, double theta_base, const std::optiona
     check_theta(theta_base);
     if (fc) fc->validate("precompute_rope_params");
     const std::size_t h = head_dim / 2;
+    check_allocation("precompute_rope_params (inv_freq [head_dim / 2])", Shape{h});
     const float base = static_cast<float>(theta_base), hd = static_cast<float>(head_dim);
     Tensor inv_freq = Tensor::from_shape({h});
     for (std::size_t i = 0; i < h; ++i) {
@@ -234,6 +235,9 @@ void apply_rope_inplace(float* x, std::size_t B, std::size_t T, std::size_t ld, 
 
 Tensor alibi_slopes(std::size_t num_heads) {
     require_positive("alibi_slopes", "num_heads", num_heads);
+    check_allocation("alibi_slopes ([num_heads])", Shape{num_heads});
+    // Their recursion takes twice the closest power of 2 below n: that too must be a count.
+    check_allocation("alibi_slopes (the slopes of 2 * the closest power of 2)", Shape{2, num_heads});
     // Press et al.'s get_slopes in Python doubles: start = 2 ** (-2 ** -(log2(n) - 3)),
     // slopes start * start ** i; for n not a power of 2, those of the closest power p and
     // every other slope of 2p.

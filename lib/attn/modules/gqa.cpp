@@ -31,7 +31,7 @@ GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& 
       group_size(c.num_heads / c.num_kv_groups),
       head_dim(c.d_out / c.num_heads),
       context_length(c.context_length),
-      positions(ModulePositions::of(c, c.num_heads, c.d_out / c.num_heads)),
+      positions(ModulePositions::of("GroupedQueryAttention", c, c.num_heads, c.d_out / c.num_heads)),
       W_key(c.d_in, c.num_kv_groups * (c.d_out / c.num_heads), c.qkv_bias, gen),
       W_value(c.d_in, c.num_kv_groups * (c.d_out / c.num_heads), c.qkv_bias, gen),
       W_query(c.d_in, c.d_out, c.qkv_bias, gen),

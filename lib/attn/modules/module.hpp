@@ -53,8 +53,11 @@ struct ModulePositions {
     Tensor alibi_slopes;  ///< ALiBi's `[num_heads]` slopes (`attn::alibi_slopes`); empty otherwise
 
     /// The state of a checked config: the tables or slopes its scheme needs.
-    /// @throws std::length_error when RoPE's tables cannot be allocated.
-    static ModulePositions of(const AttentionConfig& config, std::size_t num_heads, std::size_t head_dim);
+    /// @throws std::invalid_argument naming `where` when RoPE's tables cannot hold
+    /// `context_length` positions (beyond 2^24, float32's exact integers); std::length_error
+    /// when they cannot be allocated.
+    static ModulePositions of(const std::string& where, const AttentionConfig& config, std::size_t num_heads,
+                              std::size_t head_dim);
 
     /// Sets `o.alibi_slopes` to the slopes under ALiBi (the options then point into this
     /// object, which must outlive the call).

@@ -53,7 +53,7 @@ void MultiHeadAttention::validate(const AttentionConfig& c) {
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, Generator& gen)
     : num_heads((validate(config), config.num_heads)),
       head_dim(config.d_out / config.num_heads),
-      positions(ModulePositions::of(config, config.num_heads, config.d_out / config.num_heads)),
+      positions(ModulePositions::of("MultiHeadAttention", config, config.num_heads, config.d_out / config.num_heads)),
       W_query(config.d_in, config.d_out, config.qkv_bias, gen),
       W_key(config.d_in, config.d_out, config.qkv_bias, gen),
       W_value(config.d_in, config.d_out, config.qkv_bias, gen),
