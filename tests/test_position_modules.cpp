@@ -19,6 +19,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/modules/gqa.hpp"
 #include "attn/modules/multihead.hpp"
+#include "attn/nn/nn.hpp"
 
 namespace test_position_modules {
 
@@ -158,6 +159,34 @@ TEST_CASE("GQA with RoPE equals the MultiHeadAttention of its expanded key/value
     const GroupedQueryAttention gqa(llama32_gqa());
     const MultiHeadAttention mha = expand_kv_groups(gqa);
     CHECK(same_bits(mha(test::book_batch()), gqa(test::book_batch())));
+}
+
+TEST_CASE("Meta's interleaved RoPE on unpermuted weights equals the halves on permuted ones") {
+    // Meta's Llama code rotates neighbours (2i, 2i + 1) as complex numbers; Hugging Face and
+    // Raschka rotate (i, i + hd/2). His loader's permute(w, n_heads, out, in) =
+    // w.view(n_heads, out // n_heads // 2, 2, in).transpose(1, 2).reshape(out, in) maps
+    // Meta's row h*hd + 2i + j to row h*hd + j*hd/2 + i: then the rotated heads are the same
+    // numbers, coordinates renamed, and every score is the same up to the order of its sum.
+    const std::size_t H = 2, hd = 8, d_in = 5, T = 7, half = hd / 2;
+    Generator gen(3);
+    const Tensor W_meta = randn({H * hd, d_in}, gen), x = randn({1, T, d_in}, gen);
+    Tensor W_hf = zeros({H * hd, d_in});
+    for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t i = 0; i < half; ++i)
+            for (std::size_t j = 0; j < 2; ++j)
+                for (std::size_t c = 0; c < d_in; ++c) W_hf(h * hd + j * half + i, c) = W_meta(h * hd + 2 * i + j, c);
+    const auto [cos, sin] = precompute_rope_params(hd, 10000.0, T);
+    const Tensor q_meta = nn::Linear(W_meta, std::nullopt)(x), q_hf = nn::Linear(W_hf, std::nullopt)(x);
+    const Tensor rot_hf = compute_rope(attn::transpose(attn::view(q_hf, {1, long(T), long(H), long(hd)}), 1, 2), cos, sin);
+    for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t t = 0; t < T; ++t)
+            for (std::size_t i = 0; i < half; ++i) {
+                // Meta: (a + ib)(cos + i sin), cos and sin of pair i at position t
+                const float a = q_meta(0, t, h * hd + 2 * i), b = q_meta(0, t, h * hd + 2 * i + 1);
+                const float c = cos(t, i), s = sin(t, i);
+                CHECK(rot_hf(0, h, t, i) == a * c - b * s);
+                CHECK(rot_hf(0, h, t, i + half) == b * c + a * s);
+            }
 }
 
 TEST_CASE("Position options: bad input names the problem") {
