@@ -105,8 +105,11 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
                     b.allow = At;
                 }
                 if (q.bias || m.alibi) {  // the additive mask and ALiBi's term, this block only
+                    // ALiBi alone: its terms in one vectorised pass (lanes past `lanes` too: unread)
+                    const bool done =
+                        !q.bias && alibi_block(Bt, rows, nr, long(i0) + m.offset - long(jlo), q.alibi_slope);
                     bool has = false;
-                    for (std::size_t r = 0; r < rows; ++r)
+                    for (std::size_t r = 0; r < rows && !done; ++r)
                         for (std::size_t c = 0; c < nr; ++c)
                             Bt[r * nr + c] = c < lanes ? score_bias(q.bias, m.bias_si, m.bias_sj, m.alibi,
                                                                     q.alibi_slope, m.offset, long(i0 + c),

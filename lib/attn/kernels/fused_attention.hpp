@@ -61,6 +61,29 @@ inline float alibi_term(float slope, long lag) {
     return -(slope * static_cast<float>(lag < 0 ? -lag : lag));
 }
 
+/// ALiBi's terms of one block of the fused kernel, `out[r * nr + c] = alibi_term(slope, lag0 + c
+/// - r)` for `r < rows`, `c < nr` (`lag0`: the first query's position minus the first key's),
+/// in a loop the compiler vectorises: the distance as `|float(lag0 - r) + c|`, the same float
+/// as `float(|lag|)` while every distance of the block is below 2^24. Returns false, writing
+/// nothing, when one is not (the caller then takes `score_bias` element by element).
+inline bool alibi_block(float* out, std::size_t rows, std::size_t nr, long lag0, float slope) {
+    constexpr long exact = long{1} << 24;
+    const long lo = lag0 - long(rows) + 1, hi = lag0 + long(nr) - 1;
+    if (rows == 0 || lo <= -exact || hi >= exact) return rows == 0;
+    float lane[64];
+    for (std::size_t c = 0; c < nr && c < 64; ++c) lane[c] = static_cast<float>(c);
+    if (nr > 64) return false;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float base = static_cast<float>(lag0 - long(r));
+        float* o = out + r * nr;
+        for (std::size_t c = 0; c < nr; ++c) {
+            const float d = base + lane[c];
+            o[c] = -(slope * (d < 0.0f ? -d : d));
+        }
+    }
+    return true;
+}
+
 /// What score `(i, j)` of one query head has added after its scaling: the dense additive mask
 /// `bias` (element at `i * bias_si + j * bias_sj`; null: none), ALiBi's term (when `alibi`),
 /// or their sum `bias + alibi_term` (ALiBi on top of a given additive mask, as if the two were
