@@ -15,15 +15,11 @@
 #include "attn/core/require.hpp"
 #include "attn/kernels/fused_attention.hpp"
 
-#include <immintrin.h>
-
-// sleef.h declares the FMA and AVX2 variants only when compiled with them enabled; the library
-// exports them.
+// sleef.h declares the FMA variants only when compiled with FMA enabled; the library exports
+// them.
 extern "C" float Sleef_expf1_u10purecfma(float);
 extern "C" float Sleef_sinf1_u10purecfma(float);
 extern "C" float Sleef_cosf1_u10purecfma(float);
-extern "C" __m256 Sleef_sinf8_u10avx2(__m256);
-extern "C" __m256 Sleef_cosf8_u10avx2(__m256);
 
 namespace attn {
 
@@ -279,28 +275,8 @@ Tensor alibi_bias(const Tensor& slopes, std::size_t Tq, std::size_t Tk, std::siz
 
 namespace detail {
 
-namespace {
-
-// PyTorch's AVX2 kernel (vec::map over Vectorized<float>): 8 elements at a time, the last
-// group padded with zeros (a partial load).
-__attribute__((target("avx2,fma"))) void cos_sin_avx2(const float* x, std::size_t n, float* c, float* s) {
-    for (std::size_t i = 0; i < n; i += 8) {
-        const std::size_t m = std::min<std::size_t>(8, n - i);
-        alignas(32) float in[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out[8];
-        std::copy_n(x + i, m, in);
-        const __m256 v = _mm256_load_ps(in);
-        if (c) {
-            _mm256_store_ps(out, Sleef_cosf8_u10avx2(v));
-            std::copy_n(out, m, c + i);
-        }
-        if (s) {
-            _mm256_store_ps(out, Sleef_sinf8_u10avx2(v));
-            std::copy_n(out, m, s + i);
-        }
-    }
-}
-
-}  // namespace
+// In positions_avx2.cpp, compiled with -mavx2 -mfma: PyTorch's AVX2 kernel.
+void cos_sin_avx2(const float* x, std::size_t n, float* c, float* s);
 
 void torch_cos_sin(const float* x, std::size_t n, float* c, float* s) {
     static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
