@@ -61,12 +61,12 @@ inline float alibi_term(float slope, long lag) {
     return -(slope * static_cast<float>(lag < 0 ? -lag : lag));
 }
 
-/// ALiBi's terms of one block of the fused kernel, `out[r * nr + c] = alibi_term(slope, lag0 + c
-/// - r)` for `r < rows`, `c < nr` (`lag0`: the first query's position minus the first key's),
-/// in a loop the compiler vectorises: the distance as the absolute value of `float(lag0 - r) +
-/// c`, the same float as `alibi_term`'s while every distance of the block is below 2^24.
-/// Returns false, writing nothing, when one is not (the caller then takes `score_bias` element
-/// by element).
+/// ALiBi's terms of one block of the fused kernel,
+/// `out[r * nr + c] = alibi_term(slope, lag0 + c - r)` for `r < rows`, `c < nr` (`lag0`: the
+/// first query's position minus the first key's), in a loop the compiler vectorises: the
+/// distance as the absolute value of `float(lag0 - r) + c`, the same float as `alibi_term`'s
+/// while every distance of the block is below 2^24. Returns false, writing nothing, when one is
+/// not (the caller then takes `score_bias` element by element).
 inline bool alibi_block(float* out, std::size_t rows, std::size_t nr, long lag0, float slope) {
     constexpr long exact = long{1} << 24;
     const long lo = lag0 - long(rows) + 1, hi = lag0 + long(nr) - 1;
