@@ -77,6 +77,8 @@ std::vector<Case> position_cases() {
     err("sinusoidal_encoding odd d_model", RUN(sinusoidal_encoding(6, 7)), IA,
         "sinusoidal_encoding: d_model must be even and > 0 (sin and cos fill alternate columns), got d_model = 7");
     err("sinusoidal_encoding 2^20 x 2^50", RUN(sinusoidal_encoding(1u << 20, std::size_t{1} << 50)), LE, "cannot allocate");
+    err("sinusoidal_encoding max_len 0, d_model 2^40 (found by fuzz_modules)", RUN(sinusoidal_encoding(0, std::size_t{1} << 40)), LE,
+        "sinusoidal_encoding (div_term [d_model / 2]): cannot allocate");
     err("PositionalEncoding beyond max_len", RUN(PositionalEncoding(8, 0.0, 6)(zeros({1, 7, 8}))), IA,
         "PositionalEncoding: a token beyond the context: positions 0..6 but context_length = 6");
     err("PositionalEncoding of another width", RUN(PositionalEncoding(8, 0.0, 6)(zeros({1, 2, 4}))), IA,

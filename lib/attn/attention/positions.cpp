@@ -112,6 +112,8 @@ Tensor sinusoidal_encoding(std::size_t max_len, std::size_t d_model) {
                                     std::to_string(max_len));
     check_allocation("sinusoidal_encoding (pe [max_len, d_model])", Shape{max_len, d_model});
     const std::size_t h = d_model / 2;
+    // div_term has d_model / 2 elements even when there is no position (max_len 0).
+    check_allocation("sinusoidal_encoding (div_term [d_model / 2])", Shape{h});
     // div_term = exp(arange(0, d_model, 2) * -(log(10000.0) / d_model)): the Python double
     // rounded to float32 once, as PyTorch takes a scalar into a float32 product.
     const float factor = static_cast<float>(-(std::log(10000.0) / static_cast<double>(d_model)));
