@@ -266,6 +266,12 @@ Tensor alibi_bias(const Tensor& slopes, std::size_t Tq, std::size_t Tk, std::siz
     if (s.size() != 1) throw_shape_error("alibi_bias (slopes)", "[num_heads]", s);
     const Shape shape{s[0], Tq, Tk};
     check_allocation("alibi_bias ([num_heads, Tq, Tk])", shape);
+    // Positions take part in signed differences, as in the core (SDPAOptions): below 2^62.
+    constexpr std::size_t max_position = std::size_t{1} << 62;
+    if (query_start >= max_position || key_start >= max_position || Tq >= max_position - query_start ||
+        Tk >= max_position - key_start)
+        throw std::invalid_argument("alibi_bias: expected positions below 2^62, got queries from " +
+                                    std::to_string(query_start) + " and keys from " + std::to_string(key_start));
     Tensor bias = Tensor::from_shape(shape);
     float* out = bias.data();
     for (std::size_t h = 0; h < s[0]; ++h)

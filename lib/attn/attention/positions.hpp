@@ -136,8 +136,8 @@ Tensor alibi_slopes(std::size_t num_heads);
 /// looks at `j <= i`, where this is Press et al.'s `-m (i - j)`; for keys after the query it
 /// is the symmetric form (MosaicML's MPT). Passed as `SDPAOptions::attn_bias` it gives the
 /// bits of the core's own `alibi_slopes` option, which computes the same numbers tile by tile.
-/// @throws std::invalid_argument when `slopes` is not 1-D; std::length_error when the
-/// tensor cannot be allocated.
+/// @throws std::invalid_argument when `slopes` is not 1-D or a position reaches 2^62 (as
+/// `SDPAOptions`); std::length_error when the tensor cannot be allocated.
 Tensor alibi_bias(const Tensor& slopes, std::size_t Tq, std::size_t Tk, std::size_t query_start = 0,
                   std::size_t key_start = 0);
 

@@ -58,7 +58,9 @@ struct HeadMask {
 /// for a key in the query's future): `-(slope * |lag|)`, float32, the distance exact up to 2^24
 /// (Press et al. 2022; symmetric in `lag`, as MosaicML's MPT writes it for keys after the query).
 inline float alibi_term(float slope, long lag) {
-    return -(slope * static_cast<float>(lag < 0 ? -lag : lag));
+    // |lag| as unsigned: defined for every long (the core keeps positions below 2^62)
+    const unsigned long distance = lag < 0 ? 0UL - static_cast<unsigned long>(lag) : static_cast<unsigned long>(lag);
+    return -(slope * static_cast<float>(distance));
 }
 
 /// ALiBi's terms of one block of the fused kernel,
