@@ -140,6 +140,9 @@ std::vector<Case> position_cases() {
         m.positions = ModulePositions{};
         (void)m.backward(saved, zeros({1, 3, 8})); return true; }, IA,
         "MultiHeadAttention::backward: the forward rotated queries and keys (RoPE), but the module no longer holds RoPE's tables");
+    ok("MHA with RoPE on 2^40 empty sequences returns at once (found by fuzz_modules)", [] {
+        const MultiHeadAttention m({.d_in = 4, .d_out = 8, .context_length = 6, .num_heads = 2, .positions = PositionScheme::rope});
+        return shape_of(m(Tensor::from_shape({std::size_t{1} << 40, 0, 4}))) == Shape{std::size_t{1} << 40, 0, 8}; });
     ok("GQA with RoPE on zero tokens gives [2, 0, 8], as his module", [] {
         return shape_of(GroupedQueryAttention(rope_gqa())(zeros({2, 0, 4}))) == Shape{2, 0, 8}; });
     return table.cases;

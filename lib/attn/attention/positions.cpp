@@ -218,6 +218,7 @@ void apply_rope_inplace(float* x, std::size_t B, std::size_t T, std::size_t ld, 
         throw std::invalid_argument("RoPE: " + std::to_string(num_heads) + " heads of " + std::to_string(head_dim) +
                                     " columns from column " + std::to_string(column) + " do not fit in rows of " +
                                     std::to_string(ld));
+    if (T == 0 || num_heads == 0) return;  // no 2^40 walks over empty rows (a batch of empty sequences)
     std::vector<float> row(head_dim);
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t t = 0; t < T; ++t) {
