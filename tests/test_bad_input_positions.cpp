@@ -96,6 +96,8 @@ std::vector<Case> position_cases() {
         [] { const Tensor s = alibi_slopes(3); return s(0) == 0.0625f && s(1) == 0.00390625f && s(2) == 0.25f; });
     err("alibi_bias from position SIZE_MAX (found by fuzz_modules)", RUN(alibi_bias(alibi_slopes(2), 1, 1, SIZE_MAX, 0)), IA,
         "alibi_bias: expected positions below 2^62, got queries from 18446744073709551615 and keys from 0");
+    ok("alibi_bias of 2^40 queries and no key returns at once (found by fuzz_modules)",
+       [] { return alibi_bias(alibi_slopes(2), std::size_t{1} << 40, 0).size() == 0; });
     err("alibi_bias of 2-D slopes", RUN(alibi_bias(zeros({2, 2}), 3, 3)), IA, "alibi_bias (slopes): expected [num_heads], got [2, 2]");
     err("SDPAOptions alibi_slopes of 3 for 4 heads", [] { const Tensor s = alibi_slopes(3);
         (void)scaled_dot_product_attention(zeros({1, 4, 2, 2}), zeros({1, 4, 2, 2}), zeros({1, 4, 2, 2}), {.alibi_slopes = &s}); return true; },
