@@ -94,6 +94,8 @@ TEST_CASE("MultiHeadAttention with ALiBi: output and every gradient equal PyTorc
     check_against_oracle(m, oracle()["alibi_mha"], 0);
 }
 
+// Recomputation is the forward over the tokens so far (test::decode_gap): a row of fewer than
+// 8 keys is summed in another order than a longer one, in PyTorch as here.
 TEST_CASE("Decoding with RoPE or ALiBi equals recomputation, bit for bit") {
     Generator gen(24);
     const Tensor x = rand({2, 40, 6}, gen);
