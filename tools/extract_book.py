@@ -57,6 +57,7 @@ NOTEBOOKS = {
     "o19": "oracle_19_gradients.txt",
     "o20": "oracle_20_flash_backward.txt",
     "o21": "oracle_21_attention_learns.txt",
+    "o24": "oracle_24_positions.txt",
     "o25": "oracle_25_cross_attention.txt",
 }
 # Folder of each source under data/sources/.
@@ -66,7 +67,7 @@ FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith(
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "o15": "oracle 15",
                "o16": "oracle 16", "o17": "oracle 17", "o18": "oracle 18", "o19": "oracle 19",
                "o20": "oracle 20", "o21": "oracle 21",
-               "o25": "oracle 25"}
+               "o24": "oracle 24", "o25": "oracle 25"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell).
 FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
 
@@ -86,6 +87,7 @@ NO_OUTPUT = {
     "o19": [1],
     "o20": [1, 2],
     "o21": [1, 2, 7, 8],
+    "o24": [1, 10],
     "o25": [1, 15],
 }
 

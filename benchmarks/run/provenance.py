@@ -36,6 +36,8 @@ MEASURED = {
                                  "benchmarks/peers/torch_efficient.py"],
     "flash.json": LIBRARY + ["benchmarks/cpp/flash_benchmark.cpp"],
     "kv_cache.json": LIBRARY + ["benchmarks/cpp/kv_cache_benchmark.cpp"],
+    "positions.json": LIBRARY + ["benchmarks/cpp/positions_benchmark.cpp",
+                                 "benchmarks/peers/torch_positions.py", "tools/oracle/reference"],
     "cross_attention.json": LIBRARY + ["benchmarks/cpp/cross_attention_benchmark.cpp",
                                        "benchmarks/peers/torch_cross_attention.py"],
 }

@@ -1,27 +1,32 @@
 // libFuzzer target (issue 19): the attention core and its modules called as a user would, with
 // inputs built from the fuzzer's bytes (structured.hpp): scaled_dot_product_attention with
 // every option (masks of any broadcast shape, positions, windows, scales, dropout, an
-// out-of-range backend, huge tiles), the modules (CausalAttention, MultiHeadAttention,
-// GPT2Attention, GroupedQueryAttention, MultiHeadAttentionWithSWA) built from fuzzed configs
-// and then given a mutated public field before a forward, a decode through the KV cache, the
-// cache itself, and the KV-memory estimator. PyTorch's kinds of error are clean; a crash, a
+// out-of-range backend, huge tiles, ALiBi slopes), the modules (CausalAttention,
+// MultiHeadAttention, GPT2Attention, GroupedQueryAttention, MultiHeadAttentionWithSWA) built from
+// fuzzed configs and then given a mutated public field before a forward, a decode through the KV
+// cache, the cache itself, the KV-memory estimator, the position functions (RoPE's tables and
+// rotation, the sinusoidal table, ALiBi's slopes and bias) and the modules under a position
+// scheme (RoPE or ALiBi, their tables or slopes replaced). PyTorch's kinds of error are clean; a crash, a
 // sanitizer report, a hang, another exception or a broken invariant is a finding.
 //
 // Invariants: a result has the shape the inputs imply; the fast backend gives the step
 // backend's bits for every input (NaN where it has NaN); a module's output equals its
-// `forward_steps` on the step backend.
+// `forward_steps` on the step backend; under RoPE or ALiBi, decoding through the cache equals
+// the full forward bit for bit.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <vector>
 
+#include "attn/attention/positions.hpp"
 #include "attn/modules/causal.hpp"
 #include "attn/modules/gpt2.hpp"
 #include "attn/modules/gqa.hpp"
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
 #include "attn/modules/multihead.hpp"
+#include "attn/modules/positional_encoding.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/modules/swa.hpp"
 #include "attn/core/functional.hpp"
@@ -98,8 +103,11 @@ void sdpa(FuzzedDataProvider& p) {
         std::optional<Tensor> bias;
         if (p.ConsumeBool()) mask = attn::to_bool(fuzz::tensor(p, fuzz::small_shape(p, 4)));
         if (p.ConsumeBool()) bias = fuzz::tensor(p, fuzz::small_shape(p, 4));
+        std::optional<Tensor> slopes;  // ALiBi: [H] slopes, or a shape that does not fit
+        if (p.ConsumeBool()) slopes = fuzz::tensor(p, p.ConsumeBool() ? Shape{H} : fuzz::small_shape(p, 2));
         o.attn_mask = mask ? &*mask : nullptr;
         o.attn_bias = bias ? &*bias : nullptr;
+        o.alibi_slopes = slopes ? &*slopes : nullptr;
         o.is_causal = p.ConsumeBool();
         if (p.ConsumeBool()) o.window = position(p);
         o.query_start = position(p);
@@ -148,8 +156,9 @@ attn::nn::Linear linear(FuzzedDataProvider& p, attn::Generator& gen) {
 void multihead(FuzzedDataProvider& p) {
     clean([&] {
         attn::Generator gen(123);
-        attn::MultiHeadAttentionConfig c{size(p, 8), size(p, 8), size(p, 8), probability(p), size(p, 4),
-                                         p.ConsumeBool(), p.ConsumeBool(), any_enum<attn::nn::BernoulliBackend>(p, 1)};
+        attn::MultiHeadAttentionConfig c{.d_in = size(p, 8), .d_out = size(p, 8), .context_length = size(p, 8),
+                                         .dropout = probability(p), .num_heads = size(p, 4), .qkv_bias = p.ConsumeBool(),
+                                         .out_bias = p.ConsumeBool(), .backend = any_enum<attn::nn::BernoulliBackend>(p, 1)};
         attn::MultiHeadAttention m(c, gen);
         bool mutated = false;
         forward_after(p, m, c.d_in, [&] {
@@ -175,8 +184,9 @@ void multihead(FuzzedDataProvider& p) {
 void causal(FuzzedDataProvider& p) {
     clean([&] {
         attn::Generator gen(123);
-        attn::CausalAttentionConfig c{size(p, 8), size(p, 8), size(p, 8), probability(p), p.ConsumeBool(),
-                                      any_enum<attn::nn::BernoulliBackend>(p, 1)};
+        attn::CausalAttentionConfig c{.d_in = size(p, 8), .d_out = size(p, 8), .context_length = size(p, 8),
+                                      .dropout = probability(p), .qkv_bias = p.ConsumeBool(),
+                                      .backend = any_enum<attn::nn::BernoulliBackend>(p, 1)};
         attn::CausalAttention m(c, gen);
         forward_after(p, m, c.d_in, [&] {
             switch (p.ConsumeIntegralInRange<int>(0, 2)) {
@@ -222,8 +232,9 @@ void decode(FuzzedDataProvider& p, const Module& m, attn::KVCache cache, std::si
 void gqa(FuzzedDataProvider& p) {
     clean([&] {
         attn::Generator gen(123);
-        attn::GroupedQueryAttentionConfig c{size(p, 8), size(p, 8), size(p, 8), probability(p), size(p, 4),
-                                            size(p, 4), p.ConsumeBool(), any_enum<attn::nn::BernoulliBackend>(p, 1)};
+        attn::GroupedQueryAttentionConfig c{.d_in = size(p, 8), .d_out = size(p, 8), .context_length = size(p, 8),
+                                            .dropout = probability(p), .num_heads = size(p, 4), .num_kv_groups = size(p, 4),
+                                            .qkv_bias = p.ConsumeBool(), .backend = any_enum<attn::nn::BernoulliBackend>(p, 1)};
         attn::GroupedQueryAttention m(c, gen);
         const auto mutate = [&] {
             switch (p.ConsumeIntegralInRange<int>(0, 4)) {
@@ -243,8 +254,10 @@ void gqa(FuzzedDataProvider& p) {
 void swa(FuzzedDataProvider& p) {
     clean([&] {
         attn::Generator gen(123);
-        attn::MultiHeadAttentionWithSWAConfig c{size(p, 8), size(p, 8), size(p, 8), probability(p), size(p, 4),
-                                                p.ConsumeBool(), position(p), any_enum<attn::nn::BernoulliBackend>(p, 1)};
+        attn::MultiHeadAttentionWithSWAConfig c{.d_in = size(p, 8), .d_out = size(p, 8), .context_length = size(p, 8),
+                                                .dropout = probability(p), .num_heads = size(p, 4), .qkv_bias = p.ConsumeBool(),
+                                                .sliding_window_size = position(p),
+                                                .backend = any_enum<attn::nn::BernoulliBackend>(p, 1)};
         attn::MultiHeadAttentionWithSWA m(c, gen);
         const auto mutate = [&] {
             switch (p.ConsumeIntegralInRange<int>(0, 3)) {
@@ -299,9 +312,96 @@ void estimator(FuzzedDataProvider& p) {
     });
 }
 
+// The position functions with fuzzed sizes, bases, smoothing configs, tables and offsets.
+void positions(FuzzedDataProvider& p) {
+    clean([&] {
+        std::optional<attn::RopeFreqConfig> fc;
+        if (p.ConsumeBool())
+            fc = attn::RopeFreqConfig{fuzz::value(p), fuzz::value(p), fuzz::value(p), p.ConsumeBool() ? 8192.0 : fuzz::value(p)};
+        const double base = p.ConsumeBool() ? 10000.0 : fuzz::value(p);
+        switch (p.ConsumeIntegralInRange<int>(0, 4)) {
+            case 0: (void)attn::rope_inv_freq(size(p, 16), base, fc); break;
+            case 1: {
+                const std::size_t hd = size(p, 8), ctx = size(p, 12);
+                const auto [cos, sin] = attn::precompute_rope_params(hd, base, ctx, fc);
+                const Tensor x = fuzz::tensor(p, {size(p, 2), size(p, 2), size(p, 12), p.ConsumeBool() ? hd : size(p, 8)});
+                const std::size_t offset = p.ConsumeBool() ? 0 : position(p);
+                const Tensor y = p.ConsumeBool() ? attn::compute_rope(x, cos, sin, offset)
+                                                 : attn::compute_rope_backward(x, cos, sin, offset);
+                expect(attn::shape_of(y) == attn::shape_of(x), "compute_rope: result has another shape");
+                break;
+            }
+            case 2: (void)attn::sinusoidal_encoding(size(p, 12), size(p, 8)); break;
+            case 3: (void)attn::alibi_bias(fuzz::tensor(p, fuzz::small_shape(p, 2)), size(p), size(p), position(p), position(p)); break;
+            default: {
+                attn::PositionalEncoding pe(size(p, 8), probability(p), size(p, 8));
+                if (p.ConsumeBool()) pe.pe = fuzz::tensor(p, fuzz::small_shape(p, 4));
+                attn::Generator gen(1);
+                (void)pe(fuzz::tensor(p, {size(p, 2), size(p), size(p, 8)}), position(p), gen);
+                break;
+            }
+        }
+        (void)attn::alibi_slopes(size(p, 64));
+    });
+}
+
+// The modules under a position scheme: a fuzzed config (any scheme, base, smoothing), tables or
+// slopes replaced before a forward, a decode; when nothing was replaced, decoding equals the
+// full forward and the fast backend the step backend, bit for bit.
+void positioned(FuzzedDataProvider& p) {
+    clean([&] {
+        attn::Generator gen(123);
+        attn::AttentionConfig c{.d_in = size(p, 8), .d_out = size(p, 8), .context_length = size(p, 12),
+                                .num_heads = size(p, 4), .num_kv_groups = size(p, 4)};
+        c.positions = any_enum<attn::PositionScheme>(p, 2);
+        if (p.ConsumeBool()) c.rope_base = fuzz::value(p);
+        if (p.ConsumeBool()) c.rope_freq = attn::RopeFreqConfig::llama3_2();
+        const bool grouped = p.ConsumeBool();
+        if (!grouped) c.num_kv_groups = 0;
+        attn::GroupedQueryAttention gqa = grouped ? attn::GroupedQueryAttention(c, gen)
+                                                  : attn::GroupedQueryAttention({.d_in = 1, .d_out = 2, .context_length = 1,
+                                                                                 .num_heads = 1, .num_kv_groups = 1});
+        attn::MultiHeadAttention mha = grouped ? attn::expand_kv_groups(gqa) : attn::MultiHeadAttention(c, gen);
+        attn::ModulePositions& pos = grouped ? gqa.positions : mha.positions;
+        bool replaced = false;
+        if (p.ConsumeIntegralInRange<int>(0, 3) == 0) {
+            replaced = true;
+            switch (p.ConsumeIntegralInRange<int>(0, 3)) {
+                case 0: pos.cos = fuzz::tensor(p, fuzz::small_shape(p, 2)); break;
+                case 1: pos.alibi_slopes = fuzz::tensor(p, fuzz::small_shape(p, 2)); break;
+                case 2: pos.scheme = any_enum<attn::PositionScheme>(p, 2); break;
+                default: mha.positions = attn::ModulePositions{}; break;
+            }
+        }
+        const Tensor x = fuzz::tensor(p, {size(p, 2), size(p, 12), c.d_in});
+        attn::SDPABackendGuard guard(attn::SDPABackend::step);
+        const Tensor out = grouped ? gqa(x) : mha(x);
+        if (replaced) return;
+        {
+            attn::SDPABackendGuard fast(attn::SDPABackend::fast);
+            expect(same_bits(out, grouped ? gqa(x) : mha(x)), "positions: the fast backend's bits differ from the step backend's");
+        }
+        if (!grouped) return;
+        // Decoding equals recomputation: each step against the forward over the tokens so far
+        // (not over all T: PyTorch's softmax adds a row of fewer than 8 keys in another order than
+        // a longer one). With values that are not finite, a hidden future key's 0 * v is NaN in a
+        // longer forward, and a sum of -0 terms meets +0 there: compared as numbers, finite only.
+        attn::KVCache cache;
+        for (long t = 0; t < long(x.shape()[1]); ++t) {
+            const Tensor step = gqa.forward(attn::slice(x, 1, t, t + 1), cache);
+            const Tensor full = attn::slice(gqa(attn::slice(x, 1, 0, t + 1)), 1, t, t + 1);
+            bool finite = true, equal = attn::shape_of(step) == attn::shape_of(full);
+            for (const float v : full) finite = finite && std::isfinite(v);
+            for (std::size_t i = 0; equal && i < full.size(); ++i) equal = step.data()[i] == full.data()[i];
+            if (finite) expect(equal, "positions: decoding differs from recomputation");
+        }
+    });
+}
+
 constexpr fuzz::Family families[] = {
     {"sdpa", sdpa}, {"multihead", multihead}, {"causal", causal}, {"gpt2", gpt2},
     {"gqa", gqa},   {"swa", swa},             {"cache", cache},   {"estimator", estimator},
+    {"positions", positions}, {"positioned", positioned},
 };
 
 }  // namespace

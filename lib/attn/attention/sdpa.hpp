@@ -9,6 +9,7 @@
 /// ```
 /// s[i, j] = (q_i . k_j) * scale        (or / scale: ScoreScale)
 ///         + attn_bias[i, j]            (a float attn_mask, if given)
+///           (+ ALiBi's -m_h |pos_i - pos_j|, summed into attn_bias: alibi_slopes)
 ///         = -inf where key j is hidden (attn_mask false, is_causal, window)
 /// p[i, :] = softmax(s[i, :])           (a row with no visible key: NaN, or 0: FullyMaskedRows)
 /// o[i, :] = dropout(p[i, :]) @ v
@@ -122,6 +123,13 @@ struct SDPAOptions {
     const BoolTensor* attn_mask = nullptr;
     /// `attn_mask` as floats, added to the scaled scores: broadcastable like `attn_mask`.
     const Tensor* attn_bias = nullptr;
+    /// ALiBi (Press et al. 2022; attention/positions.hpp): `[H]` float32 slopes, one per query
+    /// head; score `(i, j)` of head `h` gets `-(slopes[h] * |query pos - key pos|)` after its
+    /// scaling (on top of `attn_bias` when both are given: `attn_bias + alibi`, as one mask).
+    /// Every backend computes the term where it computes the score, without a `[H, Tq, Tk]`
+    /// tensor; `attn_bias = alibi_bias(slopes, Tq, Tk, query_start, key_start)` gives the same
+    /// bits. Not owned: it must outlive the call.
+    const Tensor* alibi_slopes = nullptr;
     bool is_causal = false;        ///< key visible only when `key position <= query position`
     std::size_t window = 0;        ///< 0, or W: key visible only when `query pos - key pos < W`
     std::size_t query_start = 0;   ///< the first query's position
@@ -146,7 +154,8 @@ struct SDPAOptions {
 
     /// @throws std::invalid_argument naming the field when `dropout_p` is NaN or outside
     /// [0, 1], a block size is 0, `scale.value` is NaN or infinite (or 0 for a divisor), or an enum holds a
-    /// value outside its enumeration (`backend`, `arithmetic`, ...).
+    /// value outside its enumeration (`backend`, `arithmetic`, ...). (`alibi_slopes` is checked
+    /// against the heads of the call: `[H]`, finite.)
     void validate() const;
 };
 

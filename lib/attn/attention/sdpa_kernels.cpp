@@ -51,6 +51,7 @@ void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const T
                     q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
                     q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
                     q.noise = noise.dimension() != 0 ? noise.data() + (b * p.H + h) * p.Tq * p.Tk : nullptr;
+                    q.alibi_slope = p.alibi ? p.alibi[h] : 0.0f;
                     q.logsumexp = lse ? lse + (b * p.H + h) * p.Tq : nullptr;
                 }
                 if (tiled)
@@ -113,6 +114,7 @@ void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a, Arith
                     q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
                     q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
                     q.noise = noise.dimension() != 0 ? noise.data() + (b * p.H + h) * p.Tq * p.Tk : nullptr;
+                    q.alibi_slope = p.alibi ? p.alibi[h] : 0.0f;
                 }
                 if (tiled)
                     fast::tiled_attend_head_backward(args, mask, heads.data(), group,

@@ -4,6 +4,7 @@
 #include "attn/attention/sdpa_problem.hpp"
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "attn/core/functional.hpp"
@@ -75,6 +76,15 @@ SDPAProblem make_problem(const std::string& where, const HeadsView& q, const Hea
         const Shape s = shape_of(*o.attn_bias);
         p.bias = broadcast<float>(where, "attn_bias", o.attn_bias->data(), s, call_rank, target);
     }
+    if (o.alibi_slopes) {
+        const Shape s = shape_of(*o.alibi_slopes);
+        if (s != Shape{p.H}) throw_shape_error(where + " (alibi_slopes)", "[" + std::to_string(p.H) + "] (one slope per query head)", s);
+        for (std::size_t h = 0; h < p.H; ++h)
+            if (!std::isfinite((*o.alibi_slopes)(h)))
+                throw std::invalid_argument(where + " (alibi_slopes): expected finite slopes, got " +
+                                            std::to_string((*o.alibi_slopes)(h)) + " for head " + std::to_string(h));
+        p.alibi = o.alibi_slopes->data();
+    }
     // A window wider than any query's reach (query_start + Tq back to position 0) hides
     // nothing: dropped, so that no later difference compares with a huge window.
     p.window = o.window > o.query_start + p.Tq ? 0 : o.window;
@@ -95,6 +105,7 @@ fast::HeadMask SDPAProblem::head_mask() const {
     m.divide = divide;
     m.scale = scale;
     m.zero_fully_masked = options->fully_masked_rows == FullyMaskedRows::zero;
+    m.alibi = alibi != nullptr;
     return m;
 }
 

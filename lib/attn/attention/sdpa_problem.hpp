@@ -33,6 +33,7 @@ struct SDPAProblem {
     std::size_t B = 0, H = 0, Hkv = 0, Tq = 0, Tk = 0, E = 0, Ev = 0;
     Broadcast4<unsigned char> allow;  // attn_mask (1 = may attend), data null when none
     Broadcast4<float> bias;           // attn_bias, data null when none
+    const float* alibi = nullptr;     // ALiBi's slopes [H], null when none
     bool divide = false;              // scores / scale instead of * scale
     float scale = 1.0f;
     std::size_t window = 0;           // options->window, 0 when no key can be that far back
@@ -46,6 +47,13 @@ struct SDPAProblem {
     }
     /// The kernels' view of the masks and scaling of head `(b, h)` (strides only).
     fast::HeadMask head_mask() const;
+    /// What score `(b, h, i, j)` has added after its scaling (attn_bias, ALiBi, or their sum);
+    /// `has` false when neither is given.
+    float score_bias(std::size_t b, std::size_t h, std::size_t i, std::size_t j, bool& has) const {
+        const float* bias_ij = bias.data ? &bias.at(b, h, i, j) : nullptr;
+        return fast::score_bias(bias_ij, 0, 0, alibi != nullptr, alibi ? alibi[h] : 0.0f,
+                                long(options->query_start) - long(options->key_start), long(i), long(j), has);
+    }
 };
 
 /// Checks and builds the problem of a call on 4-D views. `call_rank` is the caller's rank (2,

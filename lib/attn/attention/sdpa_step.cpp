@@ -4,7 +4,7 @@
 // Shapes: query [B, H, Tq, E], key [B, Hkv, Tk, E], value [B, Hkv, Tk, Ev]; g = H / Hkv.
 //   1. keys, values repeated g times along the heads (repeat_interleave): [B, H, Tk, *]
 //   2. attn_scores = query @ keys^T                                       [B, H, Tq, Tk]
-//   3. masked_scores = attn_scores * scale (or / scale) + attn_bias, -inf where hidden
+//   3. masked_scores = attn_scores * scale (or / scale) + attn_bias (+ ALiBi), -inf where hidden
 //   4. attn_weights = softmax(masked_scores) (masked_softmax: rows of -inf give 0)
 //   5. dropped_weights = attn_weights * dropout multipliers
 //   6. output = dropped_weights @ values                                  [B, H, Tq, Ev]
@@ -63,7 +63,9 @@ SDPASteps step_attention(const SDPAProblem& p, const Tensor& noise) {
                 for (std::size_t j = 0; j < p.Tk; ++j, ++hidden, ++scaled, ++s) {
                     *hidden = !p.band_visible(i, j) || (p.allow.data && !p.allow.at(b, h, i, j));
                     float x = p.divide ? *scaled / p.scale : *scaled * p.scale;
-                    if (p.bias.data) x = x + p.bias.at(b, h, i, j);
+                    bool has = false;
+                    const float add = p.score_bias(b, h, i, j, has);  // attn_bias, ALiBi, or their sum
+                    if (has) x = x + add;
                     *scaled = x;
                     *s = *hidden ? neg_inf : x;
                 }

@@ -36,6 +36,7 @@ struct QueryHeadGrad {
     const unsigned char* allow = nullptr;  ///< dense mask, 1 = may attend
     const float* bias = nullptr;           ///< additive mask
     const float* noise = nullptr;          ///< dropout multipliers of the forward
+    float alibi_slope = 0.0f;              ///< ALiBi's slope of this head (read when `HeadMask::alibi`)
 };
 
 /// The operands shared by the query heads of one key/value head, the outputs `dK`, `dV`

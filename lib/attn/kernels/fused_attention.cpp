@@ -105,11 +105,16 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
                                                        : 1;
                     b.allow = At;
                 }
-                if (q.bias) {
-                    for (std::size_t r = 0; r < rows; ++r)
+                if (q.bias || m.alibi) {  // the additive mask and ALiBi's term, this block only
+                    // ALiBi alone: its terms in one vectorised pass (lanes past `lanes` too: unread)
+                    const bool done =
+                        !q.bias && alibi_block(Bt, rows, nr, long(i0) + m.offset - long(jlo), q.alibi_slope);
+                    bool has = false;
+                    for (std::size_t r = 0; r < rows && !done; ++r)
                         for (std::size_t c = 0; c < nr; ++c)
-                            Bt[r * nr + c] = c < lanes ? q.bias[long(i0 + c) * m.bias_si +
-                                                                long(jlo + r) * m.bias_sj]
+                            Bt[r * nr + c] = c < lanes ? score_bias(q.bias, m.bias_si, m.bias_sj, m.alibi,
+                                                                    q.alibi_slope, m.offset, long(i0 + c),
+                                                                    long(jlo + r), has)
                                                        : 0.0f;
                     b.bias = Bt;
                 }

@@ -57,7 +57,55 @@ struct HeadMask {
     bool divide = false;  ///< scores `/ scale` (Raschka's modules) instead of `* scale`
     float scale = 1.0f;   ///< the multiplier or the divisor
     bool zero_fully_masked = false;  ///< a query that sees no key gives zeros, not NaN
+    /// ALiBi: each query head's `QueryHead::alibi_slope` biases its scores (`alibi_term`),
+    /// computed where the scores are, without a `[Tq, Tk]` tensor.
+    bool alibi = false;
 };
+
+/// ALiBi's term for a query `lag` positions after the key (`lag = query pos - key pos`, negative
+/// for a key in the query's future): `-(slope * |lag|)`, float32, the distance exact up to 2^24
+/// (Press et al. 2022; symmetric in `lag`, as MosaicML's MPT writes it for keys after the query).
+inline float alibi_term(float slope, long lag) {
+    // |lag| as unsigned: defined for every long (the core keeps positions below 2^62)
+    const unsigned long distance = lag < 0 ? 0UL - static_cast<unsigned long>(lag) : static_cast<unsigned long>(lag);
+    return -(slope * static_cast<float>(distance));
+}
+
+/// ALiBi's terms of one block of the fused kernel,
+/// `out[r * nr + c] = alibi_term(slope, lag0 + c - r)` for `r < rows`, `c < nr` (`lag0`: the
+/// first query's position minus the first key's), in a loop the compiler vectorises: the
+/// distance as the absolute value of `float(lag0 - r) + c`, the same float as `alibi_term`'s
+/// while every distance of the block is below 2^24. Returns false, writing nothing, when one is
+/// not (the caller then takes `score_bias` element by element).
+inline bool alibi_block(float* out, std::size_t rows, std::size_t nr, long lag0, float slope) {
+    constexpr long exact = long{1} << 24;
+    const long lo = lag0 - long(rows) + 1, hi = lag0 + long(nr) - 1;
+    if (rows == 0 || lo <= -exact || hi >= exact) return rows == 0;
+    float lane[64];
+    for (std::size_t c = 0; c < nr && c < 64; ++c) lane[c] = static_cast<float>(c);
+    if (nr > 64) return false;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float base = static_cast<float>(lag0 - long(r));
+        float* o = out + r * nr;
+        for (std::size_t c = 0; c < nr; ++c) {
+            const float d = base + lane[c];
+            o[c] = -(slope * (d < 0.0f ? -d : d));
+        }
+    }
+    return true;
+}
+
+/// What score `(i, j)` of one query head has added after its scaling: the dense additive mask
+/// `bias` (element at `i * bias_si + j * bias_sj`; null: none), ALiBi's term (when `alibi`),
+/// or their sum `bias + alibi_term` (ALiBi on top of a given additive mask, as if the two were
+/// one mask); 0 and `has` false when neither. `offset` is `HeadMask::offset`.
+inline float score_bias(const float* bias, long bias_si, long bias_sj, bool alibi, float slope, long offset,
+                        long i, long j, bool& has) {
+    has = bias || alibi;
+    if (!alibi) return bias ? bias[i * bias_si + j * bias_sj] : 0.0f;
+    const float a = alibi_term(slope, i + offset - j);
+    return bias ? bias[i * bias_si + j * bias_sj] + a : a;
+}
 
 /// One query head: its `[Tq, hd]` queries and `[Tq, dv]` output (row strides in `HeadArgs`),
 /// and its dense masks, each optional (null: none): `allow` (bool as bytes, 1 = may attend),
@@ -69,6 +117,7 @@ struct QueryHead {
     const unsigned char* allow = nullptr;  ///< dense mask, 1 = may attend
     const float* bias = nullptr;           ///< additive mask
     const float* noise = nullptr;          ///< dropout multipliers
+    float alibi_slope = 0.0f;              ///< ALiBi's slope of this head (read when `HeadMask::alibi`)
     /// When not null, receives each query row's log-sum-exp `m + log(l)` (`m` the row's largest
     /// scaled score, `l = sum_j exp(s_j - m)`; `-inf` for a row that sees no key): `[Tq]`, what
     /// the backward of chapter 20 reads.

@@ -109,7 +109,10 @@ void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const
                 for (std::size_t c = 0; c < nk; ++c) {
                     const long j = long(j0 + c);
                     float x = mk.divide ? sr[c] / mk.scale : sr[c] * mk.scale;
-                    if (q.bias) x = x + q.bias[long(i) * mk.bias_si + j * mk.bias_sj];
+                    bool has = false;
+                    const float add = score_bias(q.bias, mk.bias_si, mk.bias_sj, mk.alibi, q.alibi_slope,
+                                                 mk.offset, long(i), j, has);
+                    if (has) x = x + add;
                     const long lag = long(i) + mk.offset - j;  // query pos - key pos
                     const bool hidden = (mk.causal && lag < 0) ||
                                         (mk.window && lag >= long(mk.window)) ||

@@ -112,7 +112,10 @@ void tiled_attend_head_backward(const HeadGradArgs& a, const HeadMask& mk,
                     for (std::size_t c = 0; c < nk; ++c) {
                         const long j = long(j0 + c);
                         float x = mk.divide ? sr[c] / mk.scale : sr[c] * mk.scale;
-                        if (q.bias) x = x + q.bias[i * mk.bias_si + j * mk.bias_sj];
+                        bool has = false;
+                        const float add = score_bias(q.bias, mk.bias_si, mk.bias_sj, mk.alibi, q.alibi_slope,
+                                                     mk.offset, i, j, has);
+                        if (has) x = x + add;
                         const long lag = i + mk.offset - j;
                         const bool hidden = (mk.causal && lag < 0) || (mk.window && lag >= long(mk.window)) ||
                                             (q.allow && !q.allow[i * mk.allow_si + j * mk.allow_sj]);

@@ -2,6 +2,7 @@
 #include "attn/modules/config.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "attn/core/require.hpp"
@@ -27,6 +28,9 @@ const char* field_name(ConfigField f) {
         case ConfigField::topk: return "topk";
         case ConfigField::ties: return "ties";
         case ConfigField::backend: return "backend";
+        case ConfigField::positions: return "positions";
+        case ConfigField::rope_base: return "rope_base";
+        case ConfigField::rope_freq: return "rope_freq";
     }
     return "?";
 }
@@ -52,6 +56,10 @@ std::string changed(const AttentionConfig& c, ConfigField f) {
         case ConfigField::topk: return size(c.topk, d.topk);
         case ConfigField::ties: return c.ties == d.ties ? "" : std::to_string(static_cast<int>(c.ties));
         case ConfigField::backend: return c.backend == d.backend ? "" : std::to_string(static_cast<int>(c.backend));
+        case ConfigField::positions:
+            return c.positions == d.positions ? "" : std::to_string(static_cast<int>(c.positions));
+        case ConfigField::rope_base: return c.rope_base == d.rope_base ? "" : std::to_string(c.rope_base);
+        case ConfigField::rope_freq: return c.rope_freq ? "a RopeFreqConfig" : "";
     }
     return "";
 }
@@ -61,7 +69,7 @@ std::string changed(const AttentionConfig& c, ConfigField f) {
 void AttentionConfig::check(const std::string& module, std::initializer_list<ConfigField> takes,
                             bool heads_split_d_out) const {
     const auto taken = [&](ConfigField f) { return std::find(takes.begin(), takes.end(), f) != takes.end(); };
-    for (int i = 0; i <= static_cast<int>(ConfigField::backend); ++i) {
+    for (int i = 0; i <= static_cast<int>(ConfigField::rope_freq); ++i) {
         const auto f = static_cast<ConfigField>(i);
         if (taken(f)) continue;
         const std::string value = changed(*this, f);
@@ -92,6 +100,24 @@ void AttentionConfig::check(const std::string& module, std::initializer_list<Con
         throw std::invalid_argument(module + ": ties is not an IndexTies value (" +
                                     std::to_string(static_cast<int>(ties)) + ")");
     nn::check_backend(backend, module.c_str());
+    if (positions != PositionScheme::none && positions != PositionScheme::rope && positions != PositionScheme::alibi)
+        throw std::invalid_argument(module + ": positions is not a PositionScheme value (" +
+                                    std::to_string(static_cast<int>(positions)) + ")");
+    if (positions != PositionScheme::rope) {
+        const AttentionConfig d;
+        if (rope_base != d.rope_base || rope_freq)
+            throw std::invalid_argument(module + ": " + (rope_freq ? "rope_freq" : "rope_base") +
+                                        " applies to positions = PositionScheme::rope only");
+        return;
+    }
+    const std::size_t head_dim = num_heads ? d_out / num_heads : 0;
+    if (head_dim % 2 != 0)
+        throw std::invalid_argument(module + ": RoPE rotates pairs of a head's columns: head_dim must be even, got head_dim = " +
+                                    std::to_string(head_dim) + " (d_out = " + std::to_string(d_out) +
+                                    ", num_heads = " + std::to_string(num_heads) + ")");
+    if (!std::isfinite(rope_base) || rope_base <= 0.0)
+        throw std::invalid_argument(module + ": expected a finite rope_base > 0, got " + std::to_string(rope_base));
+    if (rope_freq) rope_freq->validate(module.c_str());
 }
 
 }  // namespace attn

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "attn/attention/positions.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn {
@@ -23,10 +24,20 @@ enum class IndexTies {
     torch_topk,  ///< as his `index_scores.topk(k)` on PyTorch's CPU: depends on the row length
 };
 
+/// Where a module's attention gets position from (attention/positions.hpp). Absolute encodings
+/// (GPT-2's learned `pos_emb`, the sinusoidal table) are added to the input before any module,
+/// so they are not a module's option.
+enum class PositionScheme {
+    none,   ///< nothing inside attention (the causal mask aside): positions come with the input
+    rope,   ///< queries and keys rotated by their position (RoPE, Raschka's `compute_rope`)
+    alibi,  ///< the scores biased by `-m_h |i - j|` (ALiBi), one slope per head
+};
+
 /// The fields of `AttentionConfig`, to say which ones a module takes.
 enum class ConfigField {
     d_in, d_out, context_length, dropout, num_heads, num_kv_groups, qkv_bias, out_bias,
     sliding_window_size, latent_dim, index_n_heads, index_head_dim, topk, ties, backend,
+    positions, rope_base, rope_freq,
 };
 
 /// The arguments of the attention modules, in the order of Raschka's constructors (designated
@@ -49,15 +60,27 @@ struct AttentionConfig {
     std::size_t topk = 64;           ///< keys each query attends to, k (DSA; his default)
     IndexTies ties = IndexTies::earliest;  ///< how DSA breaks ties among equal index scores
     nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< dropout's Bernoulli path
+    /// Where position comes from inside attention: RoPE (Llama's `compute_rope` on queries and
+    /// keys), ALiBi, or nothing (the default, Raschka's chapter 3 and 4 modules).
+    PositionScheme positions = PositionScheme::none;
+    /// RoPE's `theta_base` (Llama 2: 10 000, Llama 3: 500 000); with `positions = rope` only.
+    double rope_base = 10000.0;
+    /// RoPE's frequency smoothing (Llama 3.1 and 3.2: `RopeFreqConfig::llama3_1()`,
+    /// `llama3_2()`); with `positions = rope` only.
+    std::optional<RopeFreqConfig> rope_freq{};
 
     /// Checks the config for a module that takes `takes` (every other field must keep its
     /// default): each taken size > 0 (`latent_dim` when set), `num_heads` dividing `d_out`
     /// (unless `heads_split_d_out` is false: the wrapper's `d_out` is each head's) and
-    /// `num_kv_groups` dividing `num_heads` when taken, `dropout` in [0, 1], `ties` and
-    /// `backend` enumerators.
+    /// `num_kv_groups` dividing `num_heads` when taken, `dropout` in [0, 1], `ties`,
+    /// `backend` and `positions` enumerators; with `positions = rope`, an even head width
+    /// (`d_out / num_heads`), `rope_base` finite and > 0 and `rope_freq` valid; `rope_base`
+    /// and `rope_freq` left at their defaults otherwise.
     /// @throws std::invalid_argument naming `module`, the field and its value:
     /// `"GroupedQueryAttention: num_heads must be divisible by num_kv_groups, got ..."`,
-    /// `"MultiHeadAttention: sliding_window_size is not one of its arguments (got 4)"`.
+    /// `"MultiHeadAttention: sliding_window_size is not one of its arguments (got 4)"`,
+    /// `"GroupedQueryAttention: RoPE rotates pairs of a head's columns: head_dim must be even,
+    /// got head_dim = 3 (d_out = 12, num_heads = 4)"`.
     void check(const std::string& module, std::initializer_list<ConfigField> takes,
                bool heads_split_d_out = true) const;
 };

@@ -21,7 +21,8 @@ void GroupedQueryAttention::validate(const AttentionConfig& c) {
     const std::string where = "GroupedQueryAttention";
     c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
                     ConfigField::dropout, ConfigField::num_heads, ConfigField::num_kv_groups,
-                    ConfigField::qkv_bias, ConfigField::backend});
+                    ConfigField::qkv_bias, ConfigField::backend, ConfigField::positions,
+                    ConfigField::rope_base, ConfigField::rope_freq});
 }
 
 GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& c, Generator& gen)
@@ -30,6 +31,7 @@ GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& 
       group_size(c.num_heads / c.num_kv_groups),
       head_dim(c.d_out / c.num_heads),
       context_length(c.context_length),
+      positions(ModulePositions::of("GroupedQueryAttention", c, c.num_heads, c.d_out / c.num_heads)),
       W_key(c.d_in, c.num_kv_groups * (c.d_out / c.num_heads), c.qkv_bias, gen),
       W_value(c.d_in, c.num_kv_groups * (c.d_out / c.num_heads), c.qkv_bias, gen),
       W_query(c.d_in, c.d_out, c.qkv_bias, gen),
@@ -58,7 +60,9 @@ Shape GroupedQueryAttention::check(const Tensor& x) const {
 SDPAOptions GroupedQueryAttention::options(std::size_t query_start, Generator& gen) const {
     // Raschka's mask from positions (PR #697): key j hidden when its position is past the
     // query's; the cached keys start at position 0.
-    return causal_options(head_dim, query_start, dropout, gen);
+    SDPAOptions o = causal_options(head_dim, query_start, dropout, gen);
+    positions.apply(o);  // ALiBi's slopes, if any
+    return o;
 }
 
 Tensor GroupedQueryAttention::operator()(const Tensor& x, Generator& gen) const {
@@ -67,7 +71,7 @@ Tensor GroupedQueryAttention::operator()(const Tensor& x, Generator& gen) const 
     // [b, T, H * hd] and [b, T, G * hd] seen as [b, H, T, hd] and [b, G, T, hd]: query head
     // h reads key/value head h / group_size, as repeat_interleave pairs them.
     const detail::QKVHeads qkv =
-        detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_kv_heads, head_dim);
+        detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_kv_heads, head_dim, &positions);
     return detail::attend_project(qkv.queries, qkv.keys, qkv.values, &out_proj, options(0, gen));
 }
 
@@ -77,7 +81,8 @@ Tensor GroupedQueryAttention::forward(const Tensor& x, KVCache& cache, Generator
     const std::size_t start = cache.pos;
     // The new keys and values [b, G, T, hd] appended; the queries attend to every cached key.
     const HeadsView queries = detail::project_into_cache(where, cache, W_query, W_key, W_value, x,
-                                                         num_heads, num_kv_heads, head_dim, context_length);
+                                                         num_heads, num_kv_heads, head_dim, context_length,
+                                                         &positions);
     return detail::attend_project(queries, HeadsView::of(cache.key), HeadsView::of(cache.value),
                                   &out_proj, options(start, gen));
 }
@@ -96,6 +101,7 @@ MultiHeadAttention expand_kv_groups(const GroupedQueryAttention& gqa) {
     MultiHeadAttention m(gqa.W_query, expand(gqa.W_key), expand(gqa.W_value), gqa.out_proj,
                          gqa.context_length, gqa.num_heads, gqa.dropout.p, gqa.dropout.backend);
     m.train(gqa.dropout.training);
+    m.positions = gqa.positions;
     return m;
 }
 

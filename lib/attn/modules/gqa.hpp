@@ -15,6 +15,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/modules/multihead.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
@@ -27,7 +28,13 @@ namespace attn {
 /// has no such bound): `GroupedQueryAttention({.d_in = 3, .d_out = 8, .context_length = 6,
 /// .num_heads = 4, .num_kv_groups = 2})`.
 /// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
-/// `num_kv_groups`, `qkv_bias`, `backend` (config.hpp); every other field keeps its default.
+/// `num_kv_groups`, `qkv_bias`, `backend`, and the position scheme `positions`, `rope_base`,
+/// `rope_freq` (config.hpp); every other field keeps its default. With RoPE it is Raschka's
+/// Llama 3 `GroupedQueryAttention` (converting-llama2-to-llama3.ipynb, cell 8, his `forward(x,
+/// mask, cos, sin)` with the tables of `precompute_rope_params(head_dim, rope_base,
+/// context_length, rope_freq)`): `{.d_in = 3, .d_out = 16, .context_length = 6, .num_heads =
+/// 4, .num_kv_groups = 2, .positions = PositionScheme::rope, .rope_base = 500000, .rope_freq =
+/// RopeFreqConfig::llama3_2()}`.
 using GroupedQueryAttentionConfig = AttentionConfig;
 
 /// Raschka's `GroupedQueryAttention` (ch04/04_gqa): `num_heads` query heads share
@@ -40,7 +47,10 @@ using GroupedQueryAttentionConfig = AttentionConfig;
 /// `W_key = Linear(d_in, num_kv_groups * head_dim, qkv_bias)`, `W_value` (same),
 /// `W_query = Linear(d_in, d_out, qkv_bias)`, `out_proj = Linear(d_out, d_out, bias=False)`,
 /// then `Dropout(dropout)`. The causal mask is built from positions (`q_pos < k_pos` is
-/// masked), as Raschka's file does since "Fix bug in masking when kv cache is used.".
+/// masked), as Raschka's file does since "Fix bug in masking when kv cache is used.". Under RoPE the queries and keys are rotated
+/// after the split into heads (before `repeat_interleave`), each at its own position: a cached
+/// forward rotates the new keys at `cache.pos ..` before caching them. Under ALiBi the core
+/// biases the scores (`SDPAOptions::alibi_slopes`).
 class GroupedQueryAttention : public nn::Module {
 public:
     /// `"GroupedQueryAttention"`, as repr prints it.
@@ -82,6 +92,9 @@ public:
     std::size_t group_size;      ///< `H / G` query heads per key/value head
     std::size_t head_dim;        ///< `d_out / H`
     std::size_t context_length;  ///< the most positions
+    /// The position scheme and its state: RoPE's `cos`, `sin` `[context_length, head_dim]`, or
+    /// ALiBi's `[num_heads]` slopes.
+    ModulePositions positions;
     nn::Linear W_key;            ///< `Linear(d_in, G * hd)`
     nn::Linear W_value;          ///< `Linear(d_in, G * hd)`
     nn::Linear W_query;          ///< `Linear(d_in, d_out)`
@@ -101,7 +114,8 @@ private:
 /// The `MultiHeadAttention` that computes what `gqa` computes: `W_key`'s and `W_value`'s
 /// rows of group `g` (rows `g*hd .. (g+1)*hd - 1`) repeated for each of the `group_size`
 /// query heads it serves (`repeat_interleave` of the weights), `W_query` and `out_proj`
-/// (no bias) as they are. Exactly equal outputs with dropout 0 or in evaluation mode.
+/// (no bias) as they are, the position scheme too. Exactly equal outputs with dropout 0 or in
+/// evaluation mode.
 MultiHeadAttention expand_kv_groups(const GroupedQueryAttention& gqa);
 
 }  // namespace attn

@@ -2,8 +2,28 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 namespace attn {
+
+ModulePositions ModulePositions::of(const std::string& where, const AttentionConfig& c, std::size_t num_heads,
+                                    std::size_t head_dim) {
+    ModulePositions p;
+    p.scheme = c.positions;
+    if (c.positions == PositionScheme::rope) {
+        if (c.context_length > (std::size_t{1} << 24))
+            throw std::invalid_argument(where + ": RoPE's tables hold positions as float32, exact up to 2^24 = "
+                                                "16777216, got context_length = " + std::to_string(c.context_length));
+        std::tie(p.cos, p.sin) = precompute_rope_params(head_dim, c.rope_base, c.context_length, c.rope_freq);
+    }
+    if (c.positions == PositionScheme::alibi) p.alibi_slopes = attn::alibi_slopes(num_heads);
+    return p;
+}
+
+void ModulePositions::rotate(float* x, std::size_t B, std::size_t T, std::size_t ld, std::size_t num_heads,
+                             std::size_t head_dim, std::size_t start, bool transpose) const {
+    if (scheme == PositionScheme::rope) apply_rope_inplace(x, B, T, ld, num_heads, head_dim, cos, sin, start, transpose);
+}
 
 Shape check_tokens(const std::string& where, const Tensor& x, std::size_t width) {
     const Shape s = shape_of(x);

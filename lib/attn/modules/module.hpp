@@ -12,6 +12,7 @@
 
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/sdpa.hpp"
+#include "attn/modules/config.hpp"
 #include "attn/core/generator.hpp"
 #include "attn/core/require.hpp"
 #include "attn/core/tensor.hpp"
@@ -39,6 +40,38 @@ SDPAOptions dropout_options(const nn::Dropout& dropout, Generator& gen);
 /// gives it); dropout as `dropout_options`.
 SDPAOptions causal_options(std::size_t head_dim, std::size_t query_start, const nn::Dropout& dropout,
                            Generator& gen);
+
+// ---------------------------------------------------------------- positions
+
+/// What a module keeps for its position scheme (`AttentionConfig::positions`): public fields,
+/// as Raschka's Llama modules keep `cos` and `sin` as buffers.
+struct ModulePositions {
+    PositionScheme scheme = PositionScheme::none;  ///< RoPE, ALiBi or none
+    /// RoPE's cosines `[context_length, head_dim]` (`precompute_rope_params(head_dim,
+    /// rope_base, context_length, rope_freq)`, Raschka's buffer `cos`); empty otherwise.
+    Tensor cos;
+    Tensor sin;  ///< RoPE's sines, likewise (his buffer `sin`); empty otherwise
+    Tensor alibi_slopes;  ///< ALiBi's `[num_heads]` slopes (`attn::alibi_slopes`); empty otherwise
+
+    /// The state of a checked config: the tables or slopes its scheme needs.
+    /// @throws std::invalid_argument naming `where` when RoPE's tables cannot hold
+    /// `context_length` positions (beyond 2^24, float32's exact integers); std::length_error
+    /// when they cannot be allocated.
+    static ModulePositions of(const std::string& where, const AttentionConfig& config, std::size_t num_heads,
+                              std::size_t head_dim);
+
+    /// Sets `o.alibi_slopes` to the slopes under ALiBi (the options then point into this
+    /// object, which must outlive the call).
+    void apply(SDPAOptions& o) const {
+        if (scheme == PositionScheme::alibi) o.alibi_slopes = &alibi_slopes;
+    }
+    /// Rotates, under RoPE, the heads of `[B, T, ld]` rows in place at positions `start ..`
+    /// (`apply_rope_inplace`; `transpose` for the backward); nothing otherwise.
+    /// @throws std::invalid_argument as `apply_rope_inplace` (tables replaced by ones that no
+    /// longer fit, naming them).
+    void rotate(float* x, std::size_t B, std::size_t T, std::size_t ld, std::size_t num_heads,
+                std::size_t head_dim, std::size_t start, bool transpose = false) const;
+};
 
 // ---------------------------------------------------------------- at the forward
 

@@ -8,6 +8,7 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "attn/attention/positions.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/modules/module.hpp"
 #include "attn/modules/scratch.hpp"
@@ -42,7 +43,8 @@ void MultiHeadAttention::validate(const AttentionConfig& c) {
     const std::string where = "MultiHeadAttention";
     c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
                     ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                    ConfigField::out_bias, ConfigField::backend});
+                    ConfigField::out_bias, ConfigField::backend, ConfigField::positions,
+                    ConfigField::rope_base, ConfigField::rope_freq});
     require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
     require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
     require_mask_size(where, "context_length", c.context_length);
@@ -51,6 +53,7 @@ void MultiHeadAttention::validate(const AttentionConfig& c) {
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, Generator& gen)
     : num_heads((validate(config), config.num_heads)),
       head_dim(config.d_out / config.num_heads),
+      positions(ModulePositions::of("MultiHeadAttention", config, config.num_heads, config.d_out / config.num_heads)),
       W_query(config.d_in, config.d_out, config.qkv_bias, gen),
       W_key(config.d_in, config.d_out, config.qkv_bias, gen),
       W_value(config.d_in, config.d_out, config.qkv_bias, gen),
@@ -98,6 +101,7 @@ SDPAOptions MultiHeadAttention::options(const BufferMask& causal, Generator& gen
     SDPAOptions o = dropout_options(dropout, gen);
     o.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(head_dim)));
     causal.apply(o);
+    positions.apply(o);  // ALiBi's slopes, if any
     return o;
 }
 
@@ -119,10 +123,17 @@ MultiHeadAttention::Steps MultiHeadAttention::forward_steps(const Tensor& x,
     st.queries_heads = attn::transpose(st.queries_split, 1, 2);
     st.keys_heads = attn::transpose(st.keys_split, 1, 2);
     st.values_heads = attn::transpose(st.values_split, 1, 2);
+    // RoPE (his Llama 2 module): queries and keys rotated by their positions, as heads.
+    if (positions.scheme == PositionScheme::rope) {
+        st.queries_rotated = compute_rope(st.queries_heads, positions.cos, positions.sin);
+        st.keys_rotated = compute_rope(st.keys_heads, positions.cos, positions.sin);
+    }
+    const bool rope = positions.scheme == PositionScheme::rope;
     // [b, H, T, hd] @ [b, H, hd, T] -> [b, H, T, T], masked, softmax(/ sqrt(hd)), dropout,
     // @ values: the core's steps. The [T, T] mask broadcasts over b and H.
     const SDPASteps core = scaled_dot_product_attention_steps(
-        st.queries_heads, st.keys_heads, st.values_heads, options(causal, gen));
+        rope ? st.queries_rotated : st.queries_heads, rope ? st.keys_rotated : st.keys_heads, st.values_heads,
+        options(causal, gen));
     st.attn_scores = attn::masked_fill(core.attn_scores, core.hidden,
                                        -std::numeric_limits<float>::infinity());
     st.attn_weights = core.attn_weights;
@@ -140,7 +151,7 @@ Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
     // W_query(x).view(b, T, H, hd).transpose(1, 2), without a copy, in reused workspaces:
     // (the three products in one pass over x: detail::project_qkv)
     const detail::QKVHeads qkv =
-        detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
+        detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim, &positions);
     // The core, the heads merged as .transpose(1, 2).contiguous().view(b, T, d_out), out_proj.
     return detail::attend_project(qkv.queries, qkv.keys, qkv.values, &out_proj,
                                   options(causal, gen));
@@ -151,18 +162,18 @@ Tensor MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Gener
     saved.mask = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);
     const SDPAOptions o = options(saved.mask, gen);
     return detail::train_forward(W_query, W_key, W_value, &out_proj, x, num_heads, head_dim,
-                                 o.dropout_p, o, saved);
+                                 o.dropout_p, o, saved, &positions);
 }
 
 Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& grad_output) {
     return detail::train_backward(W_query, W_key, W_value, &out_proj, saved, grad_output,
-                                  "MultiHeadAttention::backward");
+                                  "MultiHeadAttention::backward", nullptr, &positions);
 }
 
 Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& grad_output,
                                     const Tensor& grad_x_before) {
     return detail::train_backward(W_query, W_key, W_value, &out_proj, saved, grad_output,
-                                  "MultiHeadAttention::backward", &grad_x_before);
+                                  "MultiHeadAttention::backward", &grad_x_before, &positions);
 }
 
 MultiHeadAttention stack_heads(const MultiHeadAttentionWrapper& wrapper) {

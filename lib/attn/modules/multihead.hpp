@@ -15,6 +15,7 @@
 #include "attn/core/tensor.hpp"
 #include "attn/modules/causal.hpp"
 #include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -25,7 +26,10 @@ namespace attn {
 /// 004's `MultiHeadAtt` passes `qkv_bias`, False) and the dropout backend:
 /// `MultiHeadAttention({.d_in = 3, .d_out = 2, .context_length = 6, .num_heads = 2})`.
 /// It takes `AttentionConfig`'s `d_in`, `d_out`, `context_length`, `dropout`, `num_heads`,
-/// `qkv_bias`, `out_bias`, `backend` (config.hpp); every other field keeps its default.
+/// `qkv_bias`, `out_bias`, `backend`, and the position scheme `positions`, `rope_base`,
+/// `rope_freq` (config.hpp); every other field keeps its default. With RoPE and `out_bias =
+/// false` it is Raschka's Llama 2 `MultiHeadAttention(d_in, d_out, context_length, num_heads)`
+/// (converting-gpt-to-llama2.ipynb, cell 10: no biases, no dropout, RoPE buffers `cos`, `sin`).
 using MultiHeadAttentionConfig = AttentionConfig;
 
 /// Raschka's `MultiHeadAttention` (and notebook 004's `MultiHeadAtt`, which is the same with
@@ -33,7 +37,9 @@ using MultiHeadAttentionConfig = AttentionConfig;
 ///
 /// Built in the order `W_query`, `W_key`, `W_value` (`nn.Linear(d_in, d_out, qkv_bias)`),
 /// `out_proj` (`nn.Linear(d_out, d_out, out_bias)`), then `nn.Dropout(dropout)` and the buffer
-/// `mask = triu(ones(context_length, context_length), 1)`.
+/// `mask = triu(ones(context_length, context_length), 1)`. Under RoPE the queries and keys are
+/// rotated after the split into heads, as his Llama 2 module does (`compute_rope` on both);
+/// under ALiBi the core biases the scores; both forward and backward.
 class MultiHeadAttention : public nn::Module {
 public:
     /// `"MultiHeadAttention"`, as repr prints it.
@@ -54,6 +60,9 @@ public:
         Tensor queries_heads;  ///< `queries_split.transpose(1, 2)`: `[b, H, T, hd]`
         Tensor keys_heads;     ///< `keys_split.transpose(1, 2)`: `[b, H, T, hd]`
         Tensor values_heads;   ///< `values_split.transpose(1, 2)`: `[b, H, T, hd]`
+        /// Under RoPE, `compute_rope(queries_heads, cos, sin)` (what the core reads); empty otherwise.
+        Tensor queries_rotated;
+        Tensor keys_rotated;   ///< under RoPE, `compute_rope(keys_heads, cos, sin)`; empty otherwise
         Tensor attn_scores;         ///< `queries @ keys.transpose(2, 3)`, masked: `[b, H, T, T]`
         Tensor attn_weights;        ///< `softmax(attn_scores / sqrt(hd))`: `[b, H, T, T]`
         Tensor dropped_weights;     ///< `dropout(attn_weights)`: `[b, H, T, T]`
@@ -138,6 +147,9 @@ public:
 
     std::size_t num_heads;  ///< H (public: checked against the weights at every forward)
     std::size_t head_dim;   ///< `d_out / num_heads` (likewise)
+    /// The position scheme and its state: RoPE's `cos`, `sin` `[context_length, head_dim]`, or
+    /// ALiBi's `[num_heads]` slopes (none for a module assembled from layers; set it after).
+    ModulePositions positions;
     nn::Linear W_query;     ///< `Linear(d_in, d_out)`
     nn::Linear W_key;       ///< `Linear(d_in, d_out)`
     nn::Linear W_value;     ///< `Linear(d_in, d_out)`

@@ -66,7 +66,7 @@ HeadsView project_heads(std::size_t slot, const nn::Linear& layer, const Tensor&
 
 QKVHeads project_qkv(const nn::Linear& W_query, const nn::Linear& W_key,
                      const nn::Linear& W_value, const Tensor& x, std::size_t num_heads,
-                     std::size_t num_kv_heads, std::size_t head_dim) {
+                     std::size_t num_kv_heads, std::size_t head_dim, const ModulePositions* positions) {
     const Shape s = shape_of(x);
     const nn::Linear* layers[3] = {&W_query, &W_key, &W_value};
     float* ys[3];
@@ -77,6 +77,10 @@ QKVHeads project_qkv(const nn::Linear& W_query, const nn::Linear& W_key,
                                        "project_heads (B * T * out_features)"));
     }
     linears_into(layers, ys, 3, x.data(), rows);
+    if (positions) {  // RoPE: queries and keys rotated at positions 0 .. T - 1
+        positions->rotate(ys[0], s[0], s[1], W_query.out_features(), num_heads, head_dim, 0);
+        positions->rotate(ys[1], s[0], s[1], W_key.out_features(), num_kv_heads, head_dim, 0);
+    }
     return {HeadsView::split(ys[0], s[0], s[1], W_query.out_features(), num_heads, head_dim),
             HeadsView::split(ys[1], s[0], s[1], W_key.out_features(), num_kv_heads, head_dim),
             HeadsView::split(ys[2], s[0], s[1], W_value.out_features(), num_kv_heads, head_dim)};
@@ -106,12 +110,19 @@ Tensor attend_project(const HeadsView& q, const HeadsView& k, const HeadsView& v
 HeadsView project_into_cache(const std::string& where, KVCache& cache, const nn::Linear& W_query,
                              const nn::Linear& W_key, const nn::Linear& W_value, const Tensor& x,
                              std::size_t num_heads, std::size_t num_kv_heads, std::size_t head_dim,
-                             std::size_t context_length) {
+                             std::size_t context_length, const ModulePositions* positions) {
     const Shape s = shape_of(x);
     check_full_cache(where, cache, s[0], num_kv_heads, head_dim, s[1], context_length);
     const HeadsView queries = project_heads(0, W_query, x, num_heads, head_dim);
-    cache.append(project_heads(1, W_key, x, num_kv_heads, head_dim).contiguous(),
-                 project_heads(2, W_value, x, num_kv_heads, head_dim).contiguous());
+    const HeadsView keys = project_heads(1, W_key, x, num_kv_heads, head_dim);
+    if (positions) {  // RoPE: the new tokens at their own positions, before their keys are cached
+        // (the views look at this thread's scratch, which is ours to write)
+        positions->rotate(const_cast<float*>(queries.data), s[0], s[1], W_query.out_features(), num_heads,
+                          head_dim, cache.pos);
+        positions->rotate(const_cast<float*>(keys.data), s[0], s[1], W_key.out_features(), num_kv_heads,
+                          head_dim, cache.pos);
+    }
+    cache.append(keys.contiguous(), project_heads(2, W_value, x, num_kv_heads, head_dim).contiguous());
     return queries;
 }
 

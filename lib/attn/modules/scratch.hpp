@@ -10,6 +10,7 @@
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/tensor.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn::detail {
@@ -31,6 +32,8 @@ HeadsView project_heads(std::size_t slot, const nn::Linear& layer, const Tensor&
 /// `nn::Linear`). On the reference BLAS the three products are one `fast::gemm_multi`: `x` is
 /// read once for all three and one team of threads computes them (Raschka ch. 3.6.2's three
 /// `nn.Linear` calls on the same `x`).
+/// With `positions` under RoPE, the queries and keys are then rotated in place at positions
+/// `0 .. T - 1` (Raschka's `compute_rope` on both, after the split into heads).
 /// @throws std::invalid_argument as `project_heads` for each layer.
 struct QKVHeads {
     HeadsView queries;  ///< `[B, num_heads, T, head_dim]`
@@ -39,19 +42,23 @@ struct QKVHeads {
 };
 QKVHeads project_qkv(const nn::Linear& W_query, const nn::Linear& W_key,
                      const nn::Linear& W_value, const Tensor& x, std::size_t num_heads,
-                     std::size_t num_kv_heads, std::size_t head_dim);
+                     std::size_t num_kv_heads, std::size_t head_dim,
+                     const ModulePositions* positions = nullptr);
 
 /// The cached forward's projections with the one full `KVCache`: checks the cache
 /// (`check_full_cache`: full, keys `[b, num_kv_heads, cache.pos, head_dim]`, the new positions
 /// within `context_length`), then appends `W_key(x)` and `W_value(x)` as
 /// `[b, num_kv_heads, T, head_dim]` heads (Raschka's `torch.cat` along dim 2) and returns the
 /// queries `W_query(x)` as `[b, num_heads, T, head_dim]` heads (scratch slot 0). The keys and
-/// values to attend to are then the cache's. `x`: `[b, T, d_in]`, checked by the module.
+/// values to attend to are then the cache's. Under RoPE (`positions`) the new keys and the
+/// queries are rotated at their own positions `cache.pos ..` before the keys are cached, so the
+/// cache holds rotated keys and no key is rotated twice. `x`: `[b, T, d_in]`, checked by the
+/// module.
 /// @throws std::invalid_argument as `check_full_cache` or `project_heads` (nothing changed).
 HeadsView project_into_cache(const std::string& where, KVCache& cache, const nn::Linear& W_query,
                              const nn::Linear& W_key, const nn::Linear& W_value, const Tensor& x,
                              std::size_t num_heads, std::size_t num_kv_heads, std::size_t head_dim,
-                             std::size_t context_length);
+                             std::size_t context_length, const ModulePositions* positions = nullptr);
 
 /// `out_proj(attend(q, k, v))`: the heads merged into scratch, then the output projection into
 /// the one tensor the forward allocates, `[B, Tq, out_features]`. `out_proj` null: the merged

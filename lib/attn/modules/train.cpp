@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "attn/modules/scratch.hpp"
 
@@ -30,13 +31,14 @@ SDPAOptions saved_options(const AttentionSaved& saved) {
     SDPAOptions o{.scale = ScoreScale::divide_by(std::sqrt(static_cast<float>(saved.head_dim))),
                   .dropout_p = saved.dropout_p};
     saved.mask.apply(o);
+    if (saved.positions == PositionScheme::alibi) o.alibi_slopes = &saved.alibi_slopes;
     return o;
 }
 
 Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const nn::Linear& W_value,
                      const nn::Linear* out_proj, const Tensor& x, std::size_t num_heads,
                      std::size_t head_dim, double dropout_p, const SDPAOptions& options,
-                     AttentionSaved& saved) {
+                     AttentionSaved& saved, const ModulePositions* positions) {
     const Shape s = shape_of(x);
     const std::size_t rows = checked_mul(s[0], s[1], "attention (b * T)");
     const std::size_t width = checked_mul(num_heads, head_dim, "attention (num_heads * head_dim)");
@@ -48,6 +50,15 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
     saved.num_heads = num_heads;
     saved.head_dim = head_dim;
     saved.dropout_p = dropout_p;
+    saved.positions = positions ? positions->scheme : PositionScheme::none;
+    if (positions) {
+        positions->rotate(saved.queries.data(), s[0], s[1], width, num_heads, head_dim, 0);
+        positions->rotate(saved.keys.data(), s[0], s[1], width, num_heads, head_dim, 0);
+    }
+    if (options.alibi_slopes) saved.alibi_slopes = *options.alibi_slopes;
+    else saved.alibi_slopes = Tensor();
+    if (saved.positions == PositionScheme::alibi && !options.alibi_slopes)
+        throw std::invalid_argument("attention: ALiBi without slopes in the core's options");
     const HeadsView q = HeadsView::split(saved.queries, num_heads, head_dim);
     const HeadsView k = HeadsView::split(saved.keys, num_heads, head_dim);
     const HeadsView v = HeadsView::split(saved.values, num_heads, head_dim);
@@ -61,7 +72,8 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
 
 Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
                       nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
-                      const std::string& where, const Tensor* grad_x_before) {
+                      const std::string& where, const Tensor* grad_x_before,
+                      const ModulePositions* positions) {
     const Shape sx = shape_of(saved.x);
     if (sx.size() != 3) throw_shape_error(where + " (saved.x)", "[b, T, d_in] (a forward's)", sx);
     if (grad_x_before) check_same_shape(where + " (the gradient x received before)", sx, shape_of(*grad_x_before));
@@ -77,6 +89,17 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
             expected.append(std::to_string(width)).append(", ").append(std::to_string(sx[2])).append("], as in the forward");
             throw_shape_error(where + " (a projection's weight)", expected, shape_of(layer->weight));
         }
+    }
+    const bool rope = saved.positions == PositionScheme::rope;
+    if (rope && (!positions || positions->scheme != PositionScheme::rope))
+        throw std::invalid_argument(where + ": the forward rotated queries and keys (RoPE), but the module no "
+                                            "longer holds RoPE's tables");
+    if (rope) {  // the tables must still fit the forward's positions (checked before any .grad)
+        const Shape c = shape_of(positions->cos);
+        if (c.size() != 2 || c[1] != saved.head_dim || c[0] < sx[1] || shape_of(positions->sin) != c)
+            throw_shape_error(where + " (positions.cos, positions.sin)",
+                              std::string("[context_length >= ").append(std::to_string(sx[1])).append(", ")
+                                  .append(std::to_string(saved.head_dim)).append("], both"), c);
     }
     const std::size_t rows = sx[0] * sx[1];
     const std::size_t n = checked_mul(rows, width, where + " (b * T * d_out)");
@@ -104,6 +127,10 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
                     HeadsView::split(saved.queries, H, hd), HeadsView::split(saved.keys, H, hd),
                     HeadsView::split(saved.values, H, hd), HeadsView::split(saved.context, H, hd),
                     saved.attention, dq, dk, dv, saved_options(saved));
+    if (rope) {  // the rotation's backward: dL/d(W_query(x)) from dL/d(rotated queries), likewise keys
+        positions->rotate(dq, sx[0], sx[1], width, H, hd, 0, /*transpose=*/true);
+        positions->rotate(dk, sx[0], sx[1], width, H, hd, 0, /*transpose=*/true);
+    }
     // 3. the projections: .grad, and dx = (dx_value + dx_key) + dx_query, autograd's order
     // (after what x received before, when given)
     const std::size_t m = checked_mul(rows, sx[2], where + " (b * T * d_in)");

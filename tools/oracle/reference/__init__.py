@@ -4,8 +4,9 @@ tools/benchmark/ builds the same classes through the scripts that import them).
 
 One module per upstream source, each naming its file and commit in its docstring: ch03
 (Raschka's chapter 3), notebooks (the source notebooks' own classes), gqa, swa, mla,
-kv_sharing, memory_estimators, dsa, deltanet; and seq2seq, chapter 25's model (this project's
-own, around torch.nn.MultiheadAttention). They are the ground truth, so they keep their
+kv_sharing, memory_estimators, dsa, deltanet, llama (RoPE and Raschka's Llama modules), alibi,
+positional_encoding; and seq2seq, chapter 25's model (this project's own, around
+torch.nn.MultiheadAttention). They are the ground truth, so they keep their
 author's text; what differs is listed in the module's docstring, and a changed line is marked
 `# edit:`.
 
@@ -17,6 +18,8 @@ his lines, moved.
 import inspect
 import os
 
+from . import llama
+from .alibi import MultiHeadAttentionALiBi, alibi_bias, get_slopes
 from .ch03 import CausalAttention, MultiHeadAttention, MultiHeadAttentionCombinedQKV, MultiHeadAttentionWrapper
 from .deltanet import GatedDeltaNet, GatedMultiHeadAttention, RMSNorm, l2norm
 from .dsa import LightningIndexer, MultiHeadAttentionWithDSA, select
@@ -24,7 +27,9 @@ from .gqa import GroupedQueryAttention
 from .kv_sharing import MultiHeadAttentionWithKVSharing
 from .memory_estimators import mla_estimator_main, sharing_estimator_main
 from .mla import MultiHeadLatentAttention
+from .llama import compute_rope, precompute_rope_params, rope_inv_freq
 from .notebooks import GPT2Attention, MultiHeadAtt
+from .positional_encoding import PositionalEncoding
 from .seq2seq import AttentionOnlySeq2Seq, copy_batch, cross_attention_weights, greedy_decode
 from .swa import MultiHeadAttentionWithSWA
 
@@ -32,21 +37,25 @@ __all__ = ["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention",
            "MultiHeadAtt", "GPT2Attention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA",
            "MultiHeadLatentAttention", "MultiHeadAttentionWithKVSharing", "mla_estimator_main",
            "sharing_estimator_main", "LightningIndexer", "MultiHeadAttentionWithDSA", "select",
-           "GatedMultiHeadAttention", "GatedDeltaNet", "RMSNorm", "l2norm", "AttentionOnlySeq2Seq",
-           "copy_batch", "cross_attention_weights", "greedy_decode"]
+           "GatedMultiHeadAttention", "GatedDeltaNet", "RMSNorm", "l2norm", "llama", "compute_rope",
+           "precompute_rope_params", "rope_inv_freq", "get_slopes", "alibi_bias", "MultiHeadAttentionALiBi",
+           "PositionalEncoding", "AttentionOnlySeq2Seq", "copy_batch", "cross_attention_weights",
+           "greedy_decode"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 VERBATIM = {
     "data/sources/raschka/raschka_ch03.txt": (CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention),
     "data/sources/seeds/004_d8a07657e05181d5.txt": (MultiHeadAtt,),
+    "data/sources/raschka/raschka_gpt_to_llama2.txt": (llama.compute_rope, llama.MultiHeadAttention),
+    "data/sources/raschka/raschka_llama2_to_llama3.txt": (llama.precompute_rope_params, llama.GroupedQueryAttention),
 }
 
 
 def source_block(text, name):
-    """The block of `class name(` in a text export: its lines up to the first one that is
-    neither blank nor indented, without trailing blank lines."""
+    """The block of `class name(` (or `def name(`) in a text export: its lines up to the first one
+    that is neither blank nor indented, without trailing blank lines."""
     lines = text.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"class {name}("))
+    start = next(i for i, line in enumerate(lines) if line.startswith((f"class {name}(", f"def {name}(")))
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or lines[end][0] == " "):
         end += 1

@@ -1,0 +1,36 @@
+// PositionalEncoding (positional_encoding.hpp): the Annotated Transformer's module.
+#include "attn/modules/positional_encoding.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "attn/attention/positions.hpp"
+#include "attn/core/require.hpp"
+#include "attn/modules/module.hpp"
+
+namespace attn {
+
+PositionalEncoding::PositionalEncoding(std::size_t d_model, double p, std::size_t max_len,
+                                       nn::BernoulliBackend backend)
+    : dropout((require_probability("PositionalEncoding", "dropout", p), p), backend) {
+    require_positive("PositionalEncoding", "max_len", max_len);
+    Tensor table = sinusoidal_encoding(max_len, d_model);
+    pe = Tensor::from_shape({1, max_len, d_model});
+    std::copy_n(table.data(), table.size(), pe.data());
+}
+
+Tensor PositionalEncoding::operator()(const Tensor& x, std::size_t start, Generator& gen) const {
+    const std::string where = "PositionalEncoding";
+    const Shape p = shape_of(pe);
+    if (p.size() != 3 || p[0] != 1) throw_shape_error(where + " (pe)", "[1, max_len, d_model]", p);
+    const Shape s = check_tokens(where, x, p[2]);
+    check_positions(where, start, s[1], p[1]);
+    Tensor y = Tensor::from_shape(s);
+    const std::size_t row = s[1] * p[2];
+    for (std::size_t b = 0; b < s[0]; ++b)  // x + pe[:, start : start + T], broadcast over b
+        for (std::size_t i = 0; i < row; ++i)
+            y.data()[b * row + i] = x.data()[b * row + i] + pe.data()[start * p[2] + i];
+    return dropout(y, gen);
+}
+
+}  // namespace attn
