@@ -184,6 +184,8 @@ NOT_PRINTED = {
     "10_loss": {"1.9": "an estimate of draws (2^32 seeds), arithmetic"},
     "12_online_softmax": {"12.9": "16384 x 16384 x 12 float32 in GB, arithmetic"},
     "20_flash_backward": {"12.9": "16384 x 16384 x 12 float32 in GB, arithmetic"},
+    "24_positions": {"10000.0": "the sinusoidal encoding's base, a constant of the code quoted "
+                                "as the Annotated Transformer writes it"},
     "X_exercises": {"2.08": "the sum of an input row (0.55 + 0.87 + 0.66), arithmetic"},
 }
 
