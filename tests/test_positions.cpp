@@ -200,7 +200,10 @@ TEST_CASE("ALiBi as a core option equals its dense bias, on every backend, forwa
 }
 
 TEST_CASE("Positions: bad input names the problem") {
-    const auto [cos, sin] = precompute_rope_params(16, 10000.0, 6);
+    // A pair, not a structured binding: clang 14 cannot capture bindings in a lambda.
+    const auto rope = precompute_rope_params(16, 10000.0, 6);
+    const Tensor& cos = rope.first;
+    const Tensor& sin = rope.second;
     test::require_invalid([] { (void)precompute_rope_params(15); }, {"Embedding dimension must be even", "15"});
     test::require_invalid([&] { (void)compute_rope(zeros({1, 1, 4, 15}), cos, sin); },
                           {"compute_rope", "Head dimension must be even", "head_dim = 15"});
