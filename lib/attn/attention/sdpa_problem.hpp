@@ -37,7 +37,7 @@ struct SDPAProblem {
     float scale = 1.0f;
     std::size_t window = 0;           // options->window, 0 when no key can be that far back
     const SDPAOptions* options = nullptr;
-    std::size_t group() const { return H / Hkv; }  // query heads per key/value head
+    std::size_t group() const { return Hkv ? H / Hkv : 1; }  // query heads per key/value head
 
     /// Whether query `i` may see key `j` under the band masks (is_causal, window).
     bool band_visible(std::size_t i, std::size_t j) const {

@@ -87,7 +87,7 @@ Tensor MultiHeadAttentionWithKVSharing::forward_shared(const Tensor& x, const KV
     if (shared_kv.window != 0)
         throw std::invalid_argument(where + ": expected a producer's full KVCache, got a sliding-window one");
     shared_kv.validate(where + " (shared_kv)");
-    if (S < T || S == 0)
+    if (S < T)
         throw std::invalid_argument(where + ": the " + std::to_string(T) + " tokens of x must be the last of " +
                                     "those shared_kv holds, but it holds " + std::to_string(S));
     for (const auto& [name, t] : {std::pair{"shared_kv.key", &shared_kv.key}, {"shared_kv.value", &shared_kv.value}})

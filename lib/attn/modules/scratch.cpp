@@ -2,6 +2,7 @@
 
 #include "attn/modules/module.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -50,7 +51,9 @@ std::size_t token_rows(const nn::Linear& layer, const Shape& s) {
 float* scratch(std::size_t slot, std::size_t floats) {
     thread_local std::array<std::vector<float>, 8> buffers;
     std::vector<float>& b = buffers.at(slot);
-    if (b.size() < floats) b.resize(floats);
+    // At least one float: an empty vector's data() may be null, and a buffer of 0 floats (a
+    // batch or a sequence of 0 tokens) is still a buffer, not a missing one.
+    if (b.size() < std::max<std::size_t>(floats, 1)) b.resize(std::max<std::size_t>(floats, 1));
     return b.data();
 }
 
