@@ -137,20 +137,20 @@ std::vector<Case> module_cases() {
         m.W_query.weight = attn::zeros({12});
         m(attn::zeros({1, 2, 3}));
         return true;
-    }, IA, "Linear (weight)");
+    }, IA, "MultiHeadAttention (W_query.weight): expected [4, 3], got [12]");
     err("MultiHeadAttention out_proj bias replaced (fast path)", [] {
         MultiHeadAttention m({.d_in = 3, .d_out = 4, .context_length = 4, .num_heads = 2});
         m.eval();
         m.out_proj.bias = attn::zeros({2});
         m(attn::zeros({1, 2, 3}));
         return true;
-    }, IA, "MultiHeadAttention (out_proj.bias): expected [4], got [2]");
+    }, IA, "MultiHeadAttention (out_proj.bias): expected [4] (or [1], broadcast), got [2]");
     err("BaseSelfAttention output_proj bias replaced", [] {
         BaseSelfAttention a({.embed_dim = 4});
         a.output_proj.bias = attn::zeros({3});
         a(attn::zeros({1, 2, 4}));
         return true;
-    }, IA, "BaseSelfAttention (output_proj.bias): expected [4], got [3]");
+    }, IA, "BaseSelfAttention (output_proj.bias): expected [4] (or [1], broadcast), got [3]");
 
     // --- KV caches that do not fit.
     err("KVCache key 1-D", RUN(KVCache(attn::zeros({4}), attn::zeros({4}))), IA, "KVCache (key): expected [..., S, hd] (at least 2-D), got [4]");

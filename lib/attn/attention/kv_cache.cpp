@@ -101,12 +101,14 @@ void KVCache::append(const Tensor& keys, const Tensor& values) {
         throw std::length_error("KVCache::append: position " + std::to_string(pos) + " + " +
                                 std::to_string(T) + " tokens overflows");
     const bool first = key.dimension() == 0;
-    if (!first) {
-        const Shape held = shape_of(key);
-        if (!same_but_tokens(held, s) || held.back() != s.back() ||
-            shape_of(value).back() != sv.back())
-            throw_shape_error("KVCache::append (keys for a cache of " + shape_str(held) + ")",
+    if (!first) {  // keys and values checked apart, so that the message names the one that differs
+        const Shape held = shape_of(key), held_values = shape_of(value);
+        if (!same_but_tokens(held, s) || held.back() != s.back())
+            throw_shape_error("KVCache::append (keys for a cache of keys " + shape_str(held) + ")",
                               shape_str(with_tokens(held, T)), s);
+        if (held_values.back() != sv.back())
+            throw_shape_error("KVCache::append (values for a cache of values " + shape_str(held_values) + ")",
+                              shape_str(with_tokens(held_values, T)), sv);
     }
     if (window == 0) {
         if (first) {
@@ -167,7 +169,10 @@ std::size_t KVCache::bytes() const {
     return key.dimension() == 0 ? 0 : (key.size() + value.size()) * sizeof(float);
 }
 
-std::size_t KVCache::batch_size() const { return key.dimension() == 0 ? 0 : key.shape()[0]; }
+std::size_t KVCache::batch_size() const {
+    validate("KVCache::batch_size");  // the fields are public: a 0-d key beside held values is refused
+    return key.dimension() == 0 ? 0 : key.shape()[0];
+}
 
 void KVCache::reset() {
     pos = 0;

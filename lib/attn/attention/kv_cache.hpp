@@ -59,6 +59,7 @@ public:
     /// @throws std::invalid_argument as `validate`.
     std::size_t bytes() const;
     /// `B`: the batch size (0 while empty).
+    /// @throws std::invalid_argument as `validate` (the fields are public).
     std::size_t batch_size() const;
     /// `reset_cache()`: position 0, nothing held (a ring keeps its slots allocated).
     void reset();

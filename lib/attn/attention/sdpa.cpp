@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -22,9 +23,15 @@ void SDPAOptions::validate() const {
         throw std::invalid_argument(where + ": expected block_q and block_k > 0, got " +
                                     std::to_string(block_q) + " and " + std::to_string(block_k));
     if (scale.op != ScoreScale::Op::default_scale &&
-        !(std::isfinite(scale.value) && (scale.op != ScoreScale::Op::divide || scale.value != 0.0f)))
-        throw std::invalid_argument(where + ": expected scale.value finite (and not 0 for a divisor), got " +
-                                    std::to_string(scale.value));
+        !(std::isfinite(scale.value) && (scale.op != ScoreScale::Op::divide || scale.value != 0.0f))) {
+        std::ostringstream value;  // %g: 1e-30 is not shown as 0.000000
+        value << scale.value;
+        throw std::invalid_argument(
+            where + (scale.op == ScoreScale::Op::divide
+                         ? ": expected a finite divisor other than 0 (scale = divide_by(d)), got " + value.str() +
+                               " (multiply_by(0) is the scale that makes every score 0)"
+                         : ": expected a finite multiplier (scale = multiply_by(s)), got " + value.str()));
+    }
     if (scale.op != ScoreScale::Op::default_scale && scale.op != ScoreScale::Op::multiply &&
         scale.op != ScoreScale::Op::divide)
         throw std::invalid_argument(where + ": scale.op holds " +

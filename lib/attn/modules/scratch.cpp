@@ -30,10 +30,18 @@ void linears_into(const nn::Linear* const* layers, float* const* ys, std::size_t
             throw std::invalid_argument("linears_into: expected in_features " + std::to_string(in) +
                                         " for every layer, got " + std::to_string(l.in_features()));
         const std::size_t out = l.out_features();
+        // A [1] bias (broadcast) is added after the products: the same sums, then + b.
         rights.at(r) = {l.weight.data(), in, /*trans_b=*/true, out, ys[r], out,
-                        l.bias ? l.bias->data() : nullptr};
+                        l.bias && l.bias->size() == out ? l.bias->data() : nullptr};
     }
     fast::gemm_multi(rows, in, x, in, false, rights.data(), count);
+    for (std::size_t r = 0; r < count; ++r) {
+        const nn::Linear& l = *layers[r];
+        const std::size_t out = l.out_features();
+        if (!l.bias || l.bias->size() == out) continue;
+        const float b = l.bias->data()[0];
+        for (std::size_t i = 0; i < rows * out; ++i) ys[r][i] += b;
+    }
 #else
     for (std::size_t r = 0; r < count; ++r) layers[r]->forward_into(x, rows, ys[r]);
 #endif
