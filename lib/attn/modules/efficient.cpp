@@ -212,8 +212,14 @@ MultiheadAttentionOutput MultiheadAttention::operator()(const Tensor& query, con
     if (sk[0] != sq[0]) throw_shape_error(where + " (key)", "[" + std::to_string(sq[0]) + ", S, E]", sk);
     BoolTensor allow;  // nn.MultiheadAttention's attn_mask is true where a key may NOT be seen
     if (attn_mask) {
-        check_same_shape(where + " (attn_mask)", Shape{sq[1], sk[1]}, shape_of(*attn_mask));
+        // [L, S] for every head, or [b * num_heads, L, S]: PyTorch views the latter as
+        // [b, num_heads, L, S] (head-major within each batch element).
+        const Shape sm = shape_of(*attn_mask), per_head{checked_mul(sq[0], num_heads, where + " (b * num_heads)"), sq[1], sk[1]};
+        if (sm != Shape{sq[1], sk[1]} && sm != per_head)
+            throw_shape_error(where + " (attn_mask)",
+                              shape_str(Shape{sq[1], sk[1]}) + " or " + shape_str(per_head) + " ([b * num_heads, L, S])", sm);
         allow = !(*attn_mask);
+        if (sm.size() == 3) allow.reshape({sq[0], num_heads, sq[1], sk[1]});
     }
     auto in_proj = [&](const Tensor& x, std::size_t block) {  // rows block*E .. (block+1)*E-1
         std::optional<Tensor> bias;

@@ -138,8 +138,10 @@ public:
                        nn::Linear out_proj, std::size_t num_heads);
 
     /// `forward(query, key, value, attn_mask, need_weights, average_attn_weights=True)` with
-    /// `query [b, L, d_in]`, `key`/`value [b, S, d_in]`, `attn_mask [L, S]` bool -> output
-    /// `[b, L, E]` and, with `need_weights`, weights `[b, L, S]`.
+    /// `query [b, L, d_in]`, `key`/`value [b, S, d_in]`, `attn_mask [L, S]` or `[b * H, L, S]`
+    /// bool (the latter one mask per batch element and head, head `h` of element `i` at
+    /// `i * H + h`, as PyTorch's 3-D mask) -> output `[b, L, E]` and, with `need_weights`,
+    /// weights `[b, L, S]`.
     /// @throws std::invalid_argument when the shapes do not fit.
     MultiheadAttentionOutput operator()(const Tensor& query, const Tensor& key,
                                         const Tensor& value,
