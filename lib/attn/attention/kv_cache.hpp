@@ -66,8 +66,10 @@ public:
 
     /// Checks the invariants of the public fields: `key` and `value` of one shape but the
     /// last dimension, rank >= 2 (or both empty while nothing was appended), and for a full
-    /// cache `pos` tokens on the token axis, for a ring `window` slots.
-    /// @throws std::invalid_argument naming `where` and what does not fit.
+    /// cache `pos` tokens on the token axis, for a ring `window` slots. Each of `key` and
+    /// `value` is checked against `pos` (or `window`) before they are compared, so that the
+    /// one that was replaced is the one named.
+    /// @throws std::invalid_argument naming `where`, the field, and what does not fit.
     void validate(const std::string& where = "KVCache") const;
 
     Tensor key;              ///< `[..., S, hd]`: `pos` tokens (full) or `W` slots (ring)
