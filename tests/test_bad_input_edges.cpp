@@ -150,6 +150,27 @@ std::vector<Case> empty_cases() {
         attend(HeadsView::of(q), HeadsView::of(q), HeadsView::of(q), nullptr);
         return true;
     }, IA, "attend: expected an output buffer of [1, 2, 8] floats, got null");
+    ok("scaled_dot_product_attention of 2 queries and 0 keys is zeros, every backend (PyTorch: an empty softmax row @ no values)", [] {
+        bool all = true;
+        for (const auto backend : {SDPABackend::step, SDPABackend::tiled, SDPABackend::fast})
+            all = all && all_equal(scaled_dot_product_attention(attn::ones({1, 1, 2, 3}), attn::zeros({1, 1, 0, 3}), attn::zeros({1, 1, 0, 2}),
+                                                                 {.backend = backend}),
+                                   {1, 1, 2, 2}, {0.0f, 0.0f, 0.0f, 0.0f});
+        return all;
+    });
+    ok("fuzz: sum over dim 1 of [2^40, 2, 0] is [2^40, 0] at once (was: 2^40 empty rows walked, a hang)",
+       [] { return same_shape(attn::sum(attn::zeros({std::size_t{1} << 40, 2, 0}), 1), {std::size_t{1} << 40, 0}); });
+    ok("fuzz: MultiheadAttention's weights for a batch of 2^40 without queries (was: a hang)", [] {
+        const Tensor q = attn::zeros({std::size_t{1} << 40, 0, 4});
+        return same_shape(*to_torch_layout(MultiHeadAttention({.d_in = 4, .d_out = 4, .context_length = 4, .num_heads = 2}))(q, q, q, std::nullopt, true)
+                                .attn_output_weights, {std::size_t{1} << 40, 0, 0});
+    });
+    ok("fuzz: the backward of batch 0 with 2^40 query heads (was: a group of 2^39 heads allocated)", [] {
+        const Tensor q = attn::zeros({0, std::size_t{1} << 40, 1, 2}), k = attn::zeros({0, 2, 3, 2});
+        const SDPAOptions o{.backend = SDPABackend::fast};
+        const SDPAGradients g = scaled_dot_product_attention_backward(q, q, k, k, scaled_dot_product_attention_forward(q, k, k, o), o);
+        return same_shape(g.grad_key, {0, 2, 3, 2});
+    });
     ok("KVCache append of 0 tokens to a ring: the position stays", [] {
         KVCache c = KVCache::sliding_window(2);
         c.append(attn::zeros({1, 2, 0, 4}), attn::zeros({1, 2, 0, 4}));

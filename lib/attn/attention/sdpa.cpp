@@ -289,7 +289,7 @@ SDPAGradients scaled_dot_product_attention_backward(const Tensor& grad_output,
         return detail::GradHeads{t.data(), s[1] * s[2] * s[3], s[2] * s[3], s[3]};
     };
     args.dq = heads(g.grad_query), args.dk = heads(g.grad_key), args.dv = heads(g.grad_value);
-    if (p.Tq == 0 || p.H == 0) {  // no query saw a key: their gradients are zeros (every backend)
+    if (p.B == 0 || p.Hkv == 0 || p.Tq == 0 || p.H == 0) {  // no query saw a key: zeros (every backend)
         g.grad_key.fill(0.0f);
         g.grad_value.fill(0.0f);
     } else {
