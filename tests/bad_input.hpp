@@ -34,6 +34,7 @@
 #include <catch2/catch.hpp>
 
 #include "attn/core/tensor.hpp"
+#include "message_check.hpp"
 
 namespace bad_input {
 
@@ -139,7 +140,8 @@ inline void write(const fs::path& path, const std::string& bytes) {
 // ------------------------------------------------------------------------ running a family
 
 /// Runs every case of a family (or the one `ATTN_BAD_INPUT_CASE` names) and checks its
-/// outcome: the exception type, the substring, one line; or a true result. Prints the
+/// outcome: the exception type, the substring, one line, and no "expected X, got X" (the same
+/// X twice: a message naming the wrong thing, message_check.hpp); or a true result. Prints the
 /// family's counts.
 inline void run_table(const char* family, const std::vector<Case>& cases) {
     const char* only = std::getenv("ATTN_BAD_INPUT_CASE");
@@ -174,6 +176,7 @@ inline void run_table(const char* family, const std::vector<Case>& cases) {
             CHECK(message.find(c.substring) != std::string::npos);
             CHECK(message.find('\n') == std::string::npos);  // one line
             CHECK(message.find('\r') == std::string::npos);
+            CHECK_FALSE(message_check::expected_equals_got(message));
         }
     }
     for (const auto& dir : made_dirs()) fs::remove_all(dir);

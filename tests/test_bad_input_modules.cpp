@@ -137,38 +137,38 @@ std::vector<Case> module_cases() {
         m.W_query.weight = attn::zeros({12});
         m(attn::zeros({1, 2, 3}));
         return true;
-    }, IA, "Linear (weight)");
+    }, IA, "MultiHeadAttention (W_query.weight): expected [4, 3], got [12]");
     err("MultiHeadAttention out_proj bias replaced (fast path)", [] {
         MultiHeadAttention m({.d_in = 3, .d_out = 4, .context_length = 4, .num_heads = 2});
         m.eval();
         m.out_proj.bias = attn::zeros({2});
         m(attn::zeros({1, 2, 3}));
         return true;
-    }, IA, "MultiHeadAttention (out_proj.bias): expected [4], got [2]");
+    }, IA, "MultiHeadAttention (out_proj.bias): expected [4] (or [1], broadcast), got [2]");
     err("BaseSelfAttention output_proj bias replaced", [] {
         BaseSelfAttention a({.embed_dim = 4});
         a.output_proj.bias = attn::zeros({3});
         a(attn::zeros({1, 2, 4}));
         return true;
-    }, IA, "BaseSelfAttention (output_proj.bias): expected [4], got [3]");
+    }, IA, "BaseSelfAttention (output_proj.bias): expected [4] (or [1], broadcast), got [3]");
 
     // --- KV caches that do not fit.
     err("KVCache key 1-D", RUN(KVCache(attn::zeros({4}), attn::zeros({4}))), IA, "KVCache (key): expected [..., S, hd] (at least 2-D), got [4]");
-    err("KVCache value differs", RUN(KVCache(attn::zeros({1, 2, 4}), attn::zeros({1, 3, 4}))), IA, "KVCache (value, the shape of key but the last dimension): expected [1, 2, 4], got [1, 3, 4]");
+    err("KVCache value differs", RUN(KVCache(attn::zeros({1, 2, 4}), attn::zeros({1, 3, 4}))), IA, "KVCache (value): expected [1, 2, 4] (a full cache of pos = 2 tokens), got [1, 3, 4]");
     err("KVCache key replaced by a longer one (was: read past the end)", [] {
         const BaseSelfAttention a({.embed_dim = 4});
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
         c.key = attn::zeros({1, 50, 4});
         a(attn::zeros({1, 1, 4}), std::nullopt, &c);
         return true;
-    }, IA, "BaseSelfAttention (kv_cache) (value, the shape of key but the last dimension): expected [1, 50, 4], got [1, 2, 4]");
+    }, IA, "BaseSelfAttention (kv_cache) (key): expected [1, 2, 4] (a full cache of pos = 2 tokens), got [1, 50, 4]");
     err("KVCache value replaced by a longer one", [] {
         const BaseSelfAttention a({.embed_dim = 4});
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
         c.value = attn::zeros({1, 9, 4});
         a(attn::zeros({1, 1, 4}), std::nullopt, &c);
         return true;
-    }, IA, "BaseSelfAttention (kv_cache) (value, the shape of key but the last dimension): expected [1, 2, 4], got [1, 9, 4]");
+    }, IA, "BaseSelfAttention (kv_cache) (value): expected [1, 2, 4] (a full cache of pos = 2 tokens), got [1, 9, 4]");
     err("KVCache key replaced by 1-D", [] {
         const BaseSelfAttention a({.embed_dim = 4});
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
@@ -185,7 +185,7 @@ std::vector<Case> module_cases() {
         KVCache c(attn::zeros({1, 2, 4}), attn::zeros({1, 2, 4}));
         c.value = attn::zeros({1, 3, 4});
         return c.bytes() == 0;
-    }, IA, "KVCache::bytes (value, the shape of key but the last dimension)");
+    }, IA, "KVCache::bytes (value): expected [1, 2, 4] (a full cache of pos = 2 tokens), got [1, 3, 4]");
     err("KVCache of another batch size", [] {
         const BaseSelfAttention a({.embed_dim = 4});
         const KVCache c(attn::zeros({2, 2, 4}), attn::zeros({2, 2, 4}));

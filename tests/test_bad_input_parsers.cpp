@@ -153,7 +153,7 @@ std::vector<Case> book_cases() {
         return out;
     };
     err("manifest with CRLF line endings", [crlf] { return load_book(crlf(header + good_row)); }, RE,
-        "manifest.tsv:1: line ends with CR (a Windows line ending); the data files use LF line endings");
+        "manifest.tsv:1: line ends with CR (a Windows line ending); the data files use LF line endings: they are read byte for byte (a block is compared with what a program prints, lines ending in LF), so a CR would be a difference; convert the file (dos2unix)");
     err("manifest cut in its last line (was: 'what' silently cut)",
         [] { return load_book(header + "a-1\tnb.txt\tIn [1]\t1\ttorch\t4\texact\tb/a.txt\tthe blo"); }, RE,
         "manifest.tsv:2: the last line has no line ending (LF): the file looks cut short");

@@ -198,7 +198,10 @@ std::vector<Case> tensor_cases() {
     err("view [-1, 0] of 0 elements (ambiguous, as PyTorch)", RUN(attn::view(attn::zeros({0}), {-1, 0})), IA,
         "view: cannot reshape tensor of 0 elements into shape [-1, 0] because the unspecified dimension size -1 can be any value and is ambiguous");
     err("softmax of 0-d", RUN(attn::softmax(attn::scalar_tensor(1.0f))), IA, "softmax: expected at least 1-D, got []");
-    err("softmax dim 0 of 2-D", RUN(attn::softmax(attn::zeros({2, 3}), 0)), IA, "softmax: only the last dimension is supported (dim=-1), got dim=0");
+    ok("softmax dim 0 of 2-D zeros is 0.5 everywhere (was: refused)",
+       [] { return all_equal(attn::softmax(attn::zeros({2, 3}), 0), {2, 3}, std::vector<float>(6, 0.5f)); });
+    ok("log_softmax dim -2 of 2-D zeros is -log(2) everywhere (was: refused)",
+       [] { return all_equal(attn::log_softmax(attn::zeros({2, 3}), -2), {2, 3}, std::vector<float>(6, -0.693147182f)); });
     err("softmax dim 2 of 2-D", RUN(attn::softmax(attn::zeros({2, 3}), 2)), IA, "softmax: dimension 2 out of range");
     err("log_softmax of 0-d", RUN(attn::log_softmax(attn::scalar_tensor(1.0f))), IA, "log_softmax");
     err("T of 3-D", RUN(attn::T(attn::zeros({2, 3, 4}))), IA, "T: expected [*, *] (2-D), got [2, 3, 4]");

@@ -75,7 +75,7 @@ std::vector<Case> tokenizer_cases() {
         std::string crlf;
         for (char c : good_tokens) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
         return load_tokens(crlf);
-    }, RE, "tok.tsv:1: line ends with CR (a Windows line ending); the data files use LF line endings");
+    }, RE, "tok.tsv:1: line ends with CR (a Windows line ending); the data files use LF line endings: they are read byte for byte (a block is compared with what a program prints, lines ending in LF), so a CR would be a difference; convert the file (dos2unix)");
     err("tokenizer ids '1  5' (was: accepted)", [] { return load_tokens(good_tokens + "text\thi\t1  5\n"); }, RE,
         "tok.tsv:6: expected a token id, got an empty field (a space too many?)");
     err("tokenizer ids ' 1 5' (was: accepted)", [] { return load_tokens(good_tokens + "text\thi\t 1 5\n"); }, RE, "tok.tsv:6: expected a token id, got an empty field");

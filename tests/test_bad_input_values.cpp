@@ -66,13 +66,13 @@ std::vector<Case> value_cases() {
     err("Linear weight replaced by 1-D", [] { nn::Linear l(3, 2); l.weight = attn::zeros({6}); l(attn::zeros({1, 3})); return true; }, IA,
         "Linear (weight): expected [*, *] (2-D), got [6]");
     err("Linear bias replaced by the wrong size", [] { nn::Linear l(3, 2); l.bias = attn::zeros({5}); l(attn::zeros({1, 3})); return true; }, IA,
-        "Linear (bias): expected [2], got [5]");
+        "Linear (bias): expected [2] (or [1], broadcast), got [5]");
     err("Linear weight replaced by [2, 5], input [1, 3]", [] { nn::Linear l(3, 2); l.weight = attn::zeros({2, 5}); l(attn::zeros({1, 3})); return true; }, IA,
         "Linear: expected [..., 5], got [1, 3]");
     err("Linear in_features() of a 0-d weight", [] { nn::Linear l(3, 2); l.weight = attn::scalar_tensor(1.0f); return l.in_features() == 0; }, IA,
         "Linear (weight)");
     err("Linear given a 1-D weight", RUN(nn::Linear(attn::zeros({3}), std::nullopt)), IA, "Linear (weight)");
-    err("Linear given a bias that does not fit", RUN(nn::Linear(attn::zeros({2, 3}), attn::zeros({3}))), IA, "Linear (bias): expected [2], got [3]");
+    err("Linear given a bias that does not fit", RUN(nn::Linear(attn::zeros({2, 3}), attn::zeros({3}))), IA, "Linear (bias): expected [2] (or [1], broadcast), got [3]");
     err("Embedding weight replaced by 1-D", [] { nn::Embedding e(3, 2); e.weight = attn::zeros({6}); e(LongTensor{0}); return true; }, IA,
         "Embedding (weight)");
     err("Embedding index 3 of 3", RUN(nn::Embedding(3, 2)(LongTensor{0, 3})), IA, "Embedding: index 3 out of range [0, 3)");

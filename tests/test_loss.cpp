@@ -265,7 +265,7 @@ TEST_CASE("cross_entropy error cases: targets out of range, shapes that do not f
     CHECK_THROWS_WITH(attn::cross_entropy(logits, attn::LongTensor{0, 1, 2}),
                       Catch::Contains("[2]") && Catch::Contains("[3]"));
     CHECK_THROWS_AS(attn::log_softmax(attn::scalar_tensor(1.0f)), std::invalid_argument);
-    CHECK_THROWS_AS(attn::log_softmax(logits, 0), std::invalid_argument);
+    CHECK(attn::shape_of(attn::log_softmax(logits, 0)) == attn::shape_of(logits));  // its bits: test_edges.cpp
     CHECK_THROWS_AS(attn::log_softmax(logits, 2), std::invalid_argument);
 }
 

@@ -323,7 +323,7 @@ TEST_CASE("options and shapes that cannot work are named") {
                       Catch::Contains("block_q and block_k > 0"));
     CHECK_THROWS_WITH(
         attn::scaled_dot_product_attention(q, k, k, {.scale = attn::ScoreScale::multiply_by(nan_f)}),
-        Catch::Contains("scale.value"));
+        Catch::Contains("expected a finite multiplier (scale = multiply_by(s)), got nan"));
     CHECK_THROWS_WITH(
         attn::scaled_dot_product_attention(q, k, k, {.backend = static_cast<attn::SDPABackend>(9)}),
         Catch::Contains("backend holds 9"));
@@ -389,7 +389,7 @@ TEST_CASE("scale as PyTorch's: 0 makes every score 0, a negative one multiplies,
                       q, k, v, {.scale = attn::ScoreScale::multiply_by(1.0f / std::sqrt(4.0f)), .backend = backend})) == -1);
     }
     CHECK_THROWS_WITH(attn::scaled_dot_product_attention(q, k, v, {.scale = attn::ScoreScale::divide_by(0.0f)}),
-                      Catch::Contains("not 0 for a divisor"));
+                      Catch::Contains("expected a finite divisor other than 0 (scale = divide_by(d)), got 0"));
 }
 
 TEST_CASE("the backend guard restores the default") {

@@ -69,7 +69,9 @@ TEST_CASE("data_lines splits LF lines and names the first line that is not text"
     CHECK(textbook::data_lines(f, "").empty());
     CHECK(textbook::data_lines(f, "x\n", 10).size() == 1);
     CHECK(message_of([&] { textbook::data_lines(f, "a\nb\r\n"); }) ==
-          "data.tsv:2: line ends with CR (a Windows line ending); the data files use LF line endings");
+          "data.tsv:2: line ends with CR (a Windows line ending); the data files use LF line endings: they are "
+          "read byte for byte (a block is compared with what a program prints, lines ending in LF), so a CR "
+          "would be a difference; convert the file (dos2unix)");
     CHECK(message_of([&] { textbook::data_lines(f, "a\nb"); }) ==
           "data.tsv:2: the last line has no line ending (LF): the file looks cut short");
     CHECK(message_of([&] { textbook::data_lines(f, "x\n", 10); }) == "no exception");

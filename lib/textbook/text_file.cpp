@@ -80,7 +80,9 @@ void require_text_line(const std::filesystem::path& file, std::size_t line,
                        std::string_view text) {
     if (!text.empty() && text.back() == '\r')
         throw_at(file, line,
-                 "line ends with CR (a Windows line ending); the data files use LF line endings");
+                 "line ends with CR (a Windows line ending); the data files use LF line endings: they are "
+                 "read byte for byte (a block is compared with what a program prints, lines ending in LF), "
+                 "so a CR would be a difference; convert the file (dos2unix)");
     require_utf8(file, line, text);
     for (std::size_t i = 0; i < text.size(); ++i) {
         const auto c = static_cast<unsigned char>(text[i]);

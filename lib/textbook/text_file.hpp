@@ -43,7 +43,8 @@ void require_utf8_lines(const std::filesystem::path& file, std::string_view text
 /// return, and no control character but the tab (the data files hold none; a terminal would
 /// act on one in an error message).
 /// @throws std::runtime_error `"<file>:<line>: line ends with CR (a Windows line ending); the
-/// data files use LF line endings"` for a CRLF line, `"<file>:<line>: byte 0x0C (a control
+/// data files use LF line endings: they are read byte for byte ..."` (why, and what to do) for
+/// a CRLF line, `"<file>:<line>: byte 0x0C (a control
 /// character) at column N is not text"` for any other control byte, or as `require_utf8`.
 void require_text_line(const std::filesystem::path& file, std::size_t line,
                        std::string_view text);

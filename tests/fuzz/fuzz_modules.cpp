@@ -6,7 +6,8 @@
 // fuzzed configs and then given a mutated public field before a forward, a decode through the KV
 // cache, the cache itself, the KV-memory estimator, the position functions (RoPE's tables and
 // rotation, the sinusoidal table, ALiBi's slopes and bias) and the modules under a position
-// scheme (RoPE or ALiBi, their tables or slopes replaced). PyTorch's kinds of error are clean; a crash, a
+// scheme (RoPE or ALiBi, their tables or slopes replaced). fuzz_edges.cpp adds the empty,
+// zero and half-changed inputs. PyTorch's kinds of error are clean; a crash, a
 // sanitizer report, a hang, another exception or a broken invariant is a finding.
 //
 // Invariants: a result has the shape the inputs imply; the fast backend gives the step
@@ -16,13 +17,20 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "attn/attention/positions.hpp"
 #include "attn/modules/causal.hpp"
+#include "attn/modules/dsa.hpp"
+#include "attn/modules/efficient.hpp"
+#include "attn/modules/gated_attention.hpp"
 #include "attn/modules/gpt2.hpp"
 #include "attn/modules/gqa.hpp"
+#include "attn/modules/kv_sharing.hpp"
+#include "attn/modules/mla.hpp"
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/kv_memory.hpp"
 #include "attn/modules/multihead.hpp"
@@ -31,6 +39,7 @@
 #include "attn/modules/swa.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "module_inputs.hpp"
 #include "structured.hpp"
 
 namespace {
@@ -40,54 +49,7 @@ using attn::Tensor;
 using fuzz::clean;
 using fuzz::expect;
 
-// A small size, or (rarely) an extreme one: every accepted tensor stays tiny.
-std::size_t size(FuzzedDataProvider& p, std::size_t max = 6) {
-    switch (p.ConsumeIntegralInRange<int>(0, 15)) {
-        case 0: return std::size_t{1} << 40;
-        case 1: return SIZE_MAX;
-        default: return p.ConsumeIntegralInRange<std::size_t>(0, max);
-    }
-}
-
-// A position or a window: small, near 2^62, or past it.
-std::size_t position(FuzzedDataProvider& p) {
-    switch (p.ConsumeIntegralInRange<int>(0, 7)) {
-        case 0: return (std::size_t{1} << 62) - 1;
-        case 1: return std::size_t{1} << 63;
-        case 2: return SIZE_MAX;
-        default: return p.ConsumeIntegralInRange<std::size_t>(0, 12);
-    }
-}
-
-double probability(FuzzedDataProvider& p) {
-    switch (p.ConsumeIntegralInRange<int>(0, 7)) {
-        case 0: return std::nan("");
-        case 1: return -0.5;
-        case 2: return 1.5;
-        case 3: return 1.0;
-        default: return p.ConsumeBool() ? 0.0 : 0.25;
-    }
-}
-
-// An enum value a caller could pass by a cast, valid or not.
-template <class E>
-E any_enum(FuzzedDataProvider& p, int valid) {
-    return static_cast<E>(p.ConsumeIntegralInRange<int>(-1, valid));
-}
-
-// Two tensors equal bit for bit, NaN where the other has NaN.
-bool same_bits(const Tensor& a, const Tensor& b) {
-    if (attn::shape_of(a) != attn::shape_of(b)) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const float x = a.data()[i], y = b.data()[i];
-        if (std::isnan(x) || std::isnan(y)) {
-            if (std::isnan(x) != std::isnan(y)) return false;
-        } else if (std::memcmp(&x, &y, sizeof x) != 0) {
-            return false;
-        }
-    }
-    return true;
-}
+using namespace fuzz::modules;
 
 // The core: one call with fuzzed tensors and options; then, when it returns and the inputs
 // allow it, the step and fast backends compared bit for bit.
@@ -156,6 +118,7 @@ attn::nn::Linear linear(FuzzedDataProvider& p, attn::Generator& gen) {
 void multihead(FuzzedDataProvider& p) {
     clean([&] {
         attn::Generator gen(123);
+        // (Designated fields: AttentionConfig holds every module's arguments.)
         attn::MultiHeadAttentionConfig c{.d_in = size(p, 8), .d_out = size(p, 8), .context_length = size(p, 8),
                                          .dropout = probability(p), .num_heads = size(p, 4), .qkv_bias = p.ConsumeBool(),
                                          .out_bias = p.ConsumeBool(), .backend = any_enum<attn::nn::BernoulliBackend>(p, 1)};
@@ -278,9 +241,11 @@ void cache(FuzzedDataProvider& p) {
     clean([&] {
         attn::KVCache c = p.ConsumeBool() ? attn::KVCache() : attn::KVCache::sliding_window(size(p, 6));
         for (int step = p.ConsumeIntegralInRange<int>(1, 6); step > 0; --step) {
-            switch (p.ConsumeIntegralInRange<int>(0, 5)) {
+            switch (p.ConsumeIntegralInRange<int>(0, 7)) {
                 case 0: c.pos = position(p); break;
                 case 1: c.window = size(p, 6); break;
+                case 6: (p.ConsumeBool() ? c.key : c.value) = p.ConsumeBool() ? Tensor() : fuzz::tensor(p); break;
+                case 7: (void)c.batch_size(); break;
                 case 2: (void)c.recent_keys(size(p, 8)); break;
                 case 3: (void)c.recent_values(size(p, 8)); break;
                 default: {
@@ -402,6 +367,8 @@ constexpr fuzz::Family families[] = {
     {"sdpa", sdpa}, {"multihead", multihead}, {"causal", causal}, {"gpt2", gpt2},
     {"gqa", gqa},   {"swa", swa},             {"cache", cache},   {"estimator", estimator},
     {"positions", positions}, {"positioned", positioned},
+    {"empty", empty}, {"backward", backward}, {"changed", changed}, {"layouts", layouts},
+    {"torch_mha", torch_mha},
 };
 
 }  // namespace

@@ -84,22 +84,41 @@ void shapes(FuzzedDataProvider& p) {
     });
 }
 
-// Softmax over rows with NaN, infinities and huge values: PyTorch's NaN rules hold.
-void check_softmax(const Tensor& x, const Tensor& y) {
-    const std::size_t n = x.shape().empty() ? 0 : x.shape().back();
-    for (std::size_t r = 0; n && r < x.size() / n; ++r) {
-        const float* in = x.data() + r * n;
-        const float* out = y.data() + r * n;
-        const bool nan_row = any_nan(in, n) || std::any_of(in, in + n, [](float v) { return v == INFINITY; }) ||
-                             std::all_of(in, in + n, [](float v) { return v == -INFINITY; });
+// The lines of `x` along dimension `dim` (any dimension, issue 32), each copied out.
+std::vector<std::vector<float>> lines_along(const Tensor& x, long dim) {
+    std::vector<std::vector<float>> lines;
+    if (x.dimension() == 0) return lines;
+    const std::size_t d = attn::wrap_dim("lines_along", dim, x.dimension());
+    std::size_t outer = 1, inner = 1;
+    for (std::size_t i = 0; i < d; ++i) outer *= x.shape()[i];
+    for (std::size_t i = d + 1; i < x.dimension(); ++i) inner *= x.shape()[i];
+    const std::size_t n = x.shape()[d];
+    for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t i = 0; i < inner && n; ++i) {
+            std::vector<float> line(n);
+            for (std::size_t j = 0; j < n; ++j) line[j] = x.data()[(o * n + j) * inner + i];
+            lines.push_back(std::move(line));
+        }
+    return lines;
+}
+
+// Softmax along `dim` with NaN, infinities and huge values: PyTorch's NaN rules hold.
+void check_softmax(const Tensor& x, const Tensor& y, long dim = -1) {
+    const auto in_lines = lines_along(x, dim), out_lines = lines_along(y, dim);
+    expect(in_lines.size() == out_lines.size(), "softmax: another number of lines");
+    for (std::size_t r = 0; r < in_lines.size(); ++r) {
+        const auto& in = in_lines[r];
+        const auto& out = out_lines[r];
+        const bool nan_row = any_nan(in.data(), in.size()) || std::any_of(in.begin(), in.end(), [](float v) { return v == INFINITY; }) ||
+                             std::all_of(in.begin(), in.end(), [](float v) { return v == -INFINITY; });
         if (nan_row) {
-            expect(std::all_of(out, out + n, [](float v) { return std::isnan(v); }), "softmax: NaN row lost its NaN");
+            expect(std::all_of(out.begin(), out.end(), [](float v) { return std::isnan(v); }), "softmax: NaN row lost its NaN");
             continue;
         }
         double total = 0.0;
-        for (std::size_t j = 0; j < n; ++j) {
-            expect(out[j] >= 0.0f && out[j] <= 1.0f, "softmax: a finite row gave a value outside [0, 1]");
-            total += out[j];
+        for (const float v : out) {
+            expect(v >= 0.0f && v <= 1.0f, "softmax: a finite row gave a value outside [0, 1]");
+            total += v;
         }
         expect(std::abs(total - 1.0) < 1e-4, "softmax: a finite row does not sum to 1");
     }
@@ -124,13 +143,18 @@ void functional(FuzzedDataProvider& p) {
     clean([&] {
         const Tensor x = fuzz::tensor(p);
         switch (p.ConsumeIntegralInRange<int>(0, 9)) {
-            case 0: check_softmax(x, attn::softmax(x, fuzz::index(p) % 2 ? -1 : 0)); break;
+            case 0: {  // over any dimension (issue 32)
+                const long dim = fuzz::index(p);
+                check_softmax(x, attn::softmax(x, dim), dim);
+                break;
+            }
             case 1: {
-                const Tensor y = attn::log_softmax(x);
-                const std::size_t n = x.shape().back();
-                for (std::size_t r = 0; n && r < x.size() / n; ++r)
-                    if (any_nan(x.data() + r * n, n))
-                        expect(std::all_of(y.data() + r * n, y.data() + (r + 1) * n, [](float v) { return std::isnan(v); }),
+                const long dim = p.ConsumeBool() ? -1 : fuzz::index(p);
+                const Tensor y = attn::log_softmax(x, dim);
+                const auto in = lines_along(x, dim), out = lines_along(y, dim);
+                for (std::size_t r = 0; r < in.size(); ++r)
+                    if (any_nan(in[r].data(), in[r].size()))
+                        expect(std::all_of(out[r].begin(), out[r].end(), [](float v) { return std::isnan(v); }),
                                "log_softmax: NaN row lost its NaN");
                 break;
             }
@@ -185,15 +209,34 @@ void functional(FuzzedDataProvider& p) {
     });
 }
 
-// nn::Linear with its public weight and bias replaced by tensors of any shape.
+// nn::Linear with its public weight and bias replaced by tensors of any shape (a [1] bias
+// among them: broadcast, the bits of the same bias repeated to [out_features]).
 void linear(FuzzedDataProvider& p) {
     clean([&] {
         attn::nn::Linear l(p.ConsumeIntegralInRange<std::size_t>(0, 4), p.ConsumeIntegralInRange<std::size_t>(0, 4), p.ConsumeBool());
         if (p.ConsumeBool()) l.weight = fuzz::tensor(p);
-        if (p.ConsumeBool()) l.bias = p.ConsumeBool() ? std::optional<Tensor>(fuzz::tensor(p)) : std::nullopt;
+        if (p.ConsumeBool()) {
+            switch (p.ConsumeIntegralInRange<int>(0, 2)) {
+                case 0: l.bias = std::nullopt; break;
+                case 1: l.bias = fuzz::tensor(p, {1}); break;
+                default: l.bias = fuzz::tensor(p); break;
+            }
+        }
         const Tensor x = fuzz::tensor(p);
         const Tensor y = l(x);
         expect(!y.shape().empty() && y.shape().back() == l.out_features(), "Linear: output width is not out_features");
+        if (l.bias && l.bias->size() == 1) {
+            const attn::nn::Linear full(l.weight, l.bias_vector());
+            const Tensor z = full(x);
+            expect(std::equal(y.data(), y.data() + y.size(), z.data(), [](float a, float b) {
+                       return std::isnan(a) ? std::isnan(b) : a == b; }),
+                   "Linear: a [1] bias differs from the same value repeated");
+            if (p.ConsumeBool() && x.dimension() >= 1) {
+                attn::nn::Linear g = l;
+                (void)g.backward(x, attn::ones(attn::shape_of(y)));
+                expect(attn::shape_of(*g.bias_grad) == Shape{1}, "Linear: a [1] bias got a gradient of another shape");
+            }
+        }
         (void)attn::nn::repr(l);
     });
 }

@@ -28,6 +28,7 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include "attn/core/tensor.hpp"
+#include "../message_check.hpp"
 
 namespace fuzz {
 
@@ -48,12 +49,15 @@ inline void expect(bool ok, const char* what) {
     if (!ok) finding(what);
 }
 
-/// Runs `call` and accepts only a return or PyTorch's kinds of error.
+/// Runs `call` and accepts only a return or PyTorch's kinds of error, whose message does not
+/// say "expected X, got X" (message_check.hpp: it would name the wrong thing).
 template <class F>
 void clean(F&& call) {
     try {
         call();
-    } catch (const std::invalid_argument&) {
+    } catch (const std::invalid_argument& e) {
+        if (message_check::expected_equals_got(e.what()))
+            finding(std::string("a message names what it expected as what it got: ") + e.what());
     } catch (const std::length_error&) {
     } catch (const std::out_of_range&) {
     } catch (const std::bad_alloc&) {

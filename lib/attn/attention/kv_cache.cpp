@@ -74,18 +74,20 @@ void KVCache::validate(const std::string& where) const {
     const bool empty = key.dimension() == 0 && value.dimension() == 0 && key.size() <= 1 && value.size() <= 1;
     if (empty && (window ? true : pos == 0)) return;  // nothing appended yet (a ring may have been reset)
     if (sk.size() < 2) throw_shape_error(where + " (key)", "[..., S, hd] (at least 2-D)", sk);
-    if (!same_but_tokens(sk, sv) || sk[sk.size() - 2] != sv[sv.size() - 2])
+    if (sv.size() < 2) throw_shape_error(where + " (value)", "[..., S, dv] (at least 2-D)", sv);
+    // Keys and values each against pos (or the ring's slots) first, so that the one replaced
+    // is the one named; then against each other.
+    const std::size_t slots = window ? window : pos;
+    for (const auto& [name, s] : {std::pair<const char*, const Shape*>{"key", &sk}, {"value", &sv}})
+        if ((*s)[s->size() - 2] != slots)
+            throw_shape_error(where + " (" + name + ")",
+                              shape_str(with_tokens(*s, slots)) +
+                                  (window ? " (a ring of window = " + std::to_string(window) + " slots)"
+                                          : " (a full cache of pos = " + std::to_string(pos) + " tokens)"),
+                              *s);
+    if (!same_but_tokens(sk, sv))
         throw_shape_error(where + " (value, the shape of key but the last dimension)",
                           shape_str(with_tokens(sk, sk[sk.size() - 2])), sv);
-    const std::size_t tokens = sk[sk.size() - 2];
-    if (window == 0 && tokens != pos)
-        throw std::invalid_argument(where + ": a full cache holds pos = " + std::to_string(pos) +
-                                    " tokens, but key has " + std::to_string(tokens) +
-                                    " on its token axis: " + shape_str(sk));
-    if (window != 0 && tokens != window)
-        throw std::invalid_argument(where + ": a ring of window = " + std::to_string(window) +
-                                    " slots, but key has " + std::to_string(tokens) + ": " +
-                                    shape_str(sk));
 }
 
 void KVCache::append(const Tensor& keys, const Tensor& values) {
@@ -101,12 +103,14 @@ void KVCache::append(const Tensor& keys, const Tensor& values) {
         throw std::length_error("KVCache::append: position " + std::to_string(pos) + " + " +
                                 std::to_string(T) + " tokens overflows");
     const bool first = key.dimension() == 0;
-    if (!first) {
-        const Shape held = shape_of(key);
-        if (!same_but_tokens(held, s) || held.back() != s.back() ||
-            shape_of(value).back() != sv.back())
-            throw_shape_error("KVCache::append (keys for a cache of " + shape_str(held) + ")",
+    if (!first) {  // keys and values checked apart, so that the message names the one that differs
+        const Shape held = shape_of(key), held_values = shape_of(value);
+        if (!same_but_tokens(held, s) || held.back() != s.back())
+            throw_shape_error("KVCache::append (keys for a cache of keys " + shape_str(held) + ")",
                               shape_str(with_tokens(held, T)), s);
+        if (held_values.back() != sv.back())
+            throw_shape_error("KVCache::append (values for a cache of values " + shape_str(held_values) + ")",
+                              shape_str(with_tokens(held_values, T)), sv);
     }
     if (window == 0) {
         if (first) {
@@ -167,7 +171,10 @@ std::size_t KVCache::bytes() const {
     return key.dimension() == 0 ? 0 : (key.size() + value.size()) * sizeof(float);
 }
 
-std::size_t KVCache::batch_size() const { return key.dimension() == 0 ? 0 : key.shape()[0]; }
+std::size_t KVCache::batch_size() const {
+    validate("KVCache::batch_size");  // the fields are public: a 0-d key beside held values is refused
+    return key.dimension() == 0 ? 0 : key.shape()[0];
+}
 
 void KVCache::reset() {
     pos = 0;

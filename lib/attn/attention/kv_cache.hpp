@@ -59,14 +59,17 @@ public:
     /// @throws std::invalid_argument as `validate`.
     std::size_t bytes() const;
     /// `B`: the batch size (0 while empty).
+    /// @throws std::invalid_argument as `validate` (the fields are public).
     std::size_t batch_size() const;
     /// `reset_cache()`: position 0, nothing held (a ring keeps its slots allocated).
     void reset();
 
     /// Checks the invariants of the public fields: `key` and `value` of one shape but the
     /// last dimension, rank >= 2 (or both empty while nothing was appended), and for a full
-    /// cache `pos` tokens on the token axis, for a ring `window` slots.
-    /// @throws std::invalid_argument naming `where` and what does not fit.
+    /// cache `pos` tokens on the token axis, for a ring `window` slots. Each of `key` and
+    /// `value` is checked against `pos` (or `window`) before they are compared, so that the
+    /// one that was replaced is the one named.
+    /// @throws std::invalid_argument naming `where`, the field, and what does not fit.
     void validate(const std::string& where = "KVCache") const;
 
     Tensor key;              ///< `[..., S, hd]`: `pos` tokens (full) or `W` slots (ring)

@@ -3,7 +3,9 @@
 // call resolves to (sdpa_backends.cpp), forward or backward.
 #include "attn/attention/sdpa.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -21,9 +23,15 @@ void SDPAOptions::validate() const {
         throw std::invalid_argument(where + ": expected block_q and block_k > 0, got " +
                                     std::to_string(block_q) + " and " + std::to_string(block_k));
     if (scale.op != ScoreScale::Op::default_scale &&
-        !(std::isfinite(scale.value) && (scale.op != ScoreScale::Op::divide || scale.value != 0.0f)))
-        throw std::invalid_argument(where + ": expected scale.value finite (and not 0 for a divisor), got " +
-                                    std::to_string(scale.value));
+        !(std::isfinite(scale.value) && (scale.op != ScoreScale::Op::divide || scale.value != 0.0f))) {
+        std::ostringstream value;  // %g: 1e-30 is not shown as 0.000000
+        value << scale.value;
+        throw std::invalid_argument(
+            where + (scale.op == ScoreScale::Op::divide
+                         ? ": expected a finite divisor other than 0 (scale = divide_by(d)), got " + value.str() +
+                               " (multiply_by(0) is the scale that makes every score 0)"
+                         : ": expected a finite multiplier (scale = multiply_by(s)), got " + value.str()));
+    }
     if (scale.op != ScoreScale::Op::default_scale && scale.op != ScoreScale::Op::multiply &&
         scale.op != ScoreScale::Op::divide)
         throw std::invalid_argument(where + ": scale.op holds " +
@@ -120,8 +128,10 @@ Views views(const std::string& where, const Tensor& q, const Tensor& k, const Te
         throw_shape_error(where + " (query)", "[Tq, E], [N, Tq, E] or [B, H, Tq, E]", sq);
     // The key: the query's rank, width and leading dimensions, and a number of heads (dim -3)
     // that divides the query's (grouped-query attention, PyTorch's enable_gqa).
-    const bool heads_fit = rank < 3 || (sk.size() == rank && sk[rank - 3] != 0 &&
-                                        sq[rank - 3] % sk[rank - 3] == 0);
+    // (0 key heads fit 0 query heads only: the empty head set.)
+    const bool heads_fit = rank < 3 || (sk.size() == rank && (sk[rank - 3] != 0
+                                                                  ? sq[rank - 3] % sk[rank - 3] == 0
+                                                                  : sq[rank - 3] == 0));
     if (sk.size() != rank || sk.back() != sq.back() || (rank == 4 && sk[0] != sq[0]) || !heads_fit) {
         // Built by appending (GCC 12 warns falsely on an inlined `"[" + std::string&&`).
         std::string expected("[");
@@ -177,31 +187,36 @@ SDPAForward scaled_dot_product_attention_forward(const Tensor& query, const Tens
 
 namespace {
 
-// attend's body: checks, then the backend, writing merged [B, Tq, H * Ev] into `out` (when
-// null, into a tensor it allocates after the checks, which it returns).
+// attend's body: checks, then the backend, writing merged [B, Tq, H * Ev] into `out` (with
+// `allocate`, into a tensor it allocates after the checks, which it returns). `out` may be
+// null when the output has no elements (an empty tensor's data).
 Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsView& value,
-                     float* out, const SDPAOptions& options, AttendSaved* saved = nullptr) {
+                     float* out, bool allocate, const SDPAOptions& options, AttendSaved* saved = nullptr) {
     const SDPAProblem p = detail::make_problem("attend", query, key, value, options);
     const Shape shape{p.B, p.Tq, checked_mul(p.H, p.Ev, "attend (H * Ev)")};
     check_allocation("attend", shape);
     Tensor result;
-    if (!out) {
+    if (allocate) {
         result = Tensor::from_shape(shape);
         out = result.data();
+    } else if (!out && numel(shape) != 0) {
+        throw std::invalid_argument("attend: expected an output buffer of " + shape_str(shape) +
+                                    " floats, got null");
     }
-    // Nothing to compute (an empty batch, head set, query or value width) and no dropout draw
-    // to make: return at once, not after walking 2^40 empty rows.
-    if (numel(shape) == 0 && (options.dropout_p == 0.0 || p.B == 0 || p.H == 0 || p.Tq == 0 || p.Tk == 0))
-        return result;
-    const detail::Backend& backend = detail::backend_for(options);
-    Tensor noise = detail::dropout_noise(p);
-    float* lse = nullptr;
     if (saved) {
         check_allocation("attend (logsumexp)", Shape{p.B, p.H, p.Tq});
         saved->logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
-        lse = saved->logsumexp.data();
+        saved->dropout_noise = Tensor();
     }
-    if (p.B != 0 && p.H != 0 && p.Tq != 0) backend.forward(p, {out, true}, noise, lse);
+    // Nothing to compute (an empty batch, head set or query; or an empty value width with no
+    // log-sum-exp to keep) and no dropout draw to make: return at once, not after walking
+    // 2^40 empty rows.
+    const bool no_rows = p.B == 0 || p.H == 0 || p.Tq == 0;
+    if (no_rows || (numel(shape) == 0 && !saved && (options.dropout_p == 0.0 || p.Tk == 0)))
+        return result;
+    const detail::Backend& backend = detail::backend_for(options);
+    Tensor noise = detail::dropout_noise(p);
+    backend.forward(p, {out, true}, noise, saved ? saved->logsumexp.data() : nullptr);
     if (saved) saved->dropout_noise = std::move(noise);
     return result;
 }
@@ -210,19 +225,17 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
 
 Tensor attend(const HeadsView& query, const HeadsView& key, const HeadsView& value,
               const SDPAOptions& options) {
-    return attend_merged(query, key, value, nullptr, options);
+    return attend_merged(query, key, value, nullptr, true, options);
 }
 
 void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
             const SDPAOptions& options) {
-    if (!out) throw std::invalid_argument("attend: expected an output buffer, got null");
-    attend_merged(query, key, value, out, options);
+    attend_merged(query, key, value, out, false, options);
 }
 
 void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
             const SDPAOptions& options, AttendSaved& saved) {
-    if (!out) throw std::invalid_argument("attend: expected an output buffer, got null");
-    attend_merged(query, key, value, out, options, &saved);
+    attend_merged(query, key, value, out, false, options, &saved);
 }
 
 SDPASteps scaled_dot_product_attention_steps(const Tensor& query, const Tensor& key,
@@ -280,7 +293,12 @@ SDPAGradients scaled_dot_product_attention_backward(const Tensor& grad_output,
         return detail::GradHeads{t.data(), s[1] * s[2] * s[3], s[2] * s[3], s[3]};
     };
     args.dq = heads(g.grad_query), args.dk = heads(g.grad_key), args.dv = heads(g.grad_value);
-    backend.backward(p, args);
+    if (p.B == 0 || p.Hkv == 0 || p.Tq == 0 || p.H == 0) {  // no query saw a key: zeros (every backend)
+        g.grad_key.fill(0.0f);
+        g.grad_value.fill(0.0f);
+    } else {
+        backend.backward(p, args);
+    }
     to_rank(g.grad_query, w.rank);
     to_rank(g.grad_key, w.rank);
     to_rank(g.grad_value, w.rank);
@@ -293,7 +311,10 @@ void attend_backward(const HeadsView& grad_output, const HeadsView& query, const
                      const SDPAOptions& options) {
     const std::string where = "attend_backward";
     const detail::SDPAProblem p = detail::make_problem(where, query, key, value, options);
-    if (!grad_query || !grad_key || !grad_value)
+    // A buffer of no elements may be null (an empty tensor's data); the others may not.
+    const auto empty = [](const Shape& s) { return std::find(s.begin(), s.end(), 0) != s.end(); };
+    if ((!grad_query && !empty({p.B, p.H, p.Tq, p.E})) || (!grad_key && !empty({p.B, p.Hkv, p.Tk, p.E})) ||
+        (!grad_value && !empty({p.B, p.Hkv, p.Tk, p.Ev})))
         throw std::invalid_argument(where + ": expected three gradient buffers, got a null one");
     const Shape heads{p.B, p.H, p.Tq, p.Ev};
     check_same_shape(where + " (grad_output)", heads, Shape{grad_output.B, grad_output.H, grad_output.T, grad_output.hd});
@@ -302,7 +323,7 @@ void attend_backward(const HeadsView& grad_output, const HeadsView& query, const
     const Tensor& noise = saved.dropout_noise;
     if (noise.dimension() != 0)
         check_same_shape(where + " (saved.dropout_noise)", Shape{p.B, p.H, p.Tq, p.Tk}, shape_of(noise));
-    else if (options.dropout_p != 0.0 && p.Tq * p.Tk != 0)
+    else if (options.dropout_p != 0.0 && !empty({p.B, p.H, p.Tq, p.Tk}))
         throw std::invalid_argument(where + ": the options ask for dropout, but saved.dropout_noise is empty");
     const detail::Backend& backend = detail::backend_for(options);
     detail::BackwardArgs args{.grad_output = grad_output, .noise = &noise};
@@ -319,7 +340,13 @@ void attend_backward(const HeadsView& grad_output, const HeadsView& query, const
     args.dq = {grad_query, p.Tq * wq, p.E, wq};
     args.dk = {grad_key, p.Tk * wk, p.E, wk};
     args.dv = {grad_value, p.Tk * wv, p.Ev, wv};
-    if (p.B != 0 && p.Hkv != 0) backend.backward(p, args);
+    if (p.B == 0 || p.Hkv == 0) return;
+    if (p.Tq == 0 || p.H == 0) {  // no query saw a key: their gradients are zeros (every backend)
+        std::fill_n(grad_key, checked_mul(checked_mul(p.B, p.Tk, where), wk, where), 0.0f);
+        std::fill_n(grad_value, checked_mul(checked_mul(p.B, p.Tk, where), wv, where), 0.0f);
+        return;
+    }
+    backend.backward(p, args);
 }
 
 }  // namespace attn

@@ -197,6 +197,8 @@ struct HeadsView {
 ///   -> `[B, H, Tq, Ev]`;
 /// - rank 3, `[N, T, E]`: N heads of one batch element (a batch of single-head attention);
 /// - rank 2, `[T, E]`: one head (notebook 001's `F.scaled_dot_product_attention(q, k, v)`).
+/// Empty operands give PyTorch's empty result: no batch, no heads (`H = H_kv = 0`), no query;
+/// queries with no key give zeros (an empty softmax row times no values).
 /// @throws std::invalid_argument when the ranks or sizes do not fit, a mask does not
 /// broadcast to the scores, or the options are invalid (`SDPAOptions::validate`), naming the
 /// expected and actual shapes; std::length_error when the result cannot be allocated.
@@ -213,8 +215,9 @@ Tensor attend(const HeadsView& query, const HeadsView& key, const HeadsView& val
               const SDPAOptions& options = {});
 
 /// `attend` into given memory: `out` is a contiguous `[B, Tq, H * dv]` float32 buffer (a
-/// module's workspace, reused between forwards, so that a forward allocates only its result).
-/// @throws std::invalid_argument as `attend`.
+/// module's workspace, reused between forwards, so that a forward allocates only its result);
+/// it may be null when that shape has no elements (an empty tensor's data).
+/// @throws std::invalid_argument as `attend`, or when `out` is null for an output of elements.
 void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
             const SDPAOptions& options = {});
 
@@ -241,7 +244,9 @@ void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value
 /// - `grad_query`: `[B, Tq, H * E]` (head `h` in columns `h * E ..`);
 /// - `grad_key`: `[B, Tk, H_kv * E]`, summed over the query heads that share a key head;
 /// - `grad_value`: `[B, Tk, H_kv * Ev]`;
-/// contiguous float32 buffers, overwritten. The math is `scaled_dot_product_attention_backward`'s.
+/// contiguous float32 buffers, overwritten (each may be null when it has no elements; with no
+/// query row, `grad_key` and `grad_value` are zeros). The math is
+/// `scaled_dot_product_attention_backward`'s.
 /// Backends: `step` runs the step-by-step backward; `fast` gives its bits without `[Tq, Tk]`
 /// tensors (kernels/attention_backward.hpp, `attend_head_backward`); `tiled` is
 /// FlashAttention-2's backward, which reads `output` and `saved.logsumexp` (within a few ulp).

@@ -38,21 +38,20 @@ void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const T
                 heads.resize(group);
                 const std::size_t b = t / p.Hkv, g = t % p.Hkv;
                 const fast::HeadArgs args{
-                    // No key (Tk = 0): the empty operands' data may be null, so no offset to it.
-                    .K = p.Tk ? p.k.data + b * p.k.stride_b + g * p.k.stride_h : nullptr, .ldk = p.k.stride_t,
-                    .V = p.Tk ? p.v.data + b * p.v.stride_b + g * p.v.stride_h : nullptr, .ldv = p.v.stride_t,
+                    .K = at_offset(p.k.data, b * p.k.stride_b + g * p.k.stride_h), .ldk = p.k.stride_t,
+                    .V = at_offset(p.v.data, b * p.v.stride_b + g * p.v.stride_h), .ldv = p.v.stride_t,
                     .ldq = p.q.stride_t, .ldo = out.ld(p), .Tq = p.Tq, .Tk = p.Tk, .hd = p.E,
                     .dv = p.Ev};
                 for (std::size_t r = 0; r < group; ++r) {
                     const std::size_t h = g * group + r;
                     fast::QueryHead& q = heads[r];
-                    q.Q = p.q.data + b * p.q.stride_b + h * p.q.stride_h;
+                    q.Q = at_offset(p.q.data, b * p.q.stride_b + h * p.q.stride_h);
                     q.O = out.head(p, b, h);
                     q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
                     q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
-                    q.noise = noise.dimension() != 0 ? noise.data() + (b * p.H + h) * p.Tq * p.Tk : nullptr;
+                    q.noise = noise.dimension() != 0 ? at_offset(noise.data(), (b * p.H + h) * p.Tq * p.Tk) : nullptr;
                     q.alibi_slope = p.alibi ? p.alibi[h] : 0.0f;
-                    q.logsumexp = lse ? lse + (b * p.H + h) * p.Tq : nullptr;
+                    q.logsumexp = at_offset(lse, (b * p.H + h) * p.Tq);
                 }
                 if (tiled)
                     fast::tiled_attend_head(args, mask, heads.data(), group,
@@ -81,6 +80,7 @@ void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a, Arith
     if (p.B == 0 || p.H == 0 || (p.Tq * p.E == 0 && p.Tk * (p.E + p.Ev) == 0)) return;
     const fast::HeadMask mask = p.head_mask();
     const std::size_t tasks = p.B * p.Hkv, group = p.group();
+    if (tasks == 0) return;  // no (batch, key head): nothing to write, no group to size
     const double flops = 5.0 * double(p.B * p.H) * double(p.Tq) * double(p.Tk) * double(p.E + p.Ev);
     const bool large = flops >= 8e6 && tasks > 1 && !omp_in_parallel();
     std::exception_ptr error;
@@ -94,26 +94,23 @@ void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a, Arith
             try {
                 const std::size_t b = t / p.Hkv, g = t % p.Hkv;
                 const fast::HeadGradArgs args{
-                    // No key (Tk = 0): the empty operands' data may be null, so no offset to it.
-                    .K = p.Tk ? p.k.data + b * p.k.stride_b + g * p.k.stride_h : nullptr, .ldk = p.k.stride_t,
-                    .V = p.Tk ? p.v.data + b * p.v.stride_b + g * p.v.stride_h : nullptr, .ldv = p.v.stride_t,
-                    .dK = p.Tk ? dk.data + b * dk.stride_b + g * dk.stride_h : nullptr, .lddk = dk.stride_t,
-                    .dV = p.Tk ? dv.data + b * dv.stride_b + g * dv.stride_h : nullptr, .lddv = dv.stride_t,
+                    .K = at_offset(p.k.data, b * p.k.stride_b + g * p.k.stride_h), .ldk = p.k.stride_t,
+                    .V = at_offset(p.v.data, b * p.v.stride_b + g * p.v.stride_h), .ldv = p.v.stride_t,
+                    .dK = at_offset(dk.data, b * dk.stride_b + g * dk.stride_h), .lddk = dk.stride_t,
+                    .dV = at_offset(dv.data, b * dv.stride_b + g * dv.stride_h), .lddv = dv.stride_t,
                     .ldq = p.q.stride_t, .ldo = grad_output.stride_t, .lddq = dq.stride_t,
                     .Tq = p.Tq, .Tk = p.Tk, .hd = p.E, .dv = p.Ev};
                 for (std::size_t r = 0; r < group; ++r) {
                     const std::size_t h = g * group + r;
                     fast::QueryHeadGrad& q = heads[r];
-                    // No query (Tq = 0): the empty operands' data may be null, so no offset to it.
-                    const bool rows = p.Tq != 0;
-                    q.Q = rows ? p.q.data + b * p.q.stride_b + h * p.q.stride_h : nullptr;
-                    q.dO = rows ? grad_output.data + b * grad_output.stride_b + h * grad_output.stride_h : nullptr;
-                    q.O = rows && output.data ? output.data + b * output.stride_b + h * output.stride_h : nullptr;
-                    q.logsumexp = rows && logsumexp ? logsumexp + (b * p.H + h) * p.Tq : nullptr;
-                    q.dQ = rows ? dq.data + b * dq.stride_b + h * dq.stride_h : nullptr;
+                    q.Q = at_offset(p.q.data, b * p.q.stride_b + h * p.q.stride_h);
+                    q.dO = at_offset(grad_output.data, b * grad_output.stride_b + h * grad_output.stride_h);
+                    q.O = at_offset(output.data, b * output.stride_b + h * output.stride_h);
+                    q.logsumexp = at_offset(logsumexp, (b * p.H + h) * p.Tq);
+                    q.dQ = at_offset(dq.data, b * dq.stride_b + h * dq.stride_h);
                     q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
                     q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
-                    q.noise = noise.dimension() != 0 ? noise.data() + (b * p.H + h) * p.Tq * p.Tk : nullptr;
+                    q.noise = noise.dimension() != 0 ? at_offset(noise.data(), (b * p.H + h) * p.Tq * p.Tk) : nullptr;
                     q.alibi_slope = p.alibi ? p.alibi[h] : 0.0f;
                 }
                 if (tiled)

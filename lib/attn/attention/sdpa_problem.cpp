@@ -51,7 +51,9 @@ SDPAProblem make_problem(const std::string& where, const HeadsView& q, const Hea
     p.options = &o;
     p.B = q.B, p.H = q.H, p.Tq = q.T, p.E = q.hd;
     p.Hkv = k.H, p.Tk = k.T, p.Ev = v.hd;
-    if (k.B != q.B || k.hd != q.hd || k.H == 0 || q.H % k.H != 0)
+    // H = H_kv = 0 is an empty head set (PyTorch returns the empty result); H_kv = 0 alone
+    // divides nothing.
+    if (k.B != q.B || k.hd != q.hd || (k.H == 0 ? q.H != 0 : q.H % k.H != 0))
         // Built by appending (GCC 12 warns falsely on an inlined `"[" + std::string&&`).
         throw_shape_error(where + " (key)",
                           std::string("[").append(std::to_string(q.B)).append(", H_kv dividing ")

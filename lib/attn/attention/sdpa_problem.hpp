@@ -25,6 +25,13 @@ struct Broadcast4 {
     }
 };
 
+/// `base + offset`, or null when `base` is null: an empty operand's data may be null (no keys,
+/// a width of 0), and even an offset nothing will read is undefined on a null pointer.
+template <class T>
+T* at_offset(T* base, std::size_t offset) {
+    return base ? base + offset : base;
+}
+
 /// Everything a backend needs, checked: 4-D views of the operands, the masks broadcast to
 /// `[B, H, Tq, Tk]`, the scale resolved.
 struct SDPAProblem {
@@ -38,7 +45,7 @@ struct SDPAProblem {
     float scale = 1.0f;
     std::size_t window = 0;           // options->window, 0 when no key can be that far back
     const SDPAOptions* options = nullptr;
-    std::size_t group() const { return H / Hkv; }  // query heads per key/value head
+    std::size_t group() const { return Hkv ? H / Hkv : 1; }  // query heads per key/value head
 
     /// Whether query `i` may see key `j` under the band masks (is_causal, window).
     bool band_visible(std::size_t i, std::size_t j) const {
@@ -85,7 +92,7 @@ struct OutLayout {
     float* data = nullptr;
     bool merged = false;
     float* head(const SDPAProblem& p, std::size_t b, std::size_t h) const {
-        return merged ? data + (b * p.Tq * p.H + h) * p.Ev : data + (b * p.H + h) * p.Tq * p.Ev;
+        return at_offset(data, merged ? (b * p.Tq * p.H + h) * p.Ev : (b * p.H + h) * p.Tq * p.Ev);
     }
     std::size_t ld(const SDPAProblem& p) const { return merged ? p.H * p.Ev : p.Ev; }
 };

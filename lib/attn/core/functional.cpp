@@ -337,6 +337,8 @@ Tensor sum(const Tensor& x, long dim, bool keepdim) {
     else out.erase(out.begin() + static_cast<long>(d));
     check_allocation("sum", out);
     Tensor y = xt::zeros<float>(out);
+    // An empty result has nothing to sum, however many (empty) rows x has: [2^40, 2, 0] over 1.
+    if (y.size() == 0) return y;
     for (std::size_t o = 0; o < outer; ++o)
         for (std::size_t i = 0; i < inner; ++i) {
             if (inner == 1) {  // a contiguous row: PyTorch's cascade order (reduce.hpp)

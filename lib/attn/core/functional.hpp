@@ -213,9 +213,24 @@ Tensor mul_backward(const Tensor& grad_output, float multiplier);
 /// `torch.softmax(x, dim=-1)` over the last dimension, as PyTorch's CPU kernel computes it:
 /// subtract the row maximum, exponentiate, sum, multiply by the reciprocal of the sum.
 /// `-inf` entries give 0; a row of all `-inf` gives NaN (as PyTorch does: `-inf - -inf`).
-/// Shape: `[..., n] -> [..., n]`.
-/// @throws std::invalid_argument when `x` is 0-d.
+/// Shape: `[..., n] -> [..., n]`. Over another dimension `dim` (negative counts from the end),
+/// PyTorch's kernel for that case (`detail::softmax_inner`: its bits on one thread).
+/// @throws std::invalid_argument when `x` is 0-d or `dim` is out of range.
 Tensor softmax(const Tensor& x, long dim = -1);
+
+namespace detail {
+/// `torch.softmax(x, dim)` (or `torch.log_softmax` with `log`) over a dimension `dim` that
+/// is not the last, as PyTorch 1.13's CPU kernel computes it on one thread (`_vec_softmax`,
+/// and for `log_softmax` its general path; checked against Debian's python3-torch): for each
+/// position of the dimensions after `dim` (`inner` of them), the maximum along `dim`, then
+/// `exp(x - max)` summed in order along `dim` in float32, then `e / sum` (a division, not the
+/// last dimension's `* (1 / sum)`) or `(x - max) - log(sum)`. Inner positions are taken 8 at a
+/// time with SLEEF's `exp` (AVX2's vectors); the last `inner % 8` of each outer row take the
+/// scalar path, glibc's `expf`; the log is SLEEF's for all. With several threads PyTorch may
+/// split the positions between its two paths differently. `x` contiguous float32, `dim <
+/// x.dimension() - 1`; an empty `x` is returned as is. Never throws.
+Tensor softmax_inner(const Tensor& x, std::size_t dim, bool log);
+}  // namespace detail
 
 /// The backward pass of `p = softmax(x, dim=-1)` (PyTorch's `SoftmaxBackward0`), row by row:
 /// the Jacobian-vector product `dx = p * (dp - sum_j dp_j p_j)` (`diag(p) - p p^T`, the
@@ -248,8 +263,9 @@ Tensor masked_softmax(const Tensor& x);
 /// `log(softmax(x))`, so large logits do not overflow; the sum added in the kernel's 8 vector
 /// lanes and their tree, `exp` and `log` SLEEF's u10 functions (AVX2 build: PyTorch's bits).
 /// `-inf` entries give `-inf`; a row of
-/// all `-inf` gives NaN. Shape: `[..., n] -> [..., n]`. Implemented in lib/attn/nn/loss.cpp.
-/// @throws std::invalid_argument when `x` is 0-d or `dim` is not the last dimension.
+/// all `-inf` gives NaN. Shape: `[..., n] -> [..., n]`. Over another dimension `dim`, PyTorch's
+/// kernel for that case (`detail::softmax_inner`). Implemented in lib/attn/nn/loss.cpp.
+/// @throws std::invalid_argument when `x` is 0-d or `dim` is out of range.
 Tensor log_softmax(const Tensor& x, long dim = -1);
 
 /// The backward pass of `y = log_softmax(x, dim=-1)` (`LogSoftmaxBackward0`), row by row:

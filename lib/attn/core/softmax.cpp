@@ -16,6 +16,7 @@
 // sleef.h declares the FMA variant only when this file is compiled with FMA enabled, but the
 // library always exports it; it is chosen at run time on CPUs that have FMA (see expf_torch).
 extern "C" float Sleef_expf1_u10purecfma(float);
+extern "C" float Sleef_logf1_u10purecfma(float);
 
 namespace attn {
 
@@ -61,6 +62,11 @@ Tensor repeat_impl(const std::string& where, const Tensor& x, std::size_t repeat
     return y;
 }
 
+float logf_torch(float x) {
+    static const bool has_fma = __builtin_cpu_supports("fma");
+    return has_fma ? Sleef_logf1_u10purecfma(x) : Sleef_logf1_u10purec(x);
+}
+
 void softmax_row(float* row, std::size_t n) {
     float mx = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
@@ -72,13 +78,53 @@ void softmax_row(float* row, std::size_t n) {
 
 }  // namespace
 
+namespace detail {
+
+Tensor softmax_inner(const Tensor& x, std::size_t dim, bool log) {
+    const Shape s = shape_of(x);
+    std::size_t outer = 1, inner = 1;
+    for (std::size_t i = 0; i < dim; ++i) outer *= s[i];
+    for (std::size_t i = dim + 1; i < s.size(); ++i) inner *= s[i];
+    const std::size_t n = s[dim];
+    Tensor y = x;
+    if (y.size() == 0) return y;
+    constexpr std::size_t lanes = 8;  // AVX2's Vectorized<float>
+    for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t i = 0; i < inner; ++i) {
+            // PyTorch's kernel walks the inner positions 8 at a time; the last inner % 8 of
+            // each outer row take its scalar path (std::exp, glibc's expf).
+            const bool vector = (i / lanes) * lanes + lanes <= inner;
+            const float* in = x.data() + o * n * inner + i;
+            float* out = y.data() + o * n * inner + i;
+            float mx = in[0];
+            for (std::size_t d = 1; d < n; ++d) {
+                const float v = in[d * inner];
+                mx = vector ? (std::isnan(mx) || std::isnan(v) ? std::numeric_limits<float>::quiet_NaN()
+                                                               : std::max(mx, v))  // vec::maximum
+                            : std::max(mx, v);
+            }
+            float sum = 0.0f;
+            for (std::size_t d = 0; d < n; ++d) {
+                const float e = vector ? expf_torch(in[d * inner] - mx) : std::exp(in[d * inner] - mx);
+                if (!log) out[d * inner] = e;
+                sum += e;
+            }
+            // log_softmax: (x - max) - log(sum), the log SLEEF's for every position (the
+            // kernel maps it over the sums as vectors); softmax: e / sum, a division.
+            const float log_sum = log ? logf_torch(sum) : 0.0f;
+            for (std::size_t d = 0; d < n; ++d)
+                out[d * inner] = log ? (in[d * inner] - mx) - log_sum : out[d * inner] / sum;
+        }
+    return y;
+}
+
+}  // namespace detail
+
 Tensor softmax(const Tensor& x, long dim) {
     const Shape s = shape_of(x);
     if (s.empty()) throw_shape_error("softmax", "at least 1-D", s);
-    if (wrap_dim("softmax", dim, s.size()) != s.size() - 1) {
-        throw std::invalid_argument("softmax: only the last dimension is supported (dim=-1), got dim=" +
-                                    std::to_string(dim));
-    }
+    const std::size_t d = wrap_dim("softmax", dim, s.size());
+    if (d != s.size() - 1) return detail::softmax_inner(x, d, false);
     Tensor y = x;
     const std::size_t n = s.back();
     const std::size_t rows = n ? y.size() / n : 0;

@@ -31,10 +31,12 @@ Tensor concat_tokens(const Tensor& past, const Tensor& now) {
     const std::size_t B = past.shape()[0], Sp = past.shape()[1], Sn = now.shape()[1], E = past.shape()[2];
     check_allocation("BaseSelfAttention (the cache and the new tokens)", Shape{B, Sp + Sn, E});
     Tensor out = Tensor::from_shape({B, Sp + Sn, E});
+    // An empty tensor's data may be null: memcpy from null is undefined even for 0 bytes.
+    if (out.size() == 0) return out;
     for (std::size_t b = 0; b < B; ++b) {
         float* dst = out.data() + b * (Sp + Sn) * E;
-        std::memcpy(dst, past.data() + b * Sp * E, Sp * E * sizeof(float));
-        std::memcpy(dst + Sp * E, now.data() + b * Sn * E, Sn * E * sizeof(float));
+        if (Sp != 0) std::memcpy(dst, past.data() + b * Sp * E, Sp * E * sizeof(float));
+        if (Sn != 0) std::memcpy(dst + Sp * E, now.data() + b * Sn * E, Sn * E * sizeof(float));
     }
     return out;
 }

@@ -30,9 +30,13 @@ CausalAttention::CausalAttention(const CausalAttentionConfig& config, Generator&
 
 Shape CausalAttention::check(const Tensor& x) const {
     const std::string where = "CausalAttention";
-    const Shape s = check_tokens(where, x, d_in());
-    check_linear(where, "W_key", W_key, d_in(), d_out());
-    check_linear(where, "W_value", W_value, d_in(), d_out());
+    // The widths most layers agree on: a replaced layer is the one named.
+    const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_key, true), width_of(W_value, true)});
+    const std::size_t d = agreed_width({width_of(W_query), width_of(W_key), width_of(W_value)});
+    check_linear(where, "W_query", W_query, in, d);
+    check_linear(where, "W_key", W_key, in, d);
+    check_linear(where, "W_value", W_value, in, d);
+    const Shape s = check_tokens(where, x, in);
     check_dropout(where, dropout);
     return s;
 }

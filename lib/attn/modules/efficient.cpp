@@ -69,7 +69,7 @@ Tensor MultiHeadAttentionCombinedQKV::operator()(const Tensor& x) const {
     const std::size_t d = proj.out_features();
     check_heads(where, num_heads, head_dim, d);
     check_linear(where, "qkv", qkv, qkv.in_features(), 3 * d);
-    check_linear(where, "proj", proj, d, d);
+    check_output_linear(where, "proj", proj, d, d);
     BufferMask causal = read_buffer(where, mask, s[1], 1.0f);
     // Each of Raschka's variants is a setting of the core.
     SDPAOptions o;
@@ -174,26 +174,35 @@ Tensor MHAEinsum::operator()(const Tensor& x) const {
 
 // ------------------------------------------------------------------------- maps
 
+namespace {
+
+// The three projections' biases side by side as one [3 d_out] bias (a missing one as zeros,
+// which is what a layer without bias adds; a [1] one broadcast); none when no layer has one.
+std::optional<Tensor> qkv_bias(const MultiHeadAttention& m) {
+    if (!m.W_query.bias && !m.W_key.bias && !m.W_value.bias) return std::nullopt;
+    return attn::cat({m.W_query.bias_vector(), m.W_key.bias_vector(), m.W_value.bias_vector()}, 0);
+}
+
+}  // namespace
+
 MultiHeadAttentionCombinedQKV combine_qkv(const MultiHeadAttention& m, AttentionKernel kernel) {
-    std::optional<Tensor> bias;
-    if (m.W_query.bias) bias = attn::cat({*m.W_query.bias, *m.W_key.bias, *m.W_value.bias}, 0);
+    const std::optional<Tensor> bias = qkv_bias(m);
     nn::Linear qkv(attn::cat({m.W_query.weight, m.W_key.weight, m.W_value.weight}, 0), bias);
     return MultiHeadAttentionCombinedQKV(std::move(qkv), m.out_proj, m.context_length(),
                                          m.num_heads, kernel);
 }
 
 MHAEinsum to_einsum(const MultiHeadAttention& m) {
+    // Each bias as [d_out] (a [1] one broadcast), or none.
+    const auto bias = [](const nn::Linear& l) { return l.bias ? std::optional<Tensor>(l.bias_vector()) : std::nullopt; };
     return MHAEinsum(attn::T(m.W_query.weight), attn::T(m.W_key.weight), attn::T(m.W_value.weight),
-                     m.W_query.bias, m.W_key.bias, m.W_value.bias, m.out_proj, m.context_length(),
+                     bias(m.W_query), bias(m.W_key), bias(m.W_value), m.out_proj, m.context_length(),
                      m.num_heads);
 }
 
 MultiheadAttention to_torch_layout(const MultiHeadAttention& m) {
-    std::optional<Tensor> bias;
-    if (m.W_query.bias)
-        bias = attn::cat({*m.W_query.bias, *m.W_key.bias, *m.W_value.bias}, 0);
-    else if (m.out_proj.bias)
-        bias = attn::zeros({3 * m.d_out()});
+    std::optional<Tensor> bias = qkv_bias(m);
+    if (!bias && m.out_proj.bias) bias = attn::zeros({3 * m.d_out()});
     return MultiheadAttention(attn::cat({m.W_query.weight, m.W_key.weight, m.W_value.weight}, 0),
                               bias, m.out_proj, m.num_heads);
 }

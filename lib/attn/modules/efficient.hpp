@@ -119,14 +119,18 @@ public:
 /// result cannot be allocated.
 Tensor einsum_bnd_di(const Tensor& x, const Tensor& W);
 /// Chapter 7's module in the combined-QKV layout: `qkv.weight = cat(W_query, W_key,
-/// W_value)` by rows (biases likewise), `proj = out_proj`, the given kernel.
+/// W_value)` by rows (biases likewise; when only some projections have one, the others' as
+/// zeros, which is what they add), `proj = out_proj`, the given kernel.
+/// @throws std::invalid_argument when the module's layers do not fit each other.
 MultiHeadAttentionCombinedQKV combine_qkv(const MultiHeadAttention& module,
                                           AttentionKernel kernel);
 /// Chapter 7's module in the einsum layout: each `W` is the `Linear` weight transposed.
 MHAEinsum to_einsum(const MultiHeadAttention& module);
 /// Chapter 7's module in `nn.MultiheadAttention`'s layout: `in_proj_weight = cat(W_query,
-/// W_key, W_value)` by rows, `in_proj_bias` likewise (zeros when the module has none and
-/// `out_proj` has a bias, as PyTorch keeps one bias flag), `out_proj` as is.
+/// W_key, W_value)` by rows, `in_proj_bias` likewise (a projection without bias as zeros;
+/// all zeros when the module has none and `out_proj` has a bias, as PyTorch keeps one bias
+/// flag), `out_proj` as is.
+/// @throws std::invalid_argument when the module's layers do not fit each other.
 MultiheadAttention to_torch_layout(const MultiHeadAttention& module);
 
 }  // namespace attn

@@ -38,13 +38,18 @@ GatedMultiHeadAttention::GatedMultiHeadAttention(const GatedMultiHeadAttentionCo
 
 Shape GatedMultiHeadAttention::check(const Tensor& x) const {
     const std::string where = kModule;
-    const Shape s = check_tokens(where, x, d_in());
-    const std::size_t d = d_out();
+    // The widths most fields agree on: a replaced layer (or head field) is the one named.
+    const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_gate, true), width_of(W_key, true),
+                                         width_of(W_value, true)});
+    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(W_gate),
+                                        width_of(W_key), width_of(W_value), width_of(out_proj, true)});
+    check_linear(where, "W_query", W_query, in, d);
     check_heads(where, num_heads, head_dim, d);
-    check_linear(where, "W_gate", W_gate, d_in(), d);
-    check_linear(where, "W_key", W_key, d_in(), d);
-    check_linear(where, "W_value", W_value, d_in(), d);
-    check_linear(where, "out_proj", out_proj, d, d);
+    check_linear(where, "W_gate", W_gate, in, d);
+    check_linear(where, "W_key", W_key, in, d);
+    check_linear(where, "W_value", W_value, in, d);
+    check_output_linear(where, "out_proj", out_proj, d, d);
+    const Shape s = check_tokens(where, x, in);
     check_dropout(where, dropout);
     return s;
 }

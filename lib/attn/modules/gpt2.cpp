@@ -24,7 +24,7 @@ long to_long(std::size_t n) { return static_cast<long>(n); }
 nn::Linear linear_rows(const nn::Linear& l, std::size_t begin, std::size_t end) {
     Tensor w = attn::slice(l.weight, 0, to_long(begin), to_long(end));
     std::optional<Tensor> b;
-    if (l.bias) b = attn::slice(*l.bias, 0, to_long(begin), to_long(end));
+    if (l.bias) b = attn::slice(l.bias_vector(), 0, to_long(begin), to_long(end));
     return nn::Linear(std::move(w), std::move(b));
 }
 
@@ -80,8 +80,12 @@ Shape GPT2Attention::check(const Tensor& x) const {
     if (__builtin_mul_overflow(embed_dim, std::size_t{3}, &three))
         throw std::invalid_argument(where + ": embed_dim = " + std::to_string(embed_dim) + " is too large");
     check_linear(where, "c_attn", c_attn, embed_dim, three);
-    check_linear(where, "c_proj", c_proj, embed_dim, embed_dim);
+    check_output_linear(where, "c_proj", c_proj, embed_dim, embed_dim);
     check_heads(where, num_heads, head_dim, embed_dim);
+    // nanoGPT reads bias[:, :, :T, :T]: a buffer of another rank fails there in PyTorch.
+    const Shape sb = shape_of(bias);
+    if (sb.size() != 4 || sb[0] != 1 || sb[1] != 1)
+        throw_shape_error(where + " (bias)", "[1, 1, block_size, block_size] (read as bias[:, :, :T, :T])", sb);
     check_dropout(where, attn_dropout);
     check_dropout(where, resid_dropout);
     if (s[1] > max_positions) {
@@ -145,6 +149,7 @@ Tensor GPT2Attention::operator()(const Tensor& x, Generator& gen) const {
 
 MultiHeadAttention split_c_attn(const GPT2Attention& layer) {
     const std::size_t S = layer.embed_dim;
+    check_linear("split_c_attn", "c_attn", layer.c_attn, S, checked_mul(S, 3, "split_c_attn (3 * embed_dim)"));
     MultiHeadAttention m(linear_rows(layer.c_attn, 0, S), linear_rows(layer.c_attn, S, 2 * S),
                          linear_rows(layer.c_attn, 2 * S, 3 * S), layer.c_proj,
                          layer.max_positions, layer.num_heads, layer.attn_dropout.p,

@@ -112,6 +112,8 @@ public:
 /// (`2S..3S-1`), biases likewise, `out_proj = c_proj`, `context_length = block_size`. Equal up
 /// to float rounding (GPT-2 multiplies the scores by `1 / sqrt(hs)`, the book divides by
 /// `sqrt(hs)`), with dropout 0 or in evaluation mode (`resid_dropout` has no counterpart).
+/// @throws std::invalid_argument when `c_attn` is not `[3S, S]` (with its bias `[3S]`), or as
+/// `MultiHeadAttention`'s constructor.
 MultiHeadAttention split_c_attn(const GPT2Attention& layer);
 
 }  // namespace attn

@@ -40,8 +40,10 @@ GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& 
 
 Shape GroupedQueryAttention::check(const Tensor& x) const {
     const std::string where = "GroupedQueryAttention";
-    const Shape s = check_tokens(where, x, d_in());
-    const std::size_t d = d_out();
+    // The widths most fields agree on: a replaced layer (or head field) is the one named.
+    const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_key, true), width_of(W_value, true)});
+    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(out_proj, true)});
+    check_linear(where, "W_query", W_query, in, d);
     check_heads(where, num_heads, head_dim, d);
     std::size_t paired = 0;
     if (num_kv_heads == 0 || __builtin_mul_overflow(num_kv_heads, group_size, &paired) ||
@@ -50,11 +52,11 @@ Shape GroupedQueryAttention::check(const Tensor& x) const {
                                     std::to_string(num_heads) + ", got num_kv_heads = " +
                                     std::to_string(num_kv_heads) + ", group_size = " +
                                     std::to_string(group_size));
-    check_linear(where, "W_key", W_key, d_in(), num_kv_heads * head_dim);
-    check_linear(where, "W_value", W_value, d_in(), num_kv_heads * head_dim);
-    check_linear(where, "out_proj", out_proj, d, d);
+    check_linear(where, "W_key", W_key, in, num_kv_heads * head_dim);
+    check_linear(where, "W_value", W_value, in, num_kv_heads * head_dim);
+    check_output_linear(where, "out_proj", out_proj, d, d);
     check_dropout(where, dropout);
-    return s;
+    return check_tokens(where, x, in);
 }
 
 SDPAOptions GroupedQueryAttention::options(std::size_t query_start, Generator& gen) const {
@@ -95,7 +97,7 @@ MultiHeadAttention expand_kv_groups(const GroupedQueryAttention& gqa) {
         w = attn::view(repeat_interleave(w, gqa.group_size, 0), {-1, to_long(gqa.d_in())});
         std::optional<Tensor> bias;
         if (l.bias)
-            bias = attn::view(repeat_interleave(attn::view(*l.bias, {G, hd}), gqa.group_size, 0), {-1});
+            bias = attn::view(repeat_interleave(attn::view(l.bias_vector(), {G, hd}), gqa.group_size, 0), {-1});
         return nn::Linear(std::move(w), std::move(bias));
     };
     MultiHeadAttention m(gqa.W_query, expand(gqa.W_key), expand(gqa.W_value), gqa.out_proj,

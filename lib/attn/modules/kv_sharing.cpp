@@ -43,14 +43,19 @@ MultiHeadAttentionWithKVSharing::MultiHeadAttentionWithKVSharing(
 
 Shape MultiHeadAttentionWithKVSharing::check(const Tensor& x, bool producer) const {
     const std::string where = "MultiHeadAttentionWithKVSharing";
-    const Shape s = check_tokens(where, x, d_in());
-    const std::size_t d = d_out();
+    // The widths most fields agree on: a replaced layer (or head field) is the one named.
+    const std::size_t in = producer ? agreed_width({width_of(W_query, true), width_of(W_key, true), width_of(W_value, true)})
+                                    : width_of(W_query, true);
+    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(out_proj, true),
+                                        producer ? width_of(W_key) : 0, producer ? width_of(W_value) : 0});
+    check_linear(where, "W_query", W_query, in, d);
     check_heads(where, num_heads, head_dim, d);
     if (producer) {
-        check_linear(where, "W_key", W_key, d_in(), d);
-        check_linear(where, "W_value", W_value, d_in(), d);
+        check_linear(where, "W_key", W_key, in, d);
+        check_linear(where, "W_value", W_value, in, d);
     }
-    check_linear(where, "out_proj", out_proj, d, d);
+    check_output_linear(where, "out_proj", out_proj, d, d);
+    const Shape s = check_tokens(where, x, in);
     check_dropout(where, dropout);
     return s;
 }
@@ -87,7 +92,7 @@ Tensor MultiHeadAttentionWithKVSharing::forward_shared(const Tensor& x, const KV
     if (shared_kv.window != 0)
         throw std::invalid_argument(where + ": expected a producer's full KVCache, got a sliding-window one");
     shared_kv.validate(where + " (shared_kv)");
-    if (S < T || S == 0)
+    if (S < T)
         throw std::invalid_argument(where + ": the " + std::to_string(T) + " tokens of x must be the last of " +
                                     "those shared_kv holds, but it holds " + std::to_string(S));
     for (const auto& [name, t] : {std::pair{"shared_kv.key", &shared_kv.key}, {"shared_kv.value", &shared_kv.value}})

@@ -88,14 +88,18 @@ MultiHeadLatentAttention::MultiHeadLatentAttention(const MultiHeadLatentAttentio
 
 Shape MultiHeadLatentAttention::check(const Tensor& x) const {
     const std::string where = "MultiHeadLatentAttention";
-    const Shape s = check_tokens(where, x, d_in());
-    const std::size_t d = d_out();
+    // The widths most fields agree on: a replaced layer (or head field) is the one named.
+    const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_DKV, true)});
+    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(W_UK),
+                                        width_of(W_UV), width_of(out_proj, true)});
+    check_linear(where, "W_query", W_query, in, d);
     check_heads(where, num_heads, head_dim, d);
     require_positive(where, "latent_dim", latent_dim);
-    check_linear(where, "W_DKV", W_DKV, d_in(), latent_dim);
+    check_linear(where, "W_DKV", W_DKV, in, latent_dim);
     check_linear(where, "W_UK", W_UK, latent_dim, d);
     check_linear(where, "W_UV", W_UV, latent_dim, d);
-    check_linear(where, "out_proj", out_proj, d, d);
+    check_output_linear(where, "out_proj", out_proj, d, d);
+    const Shape s = check_tokens(where, x, in);
     check_dropout(where, dropout);
     return s;
 }

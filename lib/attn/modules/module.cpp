@@ -38,9 +38,43 @@ void check_linear(const std::string& where, const char* name, const nn::Linear& 
     if (w != Shape{out, in})
         throw_shape_error(where + " (" + name + ".weight)",
                           "[" + std::to_string(out) + ", " + std::to_string(in) + "]", w);
-    if (layer.bias && shape_of(*layer.bias) != Shape{out})
-        throw_shape_error(where + " (" + name + ".bias)", "[" + std::to_string(out) + "]",
+    // [1] broadcasts over the outputs (nn::Linear, as PyTorch's addmm).
+    if (layer.bias && shape_of(*layer.bias) != Shape{out} && shape_of(*layer.bias) != Shape{1})
+        throw_shape_error(where + " (" + name + ".bias)", "[" + std::to_string(out) + "] (or [1], broadcast)",
                           shape_of(*layer.bias));
+}
+
+void check_output_linear(const std::string& where, const char* name, const nn::Linear& layer,
+                         std::size_t in, std::size_t out) {
+    const Shape w = shape_of(layer.weight);
+    if (w.size() == 2 && w[1] == in && w[0] != out)
+        throw std::invalid_argument(where + " (" + name + ".weight): expected [" + std::to_string(out) + ", " +
+                                    std::to_string(in) + "], got " + shape_str(w) +
+                                    ": a layer of another output width is refused, the module's output width is d_out = " +
+                                    std::to_string(out) + " (PyTorch would return " + std::to_string(w[0]) +
+                                    " columns: build the module with d_out = " + std::to_string(w[0]) + ")");
+    check_linear(where, name, layer, in, out);
+}
+
+std::size_t agreed_width(std::initializer_list<std::size_t> widths) {
+    std::size_t best = 0, best_count = 0;
+    for (const std::size_t w : widths) {
+        if (w == 0) continue;
+        std::size_t count = 0;
+        for (const std::size_t v : widths) count += v == w;
+        if (count > best_count) best = w, best_count = count;
+    }
+    return best;
+}
+
+std::size_t width_of(const nn::Linear& layer, bool in) {
+    if (layer.weight.dimension() != 2) return 0;
+    return layer.weight.shape()[in ? 1 : 0];
+}
+
+std::size_t heads_width(std::size_t num_heads, std::size_t head_dim) {
+    std::size_t width = 0;
+    return __builtin_mul_overflow(num_heads, head_dim, &width) ? 0 : width;
 }
 
 void check_heads(const std::string& where, std::size_t num_heads, std::size_t head_dim,

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <string>
 
 #include "attn/attention/kv_cache.hpp"
@@ -80,11 +81,32 @@ struct ModulePositions {
 Shape check_tokens(const std::string& where, const Tensor& x, std::size_t width);
 
 /// Checks a module's layer, a public field: its weight `[out, in]` and its bias, if any,
-/// `[out]`.
+/// `[out]` (or `[1]`, broadcast as PyTorch does).
 /// @throws std::invalid_argument `"<where> (<name>.weight): expected [out, in], got [...]"`
 /// (or `.bias`).
 void check_linear(const std::string& where, const char* name, const nn::Linear& layer,
                   std::size_t in, std::size_t out);
+
+/// Checks a module's final projection (`out_proj`, GPT-2's `c_proj`) as `check_linear`, and
+/// when only its output width differs says why it is refused: the module's output width is
+/// its `d_out` (PyTorch would return the layer's width; build the module with that `d_out`).
+/// @throws std::invalid_argument as `check_linear`.
+void check_output_linear(const std::string& where, const char* name, const nn::Linear& layer,
+                         std::size_t in, std::size_t out);
+
+/// The width most of a module's related fields say (`W_query`'s outputs, `num_heads *
+/// head_dim`, `out_proj`'s inputs, ...; the first on a tie; 0 counts as no say). The checks
+/// compare every field with it, so that the one field a user replaced is the one the error
+/// names, not a partner that still agrees with the others (PyTorch's error also comes from
+/// the replaced layer's output). Never throws.
+std::size_t agreed_width(std::initializer_list<std::size_t> widths);
+
+/// `layer`'s output width (`in_features` with `in`), or 0 when its weight is not 2-D (the
+/// layer's own check then names it): the widths `agreed_width` takes. Never throws.
+std::size_t width_of(const nn::Linear& layer, bool in = false);
+
+/// `num_heads * head_dim`, or 0 when the product overflows: `agreed_width`'s input.
+std::size_t heads_width(std::size_t num_heads, std::size_t head_dim);
 
 /// Checks a module's head fields (public): `num_heads > 0`, `head_dim > 0` and
 /// `num_heads * head_dim == d_out`.

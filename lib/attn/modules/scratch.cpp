@@ -2,6 +2,7 @@
 
 #include "attn/modules/module.hpp"
 
+#include <algorithm>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -30,10 +31,18 @@ void linears_into(const nn::Linear* const* layers, float* const* ys, std::size_t
             throw std::invalid_argument("linears_into: expected in_features " + std::to_string(in) +
                                         " for every layer, got " + std::to_string(l.in_features()));
         const std::size_t out = l.out_features();
+        // A [1] bias (broadcast) is added after the products: the same sums, then + b.
         rights.at(r) = {l.weight.data(), in, /*trans_b=*/true, out, ys[r], out,
-                        l.bias ? l.bias->data() : nullptr};
+                        l.bias && l.bias->size() == out ? l.bias->data() : nullptr};
     }
     fast::gemm_multi(rows, in, x, in, false, rights.data(), count, 0, Arithmetic::automatic);
+    for (std::size_t r = 0; r < count; ++r) {
+        const nn::Linear& l = *layers[r];
+        const std::size_t out = l.out_features();
+        if (!l.bias || l.bias->size() == out) continue;
+        const float b = l.bias->data()[0];
+        for (std::size_t i = 0; i < rows * out; ++i) ys[r][i] += b;
+    }
 #else
     for (std::size_t r = 0; r < count; ++r) layers[r]->forward_into(x, rows, ys[r]);
 #endif
@@ -51,7 +60,9 @@ std::size_t token_rows(const nn::Linear& layer, const Shape& s) {
 float* scratch(std::size_t slot, std::size_t floats) {
     thread_local std::array<std::vector<float>, 8> buffers;
     std::vector<float>& b = buffers.at(slot);
-    if (b.size() < floats) b.resize(floats);
+    // At least one float: an empty vector's data() may be null, and a buffer of 0 floats (a
+    // batch or a sequence of 0 tokens) is still a buffer, not a missing one.
+    if (b.size() < std::max<std::size_t>(floats, 1)) b.resize(std::max<std::size_t>(floats, 1));
     return b.data();
 }
 

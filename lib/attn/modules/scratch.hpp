@@ -15,8 +15,8 @@
 
 namespace attn::detail {
 
-/// Slot `slot` (0..7) of the calling thread's scratch, at least `floats` long. Valid until the
-/// next call with the same slot on this thread.
+/// Slot `slot` (0..7) of the calling thread's scratch, at least `floats` long (never null,
+/// also for 0 floats). Valid until the next call with the same slot on this thread.
 float* scratch(std::size_t slot, std::size_t floats);
 
 /// `layer(x)` for `x [B, T, in_features]` into scratch slot `slot`, seen as `num_heads` heads

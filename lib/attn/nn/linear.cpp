@@ -1,5 +1,6 @@
 #include "attn/nn/nn.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -43,7 +44,20 @@ Linear::Linear(Tensor w, std::optional<Tensor> b) : weight(std::move(w)), bias(s
 
 void Linear::check_parameters() const {
     check_rank("Linear (weight)", shape_of(weight), 2);
-    if (bias) check_same_shape("Linear (bias)", Shape{weight.shape()[0]}, shape_of(*bias));
+    // [1] broadcasts over the outputs, as PyTorch's addmm broadcasts it.
+    if (bias && shape_of(*bias) != Shape{weight.shape()[0]} && shape_of(*bias) != Shape{1})
+        throw_shape_error("Linear (bias)", "[" + std::to_string(weight.shape()[0]) + "] (or [1], broadcast)",
+                          shape_of(*bias));
+}
+
+Tensor Linear::bias_vector() const {
+    check_parameters();
+    const std::size_t out = out_features();
+    if (!bias) return attn::zeros({out});
+    if (bias->size() == out) return *bias;
+    Tensor v = Tensor::from_shape({out});
+    std::fill_n(v.data(), out, bias->data()[0]);
+    return v;
 }
 
 std::size_t Linear::in_features() const {
@@ -83,8 +97,9 @@ void Linear::forward_into(const float* x, std::size_t rows, float* y, Arithmetic
         attn::gemm_rowmajor(x, weight.data(), y, rows, in, out, /*transpose_b=*/true);
     if (bias) {
         const float* b = bias->data();
+        const std::size_t step = bias->size() == out ? 1 : 0;  // a [1] bias broadcasts
         for (std::size_t i = 0; i < rows; ++i)
-            for (std::size_t j = 0; j < out; ++j) y[i * out + j] += b[j];
+            for (std::size_t j = 0; j < out; ++j) y[i * out + j] += b[j * step];
     }
 }
 
@@ -143,7 +158,10 @@ void Linear::backward_into(const float* x, std::size_t rows, const float* grad_o
     if (add) add_into(*weight_grad, dW);
     if (bias) {  // bias.grad += grad_output.sum(0), PyTorch's sum_to order
         float* db = grad_target(bias_grad, *bias, "Linear (bias)", &add);
-        detail::column_sums(grad_output, rows, out, db);
+        if (bias->size() == out)
+            detail::column_sums(grad_output, rows, out, db);
+        else  // a [1] bias, broadcast: the sum of every element (sum_to [1])
+            db[0] = detail::torch_sum(grad_output, checked_mul(rows, out, "Linear::backward (rows * out_features)"));
         if (add) add_into(*bias_grad, db);
     }
     // grad_input = grad_output @ weight: [rows, out] @ [out, in], summed over outputs in order.

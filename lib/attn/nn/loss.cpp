@@ -30,10 +30,8 @@ float log_softmax_exp_sum(const float* row, std::size_t n, float mx) {
 Tensor log_softmax(const Tensor& x, long dim) {
     const Shape s = shape_of(x);
     if (s.empty()) throw_shape_error("log_softmax", "at least 1-D", s);
-    if (wrap_dim("log_softmax", dim, s.size()) != s.size() - 1)
-        throw std::invalid_argument(
-            "log_softmax: only the last dimension is supported (dim=-1), got dim=" +
-            std::to_string(dim));
+    const std::size_t d = wrap_dim("log_softmax", dim, s.size());
+    if (d != s.size() - 1) return detail::softmax_inner(x, d, true);
     Tensor y = x;
     const std::size_t n = s.back();
     const std::size_t rows = n ? y.size() / n : 0;

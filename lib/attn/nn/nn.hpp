@@ -59,7 +59,8 @@ public:
            Generator& gen = default_generator());
 
     /// Wraps given parameters (e.g. weights split from a fused layer).
-    /// weight: `[out_features, in_features]`; bias: `[out_features]` if given.
+    /// weight: `[out_features, in_features]`; bias: `[out_features]` (or `[1]`, broadcast as
+    /// PyTorch's `addmm` broadcasts it) if given.
     /// @throws std::invalid_argument when the weight is not 2-D or the bias does not fit.
     Linear(Tensor weight, std::optional<Tensor> bias);
 
@@ -92,7 +93,8 @@ public:
     /// @throws std::invalid_argument when `weight` is not 2-D.
     std::size_t out_features() const;
 
-    /// Checks the public parameters: `weight` 2-D, `bias` (if any) `[out_features]`.
+    /// Checks the public parameters: `weight` 2-D, `bias` (if any) `[out_features]` or `[1]`
+    /// (one value added to every output, as PyTorch broadcasts it).
     /// @throws std::invalid_argument naming the parameter and both shapes otherwise.
     void check_parameters() const;
 
@@ -101,7 +103,8 @@ public:
     /// `grad_output = dL/dy [..., out_features]`, with the rows of both folded to `[N, *]`:
     /// - `weight.grad += grad_output^T @ x` (`[out_features, in_features]`, each element
     ///   summed over the N rows in order);
-    /// - `bias.grad += grad_output.sum(0)` (`[out_features]`, in PyTorch's order of
+    /// - `bias.grad += grad_output.sum(0)` (`[out_features]`; for a `[1]` bias the sum of
+    ///   every element, `grad_output.sum()` in PyTorch's order, `torch_sum`), in PyTorch's order of
     ///   `sum_to`: four partial sums over the rows, see `attn::detail::column_sums`);
     /// - returns `grad_input = grad_output @ weight` (`[..., in_features]`, summed over the
     ///   outputs in order).
@@ -131,7 +134,12 @@ public:
     std::vector<NamedParameter> own_parameters() override;
 
     Tensor weight;              ///< `[out_features, in_features]`
-    std::optional<Tensor> bias;  ///< `[out_features]`, or none when built with `bias=false`
+    /// The bias as `[out_features]`: `bias` itself, a `[1]` bias repeated (as PyTorch
+    /// broadcasts it), or zeros without a bias (what the layer adds then): for maps between
+    /// layouts that fuse several layers' biases. @throws std::invalid_argument as `check_parameters`.
+    Tensor bias_vector() const;
+
+    std::optional<Tensor> bias;  ///< `[out_features]` (or `[1]`, broadcast), or none when built with `bias=false`
     std::optional<Tensor> weight_grad;  ///< `weight.grad`: `[out_features, in_features]`, empty until a backward
     std::optional<Tensor> bias_grad;    ///< `bias.grad`: `[out_features]`, empty until a backward
 };
