@@ -158,13 +158,36 @@ void gemm_stream(const Kernels& kn, std::size_t m, std::size_t k, const float* A
         floats += double(rights[r].n) * double(k);
     }
     const std::size_t panels = first[count];
-    // op(A), all m rows and k terms, packed once (MR-row panels), read by every thread.
-    float* Ap = a_scratch(round_up(m, mr) * k);
-    pack_a_block(kn, A, lda, trans_a, 0, m, 0, k, Ap);
     const int nthreads = omp_in_parallel()        ? 1
                          : threads > 0            ? threads
                          : floats >= 262144.0     ? omp_get_max_threads()
                                                   : 1;
+    bool all_nt = !trans_a;
+    for (std::size_t r = 0; r < count; ++r) all_nt = all_nt && rights[r].trans_b;
+    if (all_nt) {
+        // x @ W^T with Linear weights: no packing at all. Each weight row is read from memory
+        // once, by the skinny kernel, which transposes W x W blocks in registers; a block of
+        // the weight is reused from the cache by the later groups of kSkinnyRows rows.
+        const std::size_t w = kn.w, span = 4 * w;  // columns handed out at a time
+        first_buf.assign(count + 1, 0);
+        for (std::size_t r = 0; r < count; ++r) first[r + 1] = first[r] + (rights[r].n + span - 1) / span;
+        const std::size_t spans = first[count];
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (nthreads > 1)
+        for (std::size_t t = 0; t < spans; ++t) {
+            const std::size_t r = std::size_t(std::upper_bound(first, first + count + 1, t) - first) - 1;
+            const GemmRight& g = rights[r];
+            const std::size_t end = std::min(g.n, (t - first[r] + 1) * span);
+            for (std::size_t j0 = (t - first[r]) * span; j0 < end; j0 += w)
+                for (std::size_t r0 = 0; r0 < m; r0 += detail::kSkinnyRows)
+                    kn.skinny_nt(std::min(detail::kSkinnyRows, m - r0), std::min(w, end - j0), k, A + r0 * lda, lda,
+                                 g.B + j0 * g.ldb, g.ldb, g.C + r0 * g.ldc + j0, g.ldc,
+                                 g.bias ? g.bias + j0 : nullptr);
+        }
+        return;
+    }
+    // op(A), all m rows and k terms, packed once (MR-row panels), read by every thread.
+    float* Ap = a_scratch(round_up(m, mr) * k);
+    pack_a_block(kn, A, lda, trans_a, 0, m, 0, k, Ap);
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
         thread_local std::vector<float> panel_buf;

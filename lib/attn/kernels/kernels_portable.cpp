@@ -35,7 +35,7 @@ inline V vexp(V x) {
 
 const Kernels& kernels_portable() {
     static const Kernels k{"portable", MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n};
+                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
     return k;
 }
 
