@@ -17,11 +17,11 @@ void GPTConfig::check(const std::string& where) const {
     require_divisible(where, "emb_dim", emb_dim, "n_heads", n_heads);
     require_probability(where, "drop_rate", drop_rate);
     nn::check_backend(backend, where.c_str());
+    require_mask_size(where, "context_length", context_length);
     require_weight_size(where, "vocab_size", vocab_size, "emb_dim", emb_dim);
     require_weight_size(where, "context_length", context_length, "emb_dim", emb_dim);
     require_weight_size(where, "4 * emb_dim", checked_mul(4, emb_dim, where + " (4 * emb_dim)"), "emb_dim",
                         emb_dim);
-    require_mask_size(where, "context_length", context_length);
 }
 
 AttentionConfig GPTConfig::attention() const {

@@ -68,8 +68,12 @@ public:
     /// `forward(in_idx, use_cache=True)` of his gpt_with_kv_cache.py: the ids are the tokens at
     /// positions `cache.current_pos() ..`, their position embeddings those rows of `pos_emb`,
     /// each block appends their keys and values to its cache and attends to everything cached.
-    /// The logits `[b, T, vocab_size]` are, bit for bit, the last `T` rows of a forward over the
-    /// whole sequence (with the same `T_k` for every query: chapter 23, tests/test_gpt_model.cpp).
+    /// The logits `[b, T, vocab_size]` are the last `T` rows of a forward over the whole
+    /// sequence up to rounding, as in PyTorch: a row's softmax adds its keys in the order
+    /// PyTorch's kernel takes for the row's length (in order below 8 keys, in 8 lanes from 8
+    /// on), and a forward of the whole sequence computes the earlier tokens' rows with more
+    /// (masked) keys than their cached steps did, so their hidden states may differ in the last
+    /// bits (chapter 23, tests/test_gpt_model.cpp). Each path alone gives PyTorch's bits.
     /// @throws std::invalid_argument as `operator()`, when a position would lie beyond
     /// `context_length` ("a token beyond the context: positions 1024..1024 but context_length =
     /// 1024"), or when the cache holds another batch or another model's shape (nothing is

@@ -100,8 +100,11 @@ public:
     /// `cache.pos .. cache.pos + T - 1`; their keys and values `[b, H, T, head_dim]` are
     /// appended to `cache` (a full `KVCache`: his `torch.cat` of `cache_k`, `cache_v`), and the
     /// queries attend to every cached key through rows `cache.pos ..` of the `mask` buffer (his
-    /// `self.mask.bool()[ptr_current_pos:ptr_current_pos + T, :T_k]`). Returns `[b, T, d_out]`;
-    /// for the same tokens, the rows a forward over the whole sequence gives (bit for bit).
+    /// `self.mask.bool()[ptr_current_pos:ptr_current_pos + T, :T_k]`). Returns `[b, T, d_out]`:
+    /// for the same inputs, the rows a forward over the whole sequence gives, bit for bit where a
+    /// row has as many keys on both sides (the last one; every row while fewer than 8 keys),
+    /// else up to the order in which the softmax adds them (PyTorch's, which depends on the
+    /// row's length).
     /// In training mode the `[b, H, T, T_k]` dropout mask is drawn from `gen`.
     /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, a position would lie
     /// beyond `context_length` ("a token beyond the context: positions a..b but
