@@ -3,12 +3,13 @@ here and imported by every script that runs it (`from reference import MultiHead
 tools/benchmark/ builds the same classes through the scripts that import them).
 
 One module per upstream source, each naming its file and commit in its docstring: ch03
-(Raschka's chapter 3), notebooks (the source notebooks' own classes), gqa, swa, mla,
-kv_sharing, memory_estimators, dsa, deltanet. They are the ground truth, so they keep their
+(Raschka's chapter 3), ch04 (his chapter 4: the GPT model), kv_cache (his ch04/03_kv-cache
+script, imported as a module: its names repeat ch04's), notebooks (the source notebooks' own
+classes), gqa, swa, mla, kv_sharing, memory_estimators, dsa, deltanet. They are the ground truth, so they keep their
 author's text; what differs is listed in the module's docstring, and a changed line is marked
 `# edit:`.
 
-On import, the classes copied character for character are checked against the project's copies
+On import, the classes (and functions) copied character for character are checked against the project's copies
 of their sources under data/sources/, so that their text cannot drift: a class must be its
 author's block there, line for line, except lines marked `# edit:`, each of which must be one of
 his lines, moved.
@@ -16,7 +17,10 @@ his lines, moved.
 import inspect
 import os
 
+from . import kv_cache
 from .ch03 import CausalAttention, MultiHeadAttention, MultiHeadAttentionCombinedQKV, MultiHeadAttentionWrapper
+from .ch04 import (GELU, DummyGPTModel, DummyLayerNorm, DummyTransformerBlock, ExampleDeepNeuralNetwork,
+                   FeedForward, GPTModel, LayerNorm, TransformerBlock, generate_text_simple, print_gradients)
 from .deltanet import GatedDeltaNet, GatedMultiHeadAttention, RMSNorm, l2norm
 from .dsa import LightningIndexer, MultiHeadAttentionWithDSA, select
 from .gqa import GroupedQueryAttention
@@ -30,20 +34,31 @@ __all__ = ["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention",
            "MultiHeadAtt", "GPT2Attention", "GroupedQueryAttention", "MultiHeadAttentionWithSWA",
            "MultiHeadLatentAttention", "MultiHeadAttentionWithKVSharing", "mla_estimator_main",
            "sharing_estimator_main", "LightningIndexer", "MultiHeadAttentionWithDSA", "select",
-           "GatedMultiHeadAttention", "GatedDeltaNet", "RMSNorm", "l2norm"]
+           "GatedMultiHeadAttention", "GatedDeltaNet", "RMSNorm", "l2norm", "DummyGPTModel",
+           "DummyTransformerBlock", "DummyLayerNorm", "LayerNorm", "GELU", "FeedForward",
+           "ExampleDeepNeuralNetwork", "print_gradients", "TransformerBlock", "GPTModel",
+           "generate_text_simple", "kv_cache"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 VERBATIM = {
     "data/sources/raschka/raschka_ch03.txt": (CausalAttention, MultiHeadAttentionWrapper, MultiHeadAttention),
     "data/sources/seeds/004_d8a07657e05181d5.txt": (MultiHeadAtt,),
+    "data/sources/raschka/raschka_ch04.txt": (DummyGPTModel, DummyTransformerBlock, DummyLayerNorm, LayerNorm,
+                                              GELU, FeedForward, ExampleDeepNeuralNetwork, print_gradients,
+                                              TransformerBlock, GPTModel, generate_text_simple),
+    "data/sources/raschka/raschka_ch04_gpt_with_kv_cache.py": (
+        kv_cache.MultiHeadAttention, kv_cache.LayerNorm, kv_cache.GELU, kv_cache.FeedForward,
+        kv_cache.TransformerBlock, kv_cache.GPTModel, kv_cache.generate_text_simple,
+        kv_cache.generate_text_simple_cached),
 }
 
 
 def source_block(text, name):
-    """The block of `class name(` in a text export: its lines up to the first one that is
-    neither blank nor indented, without trailing blank lines."""
+    """The block of `class name(` (or `def name(`) in a text export: its lines up to the first
+    one that is neither blank nor indented, without trailing blank lines."""
     lines = text.split("\n")
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"class {name}("))
+    start = next(i for i, line in enumerate(lines)
+                 if line.startswith(f"class {name}(") or line.startswith(f"def {name}("))
     end = start + 1
     while end < len(lines) and (not lines[end].strip() or lines[end][0] == " "):
         end += 1
