@@ -22,6 +22,15 @@ void GPTConfig::check(const std::string& where) const {
     require_weight_size(where, "context_length", context_length, "emb_dim", emb_dim);
     require_weight_size(where, "4 * emb_dim", checked_mul(4, emb_dim, where + " (4 * emb_dim)"), "emb_dim",
                         emb_dim);
+    // The whole model at once: its parameters and its blocks' masks (n_layers of them).
+    const std::size_t params = parameter_count(*this).total;
+    const std::size_t masks = checked_mul(n_layers, checked_mul(context_length, context_length, where), where);
+    const std::size_t bytes = checked_mul(checked_add(params, masks, where), sizeof(float), where + " (bytes)");
+    if (bytes > max_tensor_bytes())
+        throw std::length_error(where + ": cannot allocate the model: " + std::to_string(params) + " parameters and " +
+                                std::to_string(n_layers) + " masks of [" + std::to_string(context_length) + ", " +
+                                std::to_string(context_length) + "] take " + std::to_string(bytes) +
+                                " bytes, more than " + std::to_string(max_tensor_bytes()));
 }
 
 AttentionConfig GPTConfig::attention() const {

@@ -33,12 +33,15 @@ struct GPTConfig {
     nn::BernoulliBackend backend = nn::BernoulliBackend::portable;  ///< the dropout masks' path
 
     /// Checks the config before anything is built: every size > 0, `n_heads` dividing
-    /// `emb_dim`, `drop_rate` in [0, 1], a known backend, and that the largest tensors
+    /// `emb_dim`, `drop_rate` in [0, 1], a known backend, that the largest tensors
     /// (`[vocab_size, emb_dim]`, `[context_length, context_length]`, `[4 * emb_dim, emb_dim]`)
-    /// can be allocated.
+    /// can be allocated, and the whole model too (its parameters and `n_layers` masks, at most
+    /// `max_tensor_bytes()`).
     /// @throws std::invalid_argument `"<where>: expected vocab_size > 0, got 0"`, `"<where>:
     /// emb_dim must be divisible by n_heads, got emb_dim = 768, n_heads = 5"`, ...;
-    /// std::length_error when a tensor of the config cannot be allocated.
+    /// std::length_error when a tensor of the config, or the whole model, cannot be allocated
+    /// (`"GPTModel: cannot allocate the model: N parameters and L masks of [C, C] take B bytes,
+    /// more than M"`).
     void check(const std::string& where = "GPTConfig") const;
 
     /// The config of a block's attention, as his `TransformerBlock` passes it:
