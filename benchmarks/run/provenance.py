@@ -36,6 +36,8 @@ MEASURED = {
                                  "benchmarks/peers/torch_efficient.py"],
     "flash.json": LIBRARY + ["benchmarks/cpp/flash_benchmark.cpp"],
     "kv_cache.json": LIBRARY + ["benchmarks/cpp/kv_cache_benchmark.cpp"],
+    "generation.json": LIBRARY + ["lib/attn/model", "benchmarks/cpp/generation_benchmark.cpp",
+                                  "benchmarks/peers/torch_generation.py", "tools/oracle/reference"],
 }
 
 # Files whose changes do not make a tree dirty for a recording: the recordings themselves
