@@ -28,11 +28,16 @@
 /// with `std::fma`, so its results do not depend on how this project itself is compiled.
 #include "attn/core/generator.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+// The generator's bulk loops are also compiled for CPUs with AVX2 (chosen when the program
+// starts): the twist and the tempering run 8 words at a time there.
+#define ATTN_MT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 
 namespace attn {
 
@@ -169,9 +174,19 @@ ATTN_FMA_CLONES void normal_fill_16(float* data, float mean, float std) {
     }
 }
 
+/// `x[i] = gen.uniform_float()` for n floats, the draws made in bulk.
+void uniform_floats(Generator& gen, float* x, std::size_t n) {
+    std::uint32_t buf[1024];
+    for (std::size_t i = 0; i < n; i += 1024) {
+        const std::size_t take = std::min<std::size_t>(1024, n - i);
+        gen.random_n(buf, take);
+        for (std::size_t j = 0; j < take; ++j) x[i + j] = static_cast<float>(buf[j] & ((1U << 24) - 1)) * 0x1p-24f;
+    }
+}
+
 /// `normal_fill_AVX2`: the path of contiguous float tensors with at least 16 elements.
 void normal_fill(float* data, std::size_t size, float mean, float std, Generator& gen) {
-    for (std::size_t i = 0; i < size; ++i) data[i] = gen.uniform_float();
+    uniform_floats(gen, data, size);
     for (std::size_t i = 0; i + 16 <= size; i += 16) normal_fill_16(data + i, mean, std);
     if (size % 16 != 0) {
         // PyTorch redraws the last 16 values (16 fresh uniforms) and transforms them as one
@@ -215,11 +230,47 @@ double normal_double(double mean, double std, Generator& gen) {
 // Generator
 // ------------------------------------------------------------------------------------------
 
+namespace {
+
+// MT19937's tempering of one word.
+inline std::uint32_t mt_temper(std::uint32_t y) {
+    y ^= y >> 11;
+    y ^= (y << 7) & 0x9d2c5680u;
+    y ^= (y << 15) & 0xefc60000u;
+    return y ^ (y >> 18);
+}
+
+// The twist: all 624 words anew from the old ones (genrand_int32's loop, in three parts so that
+// each is a loop without a dependence between neighbouring words: vectorised).
+ATTN_MT_CLONES void mt_twist(std::uint32_t* x) {
+    constexpr std::size_t n = 624, m = 397;
+    constexpr std::uint32_t upper = 0x80000000u, lower = 0x7fffffffu, a = 0x9908b0dfu;
+    for (std::size_t k = 0; k < n - m; ++k) {
+        const std::uint32_t y = (x[k] & upper) | (x[k + 1] & lower);
+        x[k] = x[k + m] ^ (y >> 1) ^ ((y & 1u) ? a : 0u);
+    }
+    for (std::size_t k = n - m; k < n - 1; ++k) {
+        const std::uint32_t y = (x[k] & upper) | (x[k + 1] & lower);
+        x[k] = x[k + m - n] ^ (y >> 1) ^ ((y & 1u) ? a : 0u);
+    }
+    const std::uint32_t y = (x[n - 1] & upper) | (x[0] & lower);
+    x[n - 1] = x[m - 1] ^ (y >> 1) ^ ((y & 1u) ? a : 0u);
+}
+
+ATTN_MT_CLONES void mt_temper_n(const std::uint32_t* x, std::size_t n, std::uint32_t* out) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = mt_temper(x[i]);
+}
+
+}  // namespace
+
 Generator::Generator(std::uint64_t seed) { manual_seed(seed); }
 
 void Generator::manual_seed(std::uint64_t seed) {
-    // at::mt19937(seed) keeps `seed & 0xffffffff` (init_with_uint32), as std::mt19937 does.
-    engine_.seed(static_cast<std::uint32_t>(seed));
+    // at::mt19937(seed) keeps `seed & 0xffffffff` (init_genrand), as std::mt19937 does.
+    state_[0] = static_cast<std::uint32_t>(seed);
+    for (std::size_t i = 1; i < kStateWords; ++i)
+        state_[i] = 1812433253u * (state_[i - 1] ^ (state_[i - 1] >> 30)) + static_cast<std::uint32_t>(i);
+    next_ = kStateWords;
     // CPUGeneratorImpl::set_current_seed also forgets both cached normal samples.
     next_double_normal_sample.reset();
     draws_ = 0;
@@ -227,7 +278,26 @@ void Generator::manual_seed(std::uint64_t seed) {
 
 std::uint32_t Generator::random() {
     ++draws_;
-    return static_cast<std::uint32_t>(engine_());
+    if (next_ >= kStateWords) {
+        mt_twist(state_.data());
+        next_ = 0;
+    }
+    return mt_temper(state_[next_++]);
+}
+
+void Generator::random_n(std::uint32_t* out, std::size_t n) {
+    draws_ += n;
+    while (n > 0) {
+        if (next_ >= kStateWords) {
+            mt_twist(state_.data());
+            next_ = 0;
+        }
+        const std::size_t take = std::min(n, kStateWords - next_);
+        mt_temper_n(state_.data() + next_, take, out);
+        next_ += take;
+        out += take;
+        n -= take;
+    }
 }
 
 std::uint64_t Generator::random64() {
@@ -235,6 +305,8 @@ std::uint64_t Generator::random64() {
     const std::uint64_t b = random();
     return (a << 32) | b;
 }
+
+#undef ATTN_MT_CLONES
 
 double Generator::uniform_double() {
     return static_cast<double>(random64() & ((1ULL << 53) - 1)) * 0x1p-53;
@@ -283,7 +355,7 @@ Tensor& uniform_(Tensor& t, double from, double to, Generator& gen) {
     const auto f = static_cast<float>(from);
     const float range = static_cast<float>(to) - f;
     float* x = t.data();
-    for (std::size_t i = 0; i < t.size(); ++i) x[i] = gen.uniform_float();
+    uniform_floats(gen, x, t.size());
     uniform_fill(x, t.size(), range, f);
     return t;
 }
