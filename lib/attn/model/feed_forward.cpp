@@ -45,7 +45,13 @@ void FeedForward::check_layers() const {
 
 Tensor FeedForward::operator()(const Tensor& x) const {
     check_layers();
-    return layers(x);
+    const std::size_t E = layers.get<0>().in_features();
+    const Shape s = shape_of(x);
+    if (s.empty() || s.back() != E) throw_shape_error("FeedForward", "[..., " + std::to_string(E) + "]", s);
+    // layers(x), the hidden [rows, 4E] in a reused buffer (no page faults at every forward)
+    Tensor y = Tensor::from_shape(s);
+    forward_into(x.data(), numel(Shape(s.begin(), s.end() - 1)), y.data());
+    return y;
 }
 
 void FeedForward::forward_into(const float* x, std::size_t rows, float* y) const {

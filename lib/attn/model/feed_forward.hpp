@@ -31,7 +31,8 @@ public:
     /// overflows or a weight cannot be allocated (nothing drawn then).
     explicit FeedForward(const GPTConfig& cfg, Generator& gen = default_generator());
 
-    /// `forward(x)`: `[..., E] -> [..., E]`, `layers(x)`.
+    /// `forward(x)`: `[..., E] -> [..., E]`, `layers(x)` (the hidden activations in a buffer
+    /// each thread reuses).
     /// @throws std::invalid_argument when the last dimension of `x` is not `E`, or a layer
     /// (public) was replaced by one that does not fit the other.
     Tensor operator()(const Tensor& x) const;
