@@ -53,7 +53,11 @@ void use_isa(const std::string& name);
 /// (each element is still computed by one thread, in the same order, so the bits do not
 /// depend on the thread count); `threads == 0` uses OpenMP's default (`OMP_NUM_THREADS`)
 /// for products of at least 8 million flops (`2 m n k`) and one thread below; inside a
-/// parallel region it runs on the calling thread alone.
+/// parallel region it runs on the calling thread alone. A product of at most 16 rows (a
+/// decode step's `x @ W^T`) is bound by reading `B` once: it is streamed, without packing
+/// all of it first, a block of columns per thread (`trans_b`: straight from the weight, its
+/// blocks transposed in registers), and `threads == 0` then uses OpenMP's default when `B`
+/// holds at least 1 MB.
 /// @throws std::invalid_argument when a leading dimension is smaller than the row it holds
 /// (`lda < k` without `trans_a`, `lda < m` with it; likewise `ldb`, and `ldc < n`), naming
 /// the expected and actual values.
