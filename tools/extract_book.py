@@ -48,6 +48,9 @@ NOTEBOOKS = {
     "004": "004_d8a07657e05181d5.txt",
     "rch03": "raschka_ch03.txt",
     "rch03x": "raschka_ch03_exercises.txt",
+    "rch04": "raschka_ch04.txt",
+    "rch04x": "raschka_ch04_exercises.txt",
+    "rch04kv": "raschka_ch04_kv_cache_README.md",
     # Oracle runs of PyTorch (tools/oracle/), exported as the notebooks are: what the chapters
     # above 14 compare with (`oracle<chapter>` or `o<chapter>`).
     "oracle15": "oracle_15_latent_attention.txt",
@@ -57,16 +60,24 @@ NOTEBOOKS = {
     "oracle19": "oracle_19_gradients.txt",
     "oracle20": "oracle_20_flash_backward.txt",
     "o21": "oracle_21_attention_learns.txt",
+    "o22": "oracle_22_gpt_model.txt",
+    "o23": "oracle_23_generation.txt",
 }
 # Folder of each source under data/sources/.
 FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("o") else "seeds")
           for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
-SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "oracle15": "oracle 15",
+SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "rch04": "Raschka 4", "rch04x": "Raschka 4 ex.",
+               "rch04kv": "Raschka 4 KV cache", "o22": "oracle 22", "o23": "oracle 23", "oracle15": "oracle 15",
                "oracle16": "oracle 16", "o17": "oracle 17", "o18": "oracle 18", "oracle19": "oracle 19",
                "oracle20": "oracle 20", "o21": "oracle 21"}
-# Markdown sections that show a printed output in a fence (no `In [n]:` cell).
-FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
+# Markdown sections that show a printed output in a fence (no `In [n]:` cell), by the title of
+# their `## Title` header or `**Title**` line; an output in a section whose title has no digits
+# is named by FENCED_ID (`rch04-Note`: his note on the values Linux prints; `rch04kv-Output`:
+# the generated text his KV-cache README quotes, a `>` line between blank lines).
+FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"], "rch04": ["Note"],
+          "rch04kv": ["Simple performance comparison"]}
+FENCED_ID = {"Note": "Note", "Simple performance comparison": "Output"}
 
 # Cells (by execution count) that print nothing; every other `In [n]:` cell must be in TABLE.
 NO_OUTPUT = {
@@ -77,6 +88,9 @@ NO_OUTPUT = {
     "004": [1, 2, 17, 52, 54, 58],
     "rch03": [2, 15, 16],
     "rch03x": [2, 3, 4, 5],
+    "rch04": [2, 3, 10, 11, 13, 15, 18, 21, 23, 29],
+    "rch04x": [5, 7, 8, 9],
+    "rch04kv": [],
     "oracle15": [1],
     "oracle16": [1],
     "o17": [1],
@@ -84,6 +98,8 @@ NO_OUTPUT = {
     "oracle19": [1],
     "oracle20": [1, 2],
     "o21": [1, 2, 7, 8],
+    "o22": [1],
+    "o23": [],
 }
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
@@ -145,8 +161,9 @@ def boundary(line: str, fenced: bool) -> bool:
 
 
 def entry_id(e: E) -> str:
-    if isinstance(e.cell, str):  # a fenced section: `Exercise 3.2` -> `Ex32`
-        base = f"{e.nb}-Ex{re.sub(r'[^0-9]', '', e.cell)}"
+    if isinstance(e.cell, str):  # a fenced section: `Exercise 3.2` -> `Ex32`, `Note` -> `Note`
+        digits = re.sub(r'[^0-9]', '', e.cell)
+        base = f"{e.nb}-Ex{digits}" if digits else f"{e.nb}-{FENCED_ID[e.cell]}"
     else:
         base = f"{e.nb}-In{e.cell:02d}"
     return base if e.part == 0 else f"{base}-{e.part}"
@@ -170,6 +187,8 @@ def split_cells(lines: list[str], fenced=()) -> dict:
             heads.append((int(m.group(1)), i))
         elif line.startswith("## ") and line[3:].strip() in fenced:
             heads.append((line[3:].strip(), i))
+        elif line.startswith("**") and line.rstrip().endswith("**") and line.strip()[2:-2] in fenced:
+            heads.append((line.strip()[2:-2], i))
     cells = {}
     for k, (n, i) in enumerate(heads):
         end = heads[k + 1][1] if k + 1 < len(heads) else len(lines)
