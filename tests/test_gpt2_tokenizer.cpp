@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <random>
 #include <stdexcept>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,35 @@ TEST_CASE("Raschka's printed ids: decode (generated and single tokens)") {
     }
     CHECK(tok().token_bytes(33901) == "Ak");  // Raschka 2 In [30]
     CHECK(tok().token_bytes(220) == " ");
+}
+
+TEST_CASE("decode with errors=replace: U+FFFD per maximal invalid subpart, as Python's bytes.decode") {
+    // The tokens of single bytes spell any byte string; the expected strings are what
+    // Python 3.11's b.decode("utf-8", errors="replace") returns (tiktoken's decode).
+    std::map<unsigned char, std::int64_t> byte_id;
+    for (std::int64_t id = 0; id < tok().n_vocab(); ++id)
+        if (const auto b = tok().token_bytes(id); b.size() == 1) byte_id.emplace(static_cast<unsigned char>(b[0]), id);
+    REQUIRE(byte_id.size() == 256);
+    const auto ids = [&](std::string_view bytes) {
+        Ids out;
+        for (const char c : bytes) out.push_back(byte_id.at(static_cast<unsigned char>(c)));
+        return out;
+    };
+    const std::string fffd = "\xEF\xBF\xBD";
+    const std::pair<std::string, std::string> cases[] = {
+        {"\xF0\x9F", fffd},                       // a cut emoji: one replacement
+        {"\xFF", fffd},                            // never a UTF-8 byte
+        {"\xE2\x82" "a", fffd + "a"},             // the breaking byte read again
+        {"\xED\xA0\x80", fffd + fffd + fffd},     // a surrogate: three
+        {"\xE0\x80\xAF", fffd + fffd + fffd},     // overlong: three
+        {"a\xC3", "a" + fffd},                     // cut at the end
+        {"\xF0\x9F\x98\x80", "\xF0\x9F\x98\x80"},  // valid: unchanged
+    };
+    for (const auto& [bytes, want] : cases) {
+        CAPTURE(bytes);
+        CHECK(tok().decode(ids(bytes), attn::DecodeErrors::replace) == want);
+        CHECK(tok().decode(ids(bytes)) == bytes);  // keep_bytes: unchanged
+    }
 }
 
 TEST_CASE("varied texts: the ids of gpt-3-encoder (encode_ordinary)") {

@@ -11,11 +11,12 @@
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
 #               build-asan; its test suite and every chapter, halting on the first report.
 # 3. fuzzers:   the libFuzzer targets (tests/fuzz/, built in build-asan, so also under ASan +
-#               UBSan): the five data parsers, GPT-2's tokenizer (fuzz_gpt2_tokenizer) and
-#               the attention modules' fuzzers (fuzz_modules, fuzz_cross_attention) for
-#               FUZZ_SECONDS each (default 60) and the structured fuzzer of the library's core
-#               for STRUCTURED_FUZZ_SECONDS (default 120): 0 crashes, hangs, sanitizer reports
-#               or broken invariants.
+#               UBSan): the five data parsers, GPT-2's tokenizer (fuzz_gpt2_tokenizer),
+#               the attention modules' fuzzers (fuzz_modules, fuzz_cross_attention), the GPT
+#               model's pieces (fuzz_model: LayerNorm, GELU, FeedForward, TransformerBlock,
+#               GPTModel on fuzzed shapes, ids and caches) for FUZZ_SECONDS each (default 60)
+#               and the structured fuzzer of the library's core for STRUCTURED_FUZZ_SECONDS
+#               (default 120): 0 crashes, hangs, sanitizer reports or broken invariants.
 #
 # Each part prints how long it took. The counts of all checks go to
 # GCC_BUILD_DIR/ci-extra-counts as "passed failed skipped" for .ci/run's closing line; the exit
@@ -148,7 +149,7 @@ part_fuzzers() {
   tmp=$(mktemp -d)
   mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer" \
     "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured" "$tmp/seeds/fuzz_modules" \
-    "$tmp/seeds/fuzz_gpt2_tokenizer" "$tmp/seeds/fuzz_cross_attention"
+    "$tmp/seeds/fuzz_gpt2_tokenizer" "$tmp/seeds/fuzz_cross_attention" "$tmp/seeds/fuzz_model"
   head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
   local i=0 f
   for f in $(find data/book -name '*.txt' | sort | head -n 20); do
@@ -166,7 +167,7 @@ for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-
     "$gcc_build/chapters/chapter_03_simple_mask" --record="$tmp/seeds/fuzz_record/ch03.json" > /dev/null 2>&1 || true
   fi
   for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_gpt2_tokenizer fuzz_structured fuzz_modules \
-                fuzz_cross_attention; do
+                fuzz_cross_attention fuzz_model; do
     if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
     seconds=$fuzz_seconds
     [ "$target" = fuzz_structured ] && seconds=$structured_seconds

@@ -48,6 +48,9 @@ NOTEBOOKS = {
     "004": "004_d8a07657e05181d5.txt",
     "rch03": "raschka_ch03.txt",
     "rch03x": "raschka_ch03_exercises.txt",
+    "rch04": "raschka_ch04.txt",
+    "rch04x": "raschka_ch04_exercises.txt",
+    "rch04kv": "raschka_ch04_kv_cache_README.md",
     # Oracle runs of PyTorch (tools/oracle/), exported as the notebooks are: what the chapters
     # above 14 compare with (`o<chapter>`).
     "o15": "oracle_15_latent_attention.txt",
@@ -57,6 +60,8 @@ NOTEBOOKS = {
     "o19": "oracle_19_gradients.txt",
     "o20": "oracle_20_flash_backward.txt",
     "o21": "oracle_21_attention_learns.txt",
+    "o22": "oracle_22_gpt_model.txt",
+    "o23": "oracle_23_generation.txt",
     "o24": "oracle_24_positions.txt",
     "o25": "oracle_25_cross_attention.txt",
 }
@@ -64,12 +69,17 @@ NOTEBOOKS = {
 FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("o") else "seeds")
           for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
-SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "o15": "oracle 15",
-               "o16": "oracle 16", "o17": "oracle 17", "o18": "oracle 18", "o19": "oracle 19",
-               "o20": "oracle 20", "o21": "oracle 21",
-               "o24": "oracle 24", "o25": "oracle 25"}
-# Markdown sections that show a printed output in a fence (no `In [n]:` cell).
-FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"]}
+SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "rch04": "Raschka 4", "rch04x": "Raschka 4 ex.",
+               "rch04kv": "Raschka 4 KV cache", "o15": "oracle 15", "o16": "oracle 16", "o17": "oracle 17",
+               "o18": "oracle 18", "o19": "oracle 19", "o20": "oracle 20", "o21": "oracle 21",
+               "o22": "oracle 22", "o23": "oracle 23", "o24": "oracle 24", "o25": "oracle 25"}
+# Markdown sections that show a printed output in a fence (no `In [n]:` cell), by the title of
+# their `## Title` header or `**Title**` line; an output in a section whose title has no digits
+# is named by FENCED_ID (`rch04-Note`: his note on the values Linux prints; `rch04kv-Output`:
+# the generated text his KV-cache README quotes, a `>` line between blank lines).
+FENCED = {"rch03x": ["Exercise 3.2", "Exercise 3.3"], "rch04": ["Note"],
+          "rch04kv": ["Simple performance comparison"]}
+FENCED_ID = {"Note": "Note", "Simple performance comparison": "Output"}
 
 # Cells (by execution count) that print nothing; every other `In [n]:` cell must be in TABLE.
 NO_OUTPUT = {
@@ -80,6 +90,9 @@ NO_OUTPUT = {
     "004": [1, 2, 17, 52, 54, 58],
     "rch03": [2, 15, 16],
     "rch03x": [2, 3, 4, 5],
+    "rch04": [2, 3, 10, 11, 13, 15, 18, 21, 23, 29],
+    "rch04x": [5, 7, 8, 9],
+    "rch04kv": [],
     "o15": [1],
     "o16": [1],
     "o17": [1],
@@ -87,6 +100,8 @@ NO_OUTPUT = {
     "o19": [1],
     "o20": [1, 2],
     "o21": [1, 2, 7, 8],
+    "o22": [1],
+    "o23": [],
     "o24": [1, 10],
     "o25": [1, 15],
 }
@@ -150,8 +165,9 @@ def boundary(line: str, fenced: bool) -> bool:
 
 
 def entry_id(e: E) -> str:
-    if isinstance(e.cell, str):  # a fenced section: `Exercise 3.2` -> `Ex32`
-        base = f"{e.nb}-Ex{re.sub(r'[^0-9]', '', e.cell)}"
+    if isinstance(e.cell, str):  # a fenced section: `Exercise 3.2` -> `Ex32`, `Note` -> `Note`
+        digits = re.sub(r'[^0-9]', '', e.cell)
+        base = f"{e.nb}-Ex{digits}" if digits else f"{e.nb}-{FENCED_ID[e.cell]}"
     else:
         base = f"{e.nb}-In{e.cell:02d}"
     return base if e.part == 0 else f"{base}-{e.part}"
@@ -175,6 +191,8 @@ def split_cells(lines: list[str], fenced=()) -> dict:
             heads.append((int(m.group(1)), i))
         elif line.startswith("## ") and line[3:].strip() in fenced:
             heads.append((line[3:].strip(), i))
+        elif line.startswith("**") and line.rstrip().endswith("**") and line.strip()[2:-2] in fenced:
+            heads.append((line.strip()[2:-2], i))
     cells = {}
     for k, (n, i) in enumerate(heads):
         end = heads[k + 1][1] if k + 1 < len(heads) else len(lines)
@@ -376,7 +394,10 @@ def write_readme(rows: list[dict]) -> str:
         "equal the manual In [12]; In [15] and In [17] print `True` for that;\n"
         "  - `argmax_in_vocab_range`: 001 In [19] predictions lie in [0, 100), shapes exact;\n"
         "  - `cross_entropy_near_log_vocab`: 001 In [21], the loss of untrained logits is "
-        "about ln 100.\n"
+        "about ln 100;\n"
+        "  - `cached_ids_equal_recomputed`: o23 In [3], PyTorch's 200 tokens generated again "
+        "without the cache are those it generated with it; the chapter recomputes the first 6, "
+        "the tests hold the library's 200 cached tokens to PyTorch's uncached ids.\n"
         "- `unreproducible:<why>`: printed by the environment, not by the computation (000 In "
         "[18], the tail of a tqdm warning on stderr when `transformers` is imported; the "
         "`torch version: 2.4.0` line of both Raschka notebooks), or not by the code shown: "

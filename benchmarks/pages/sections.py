@@ -17,6 +17,9 @@ replaces it, for the terminal and the HTML book alike):
 - `cross_attention`: chapter 25's table, from cross_attention.json (nn.MultiheadAttention as
   cross-attention beside PyTorch's own module; record_cross_attention.py); until a recording
   exists, a sentence saying how to make one.
+- `generation`: chapter 23's table, from generation.json (Raschka's GPT generating 200 tokens
+  with the KV cache, a decode step, a prefill, beside PyTorch running his scripts, and the
+  generation's fraction of the read-bandwidth bound; record_generation.py).
 
 Each opens with whether the recording is current (its commit in this history, clean, the
 code it measured unchanged since: provenance.py), where, when and how loaded it was made,
@@ -29,7 +32,7 @@ limit that binds it.
 from pathlib import Path
 
 import training_page
-from common import DataError, caption, limit, load, mib, gb, ms, percent, ratio, table
+from common import DataError, bold_fastest, caption, limit, load, mib, gb, ms, percent, ratio, table
 
 
 def _summary_of(data, side, key):
@@ -329,12 +332,63 @@ def cross_attention(data_dir, source_root):
                                        "of limit", "library / PyTorch"], rows, "llrrrrr")])
 
 
+# ------------------------------------------------------------------------- chapter 23
+
+_GENERATION_CASES = {"generate": "200 tokens with the cache", "generate_no_cache": "200 tokens without it",
+                     "decode": "a decode step, context {}", "prefill": "a forward of {} tokens"}
+
+
+def generation(data_dir, source_root):
+    """Chapter 23: generation with and without the KV cache, the library beside PyTorch, and
+    the generation's fraction of the read-bandwidth bound."""
+    path = Path(data_dir) / "benchmarks" / "generation.json"
+    if not path.is_file():
+        return ("No recording of the generation benchmark is in `data/benchmarks/generation.json` "
+                "yet: `benchmarks/run/record_generation.py` makes one (about 40 minutes on a quiet "
+                "2-core machine).")
+    data = load(path)
+    if not isinstance(data.get("meta"), dict) or not all("sides" in r for r in data.get("summary", [])):
+        raise DataError(f"{path}: not the format of benchmarks/run/record_generation.py")
+    threads = tuple(data["meta"].get("threads", [1]))
+    rows, bounds = [], []
+    for row in data["summary"]:
+        sides = row["sides"]
+        lib = sides.get("library", {})
+        torch = min((sides[k] for k in ("pytorch-default", "pytorch-reuse") if k in sides),
+                    key=lambda s: s["time_ms"], default={})
+        what = _GENERATION_CASES.get(row["case"], row["case"]).format(row.get("arg"))
+        per_s = lambda s: f"{s['tokens_per_s']:.1f}" if s.get("tokens_per_s") else "\u2013"
+        rows.append([what, str(row["threads"]), *bold_fastest([lib.get("time_ms"), torch.get("time_ms")]),
+                     per_s(lib), per_s(torch),
+                     f"{100 * lib['fraction_of_bound']:.0f} %" if lib.get("fraction_of_bound") else percent(lib)])
+        if row["case"] == "generate" and lib.get("bound_tokens_per_s"):
+            bounds.append(f"{row['threads']} thread{'s' if row['threads'] > 1 else ''}: "
+                          f"{lib['bound_tokens_per_s']:.1f} tokens/s bound, the library "
+                          f"{lib['tokens_per_s']:.1f} ({100 * lib['fraction_of_bound']:.0f} %), PyTorch "
+                          f"{torch.get('tokens_per_s', 0):.1f}")
+    weights = data.get("checks", {}).get("weights_read_MB")
+    what = ("Raschka's GPT (GPT_CONFIG_124M, seed 123) generating from \"Hello, I am\", each run in a "
+            "process of its own, the fastest round kept (ms); tokens/s of the generation and of one decode "
+            "step; the last column the library's fraction of the bound that limits it")
+    text = [caption(data, "generation.json", source_root, what, threads=threads),
+            table(["case", "threads", "library", "PyTorch (best)", "library tokens/s", "PyTorch tokens/s",
+                   "of limit"], rows, "lrrrrrr")]
+    if bounds and weights:
+        text.append(f"A decode step reads {weights:.0f} MB of weights (every weight but the two embedding "
+                    "tables, of which it reads one row each), so this machine's read bandwidth, measured in "
+                    "the same recording, bounds the generation: " + "; ".join(bounds) + ".")
+    return "\n\n".join(text)
+
+
 GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
               "training_induction": training_induction, "kv_cache": kv_cache, "exactness": exactness,
-              "cross_attention": cross_attention}
+              "cross_attention": cross_attention, "generation": generation}
+_RECORDED_GENERATION = (Path(__file__).resolve().parents[2] / "data" / "benchmarks" / "generation.json").is_file()
 INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
           "kv_cache": ["benchmarks/kv_cache.json"],
           "training_step": ["benchmarks/training.json"],
           "training_induction": ["benchmarks/training.json"],
           "exactness": ["benchmarks/attention.json", "benchmarks/training.json"],
-          "cross_attention": ["benchmarks/cross_attention.json"]}
+          "cross_attention": ["benchmarks/cross_attention.json"],
+          # while there is no recording, the folder (whose time stamp a new one changes)
+          "generation": ["benchmarks/generation.json"] if _RECORDED_GENERATION else ["benchmarks"]}

@@ -40,6 +40,8 @@ MEASURED = {
                                  "benchmarks/peers/torch_positions.py", "tools/oracle/reference"],
     "cross_attention.json": LIBRARY + ["benchmarks/cpp/cross_attention_benchmark.cpp",
                                        "benchmarks/peers/torch_cross_attention.py"],
+    "generation.json": LIBRARY + ["lib/attn/model", "benchmarks/cpp/generation_benchmark.cpp",
+                                  "benchmarks/peers/torch_generation.py", "tools/oracle/reference"],
 }
 
 # Files whose changes do not make a tree dirty for a recording: the recordings themselves

@@ -6,13 +6,14 @@ after the code the book measures has changed.
         [--out DIR] [--only kv_cache,flash,...]
 
 Also `meson compile -C build run-benchmarks`. Runs record_kv_cache.py, record_flash.py,
-record_efficient.py, record_training.py, record_positions.py, record_attention.py and
-record_cross_attention.py with the same --build, --smoke, --note and --out (and --install-peers to
-those that need PyTorch and ONNX Runtime first),
+record_efficient.py, record_training.py, record_positions.py, record_generation.py,
+record_attention.py and record_cross_attention.py with the same --build, --smoke, --note and
+--out (and --install-peers to those that need PyTorch and ONNX Runtime first),
 each as its own process; stops at the first that fails. Every recorder refuses a tree with
 uncommitted changes (commit first), measures this CPU's limits in its own recording, and
-writes its own file. The whole set takes about 1 h 30 min on a quiet 2-core machine (the
-attention recording about an hour of it); --smoke about 10 minutes.
+writes its own file. The whole set takes about 2 h 10 min on a quiet 2-core machine (the
+attention recording about an hour of it, the generation one 40 minutes); --smoke about 15
+minutes.
 """
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from pathlib import Path
 import recording as rec
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["kv_cache", "flash", "efficient", "training", "positions", "attention", "cross_attention"]
+ORDER = ["kv_cache", "flash", "efficient", "training", "positions", "generation", "attention", "cross_attention"]
 
 
 def main():
@@ -39,7 +40,7 @@ def main():
         cmd += ["--note", a.note] if a.note else []
         cmd += ["--rounds", str(a.rounds)] if a.rounds else []
         cmd += ["--min-time", str(a.min_time)] if a.min_time else []
-        if a.install_peers and name in ("efficient", "training", "positions", "attention", "cross_attention"):
+        if a.install_peers and name in ("efficient", "training", "positions", "generation", "attention", "cross_attention"):
             cmd.append("--install-peers")
         print(f"record_all: {' '.join(cmd)}", file=sys.stderr, flush=True)
         start = time.monotonic()

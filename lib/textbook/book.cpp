@@ -171,6 +171,9 @@ const Entry& Book::at(const std::string& id) const {
 std::string source_name(const Entry& entry) {
     if (entry.notebook == "raschka_ch03.txt") return "Raschka 3";
     if (entry.notebook == "raschka_ch03_exercises.txt") return "Raschka 3 ex.";
+    if (entry.notebook == "raschka_ch04.txt") return "Raschka 4";
+    if (entry.notebook == "raschka_ch04_exercises.txt") return "Raschka 4 ex.";
+    if (entry.notebook == "raschka_ch04_kv_cache_README.md") return "Raschka 4 KV cache";
     // An oracle run recorded for a chapter: `oracle_21_attention_learns.txt` -> `oracle 21`.
     if (entry.notebook.rfind("oracle_", 0) == 0)
         return "oracle " + entry.notebook.substr(7, entry.notebook.find('_', 7) - 7);

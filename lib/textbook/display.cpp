@@ -130,4 +130,24 @@ std::string estimator_config(const EstimatorArgs& a, const EstimatorSizes& s,
     return out + "\n==== KV-cache totals across all layers ====\n";
 }
 
+attn::LongTensor ids_tensor(const std::vector<std::vector<std::int64_t>>& rows) {
+    if (rows.empty()) throw std::invalid_argument("ids_tensor: expected at least one row of ids, got none");
+    attn::LongTensor t = xt::empty<std::int64_t>(attn::Shape{rows.size(), rows[0].size()});
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].size() != rows[0].size())
+            throw std::invalid_argument("ids_tensor: stack expects each tensor to be equal size, but got [" +
+                                        std::to_string(rows[0].size()) + "] at entry 0 and [" +
+                                        std::to_string(rows[i].size()) + "] at entry " + std::to_string(i));
+        std::copy(rows[i].begin(), rows[i].end(), t.data() + i * rows[0].size());
+    }
+    return t;
+}
+
+std::vector<std::int64_t> row_ids(const attn::LongTensor& ids, std::size_t i) {
+    const attn::Shape s = attn::shape_of(ids);
+    if (s.size() != 2) attn::throw_shape_error("row_ids", "[batch, n_tokens]", s);
+    if (i >= s[0]) throw std::invalid_argument("row_ids: row " + std::to_string(i) + " of " + std::to_string(s[0]));
+    return {ids.data() + i * s[1], ids.data() + (i + 1) * s[1]};
+}
+
 }  // namespace textbook

@@ -66,6 +66,17 @@ std::string labelled_lines(const std::vector<std::pair<std::string, T>>& rows, F
 /// ```
 std::string shape_lines(const std::vector<std::pair<std::string, attn::Tensor>>& rows);
 
+// ---------------------------------------------------------------- token ids
+
+/// `torch.stack([torch.tensor(ids) for ids in rows])`: token id lists of one length as an int64
+/// tensor `[len(rows), len]` (Raschka 4 In [4]'s `batch`, `torch.tensor(encoded).unsqueeze(0)`).
+/// @throws std::invalid_argument when the rows differ in length or there is none.
+attn::LongTensor ids_tensor(const std::vector<std::vector<std::int64_t>>& rows);
+
+/// Row `i` of a 2-D int64 tensor as a list: `out[i].tolist()`, what `tokenizer.decode` takes.
+/// @throws std::invalid_argument when `ids` is not 2-D or `i` is out of range.
+std::vector<std::int64_t> row_ids(const attn::LongTensor& ids, std::size_t i);
+
 // ---------------------------------------------------------------- formatters
 
 /// `v` with `decimals` digits after the point (`%.*f`): `fixed(1.49504f)` is `1.4950`.

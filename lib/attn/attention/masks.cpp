@@ -92,32 +92,36 @@ void BufferMask::apply(SDPAOptions& options) const {
 }
 
 BufferMask read_buffer(const std::string& where, const Tensor& buffer, std::size_t T,
-                       float hidden_value) {
+                       float hidden_value, std::size_t query_start) {
+    const std::size_t P = query_start;
+    const std::size_t Tk = checked_add(P, T, where + " (mask rows: query_start + T)");
     std::size_t ld = 0;
-    const float* m = corner(where, buffer, T, ld);
+    const float* m = corner(where, buffer, Tk, ld);
     BufferMask out;
-    // Row i is causal when keys 0..i are visible and i+1..T-1 hidden. Each row is counted
-    // without a branch per element, so that the scan (T^2 floats, serial, at every forward)
-    // is vectorized.
+    // Row P + i is causal when keys 0..P+i are visible and P+i+1..Tk-1 hidden. Each row is
+    // counted without a branch per element, so that the scan (T * Tk floats, serial, at every
+    // forward) is vectorized.
     const bool nonzero_hides = hidden_value != 0.0f;
     out.is_causal = true;
     for (std::size_t i = 0; i < T && out.is_causal; ++i) {
-        const float* row = m + i * ld;
+        const float* row = m + (P + i) * ld;
         std::size_t wrong = 0;
         if (nonzero_hides) {
-            for (std::size_t j = 0; j <= i; ++j) wrong += row[j] != 0.0f;
-            for (std::size_t j = i + 1; j < T; ++j) wrong += row[j] == 0.0f;
+            for (std::size_t j = 0; j <= P + i; ++j) wrong += row[j] != 0.0f;
+            for (std::size_t j = P + i + 1; j < Tk; ++j) wrong += row[j] == 0.0f;
         } else {
-            for (std::size_t j = 0; j <= i; ++j) wrong += row[j] == 0.0f;
-            for (std::size_t j = i + 1; j < T; ++j) wrong += row[j] != 0.0f;
+            for (std::size_t j = 0; j <= P + i; ++j) wrong += row[j] == 0.0f;
+            for (std::size_t j = P + i + 1; j < Tk; ++j) wrong += row[j] != 0.0f;
         }
         out.is_causal = wrong == 0;
     }
     if (!out.is_causal) {
-        out.allow = xt::empty<bool>(Shape{T, T});
+        out.allow = xt::empty<bool>(Shape{T, Tk});
         for (std::size_t i = 0; i < T; ++i)
-            for (std::size_t j = 0; j < T; ++j)
-                out.allow(i, j) = hidden_value != 0.0f ? m[i * ld + j] == 0.0f : m[i * ld + j] != 0.0f;
+            for (std::size_t j = 0; j < Tk; ++j) {
+                const float v = m[(P + i) * ld + j];
+                out.allow(i, j) = hidden_value != 0.0f ? v == 0.0f : v != 0.0f;
+            }
     }
     return out;
 }

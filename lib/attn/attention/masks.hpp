@@ -58,17 +58,20 @@ BoolTensor key_padding_mask(const LongTensor& attention_mask);
 /// 1 for Raschka's `triu(ones, 1)`, 0 for GPT-2's `tril(ones)`.
 struct BufferMask {
     bool is_causal = false;  ///< the buffer is the causal triangle
-    BoolTensor allow;        ///< otherwise: `[T, T]`, true = may attend
+    BoolTensor allow;        ///< otherwise: `[T, T]` (`[T, P + T]` cached), true = may attend
     /// Sets `options.is_causal` or `options.attn_mask` (pointing into this object, which must
     /// outlive the call).
     void apply(SDPAOptions& options) const;
 };
 
 /// Reads the `[T, T]` corner of a module's mask buffer (2-D, or `[1, 1, n, n]` as GPT-2's
-/// `bias`) as a `BufferMask`.
+/// `bias`) as a `BufferMask`. With `query_start = P` (a KV-cached forward: `T` new queries at
+/// positions `P .. P + T - 1` over `P + T` keys), rows `P .. P + T - 1` and columns
+/// `0 .. P + T - 1`, as Raschka's `self.mask.bool()[ptr:ptr + T, :T_k]`: `is_causal` (from
+/// positions: the caller sets `SDPAOptions::query_start = P`) or an `allow` of `[T, P + T]`.
 /// @throws std::invalid_argument as `causal_mask_for` (a buffer that is not square or has
-/// fewer than `T` rows).
+/// fewer than `P + T` rows); std::length_error when `P + T` overflows.
 BufferMask read_buffer(const std::string& where, const Tensor& buffer, std::size_t T,
-                       float hidden_value);
+                       float hidden_value, std::size_t query_start = 0);
 
 }  // namespace attn

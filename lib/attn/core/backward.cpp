@@ -108,7 +108,10 @@ Tensor pow(const Tensor& x, float exponent) {
     Tensor y = x;
     float* d = y.data();
     for (std::size_t i = 0; i < y.size(); ++i)
-        d[i] = exponent == 2.0f ? d[i] * d[i] : exponent == 1.0f ? d[i] : std::pow(d[i], exponent);
+        d[i] = exponent == 2.0f   ? d[i] * d[i]
+               : exponent == 3.0f ? d[i] * d[i] * d[i]
+               : exponent == 1.0f ? d[i]
+                                  : std::pow(d[i], exponent);
     return y;
 }
 

@@ -312,13 +312,31 @@ Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& input, const T
 /// their count (float32), a 0-d tensor; NaN for an empty tensor.
 Tensor mean(const Tensor& x);
 
+/// `x.mean(dim, keepdim)`: `x.sum(dim, keepdim)` (PyTorch's order, `sum`) divided by the
+/// dimension's size in float32, as PyTorch 1.13's CPU `mean` computes it (`sum_out(...)
+/// .div_(dim_prod)`); NaN where the dimension is empty. Raschka ch. 4.2 In [7]:
+/// `out.mean(dim=-1, keepdim=True)`.
+/// @throws std::invalid_argument when `dim` is out of range.
+Tensor mean(const Tensor& x, long dim, bool keepdim = false);
+
+/// `x.var(dim, unbiased, keepdim)`: the variance over one dimension, as PyTorch 1.13's CPU
+/// `var` computes it (`std_var_kernel_impl`: `WelfordOps` with a double accumulator, the
+/// elements taken in order, one thread): for each element `delta = x - mean`, `mean += delta
+/// / n`, `m2 += delta * (x - mean)`, all in double; then `m2 / (n - 1)` (`unbiased`, Bessel's
+/// correction) or `m2 / n`, rounded to float32. A divisor of 0 gives `m2 / 0` (NaN or inf, as
+/// PyTorch); an empty dimension NaN. Raschka ch. 4.2: `out.var(dim=-1, keepdim=True)` and his
+/// `LayerNorm`'s `x.var(dim=-1, keepdim=True, unbiased=False)`.
+/// @throws std::invalid_argument when `dim` is out of range.
+Tensor var(const Tensor& x, long dim, bool unbiased = true, bool keepdim = false);
+
 /// The backward pass of `x.mean()` (`MeanBackward0`): `grad_output` (0-d) broadcast to
 /// `input_shape`, divided by the element count (`grad.expand(shape) / numel`).
 /// @throws std::invalid_argument when `grad_output` is not 0-d.
 Tensor mean_backward(const Tensor& grad_output, const Shape& input_shape);
 
-/// `x.pow(exponent)` element by element: `x * x` for 2 (PyTorch's special case), `x` for 1,
-/// `std::pow` otherwise. Shape `[...] -> [...]`.
+/// `x.pow(exponent)` element by element: `x * x` for 2 and `(x * x) * x` for 3 (PyTorch's
+/// special cases, `pow_tensor_scalar_optimized_kernel`), `x` for 1, `std::pow` otherwise.
+/// Shape `[...] -> [...]`.
 Tensor pow(const Tensor& x, float exponent);
 
 /// The backward pass of `x.pow(exponent)` (`PowBackward0`): `grad_output * (exponent *

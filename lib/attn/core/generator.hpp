@@ -17,7 +17,7 @@
 
 #include <cstdint>
 #include <optional>
-#include <random>
+#include <array>
 
 #include "attn/core/tensor.hpp"
 
@@ -27,7 +27,8 @@ namespace attn {
 ///
 /// Source: aten/src/ATen/CPUGeneratorImpl.cpp (`random`, `random64`, `set_current_seed`,
 /// `next_double_normal_sample`) and aten/src/ATen/core/MT19937RNGEngine.h (the engine, which
-/// is the reference MT19937, i.e. `std::mt19937`).
+/// is the reference MT19937, i.e. `std::mt19937`; written here with 32-bit words and a
+/// vectorisable twist: the same numbers, several times faster in bulk).
 class Generator {
 public:
     /// PyTorch's default seed when nobody calls `manual_seed` (`default_rng_seed_val`).
@@ -59,12 +60,20 @@ public:
     /// reads or writes it; the >= 16-element path leaves it alone.
     std::optional<double> next_double_normal_sample;
 
+    /// `n` 32-bit draws into `out`: the same numbers as `n` calls of `random()`, tempered a
+    /// block of the state at a time (how `rand` and `normal_` fill a tensor).
+    void random_n(std::uint32_t* out, std::size_t n);
+
     /// How many 32-bit draws this generator has made since it was last seeded: a reader can
     /// see why, for example, notebook 004 In [51] is "the fourth dropout after the seed".
     std::uint64_t draws_since_seed() const { return draws_; }
 
 private:
-    std::mt19937 engine_;
+    // MT19937 (Matsumoto and Nishimura 1998; what std::mt19937 computes), its words 32 bits
+    // wide: the state, and the next word to temper (624: twist first).
+    static constexpr std::size_t kStateWords = 624;
+    std::array<std::uint32_t, kStateWords> state_{};
+    std::size_t next_ = kStateWords;
     std::uint64_t draws_ = 0;
 };
 

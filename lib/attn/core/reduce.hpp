@@ -28,6 +28,11 @@ namespace attn::detail {
 /// 0 for `n == 0`.
 float torch_sum(const float* x, std::size_t n);
 
+/// The variance of `n` float32 values `x[0], x[stride], ...` as PyTorch 1.13's CPU `var`
+/// computes it (`WelfordOps`, double accumulator, in order; see `attn::var`), divided by
+/// `n - correction` (0 when that is not positive), rounded to float32.
+float welford_var(const float* x, std::size_t n, std::size_t stride, std::size_t correction);
+
 /// `x.sum(0)` of a row-major `[rows, cols]` float32 matrix into `out [cols]`, in PyTorch's
 /// CPU order (see the file comment); zeros for `rows == 0`.
 void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out);

@@ -171,6 +171,77 @@ void zero_rows(float* C, std::size_t ldc, std::size_t m, std::size_t n,
         for (std::size_t j = 0; j < n; ++j) C[i * ldc + j] = bias ? 0.0f + bias[j] : 0.0f;
 }
 
+// A few rows of C (a decode step: one token, or a few): each element of the right operands is
+// used by at most kStreamRows rows, so the product is bound by reading them once from memory.
+// Instead of packing every right operand before computing (a copy as large as the weights:
+// 154 MB for GPT-2's output head), each thread packs one NR-column panel of all k terms at a
+// time into its own buffer (k * NR floats, in its L2 cache), computes every row against it with
+// the same micro-kernel (one call over all k terms, so each element is still summed in order
+// from +0, its bias added to the finished sum: the same bits), and moves on. The threads split
+// the panels, so both cores stream weights; they are woken only when the right operands hold
+// at least 1 MB (below that, waking them costs more than it saves).
+constexpr std::size_t kStreamRows = 16;
+
+void gemm_stream(const Kernels& kn, std::size_t m, std::size_t k, const float* A, std::size_t lda,
+                 bool trans_a, const GemmRight* rights, std::size_t count, int threads) {
+    const std::size_t nr = kn.nr, mr = kn.mr;
+    thread_local std::vector<std::size_t> first_buf;
+    first_buf.assign(count + 1, 0);
+    std::size_t* first = first_buf.data();  // the first panel of each operand
+    double floats = 0;
+    for (std::size_t r = 0; r < count; ++r) {
+        first[r + 1] = first[r] + (rights[r].n + nr - 1) / nr;
+        floats += double(rights[r].n) * double(k);
+    }
+    const std::size_t panels = first[count];
+    const int nthreads = omp_in_parallel()        ? 1
+                         : threads > 0            ? threads
+                         : floats >= 262144.0     ? omp_get_max_threads()
+                                                  : 1;
+    bool all_nt = !trans_a;
+    for (std::size_t r = 0; r < count; ++r) all_nt = all_nt && rights[r].trans_b;
+    if (all_nt) {
+        // x @ W^T with Linear weights: no packing at all. Each weight row is read from memory
+        // once, by the skinny kernel, which transposes W x W blocks in registers; a block of
+        // the weight is reused from the cache by the later groups of kSkinnyRows rows.
+        const std::size_t w = kn.w, span = 4 * w;  // columns handed out at a time
+        first_buf.assign(count + 1, 0);
+        for (std::size_t r = 0; r < count; ++r) first[r + 1] = first[r] + (rights[r].n + span - 1) / span;
+        const std::size_t spans = first[count];
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (nthreads > 1)
+        for (std::size_t t = 0; t < spans; ++t) {
+            const std::size_t r = std::size_t(std::upper_bound(first, first + count + 1, t) - first) - 1;
+            const GemmRight& g = rights[r];
+            const std::size_t end = std::min(g.n, (t - first[r] + 1) * span);
+            for (std::size_t j0 = (t - first[r]) * span; j0 < end; j0 += w)
+                for (std::size_t r0 = 0; r0 < m; r0 += detail::kSkinnyRows)
+                    kn.skinny_nt(std::min(detail::kSkinnyRows, m - r0), std::min(w, end - j0), k, A + r0 * lda, lda,
+                                 g.B + j0 * g.ldb, g.ldb, g.C + r0 * g.ldc + j0, g.ldc,
+                                 g.bias ? g.bias + j0 : nullptr);
+        }
+        return;
+    }
+    // op(A), all m rows and k terms, packed once (MR-row panels), read by every thread.
+    float* Ap = a_scratch(round_up(m, mr) * k);
+    pack_a_block(kn, A, lda, trans_a, 0, m, 0, k, Ap);
+#pragma omp parallel num_threads(nthreads) if (nthreads > 1)
+    {
+        thread_local std::vector<float> panel_buf;
+        if (panel_buf.size() < k * nr + 16) panel_buf.resize(k * nr + 16);
+        float* Bp = align64(panel_buf.data());
+#pragma omp for schedule(dynamic, 2)
+        for (std::size_t t = 0; t < panels; ++t) {
+            const std::size_t r = std::size_t(std::upper_bound(first, first + count + 1, t) - first) - 1;
+            const GemmRight& g = rights[r];
+            const std::size_t j0 = (t - first[r]) * nr, cols = std::min(nr, g.n - j0);
+            kn.pack_b(k, cols, g.trans_b ? g.B + j0 * g.ldb : g.B + j0, g.ldb, g.trans_b, Bp);
+            for (std::size_t r0 = 0; r0 < m; r0 += mr)
+                kn.micro(k, Ap + (r0 / mr) * k * mr, Bp, g.C + r0 * g.ldc + j0, g.ldc, std::min(mr, m - r0),
+                         cols, false, g.bias ? g.bias + j0 : nullptr);
+        }
+    }
+}
+
 }  // namespace
 
 namespace detail {
@@ -300,6 +371,7 @@ void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, b
     // The arithmetic resolved here, on the calling thread (the team does not see its guard).
     const Kernels& kn = kernels(arithmetic);
     const std::size_t nr = kn.nr;
+    if (m <= kStreamRows) return gemm_stream(kn, m, k, A, lda, trans_a, rights, count, threads);
     // Every right operand's panels of one block of terms side by side in one buffer, which all
     // threads read. (The calling thread's buffer, seen by the team through this pointer.)
     thread_local std::vector<std::size_t> first_buf;

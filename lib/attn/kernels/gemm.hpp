@@ -62,7 +62,10 @@ void use_isa(const std::string& name);
 /// for products of at least 8 million flops (`2 m n k`) and one thread below; inside a
 /// parallel region it runs on the calling thread alone. `arithmetic`: `exact` (the default),
 /// `fma`, or `automatic` (the calling thread's `ArithmeticGuard`, resolved before any worker
-/// starts).
+/// starts). A product of at most 16 rows (a decode step's `x @ W^T`) is bound by reading `B`
+/// once: it is streamed, without packing all of it first, a block of columns per thread
+/// (`trans_b`: straight from the weight, its blocks transposed in registers), and
+/// `threads == 0` then uses OpenMP's default when `B` holds at least 1 MB.
 /// @throws std::invalid_argument when a leading dimension is smaller than the row it holds
 /// (`lda < k` without `trans_a`, `lda < m` with it; likewise `ldb`, and `ldc < n`), naming
 /// the expected and actual values.

@@ -42,7 +42,19 @@ struct Kernels {
     void (*softmax_block)(float* St, const SoftmaxBlock& block);
     /// Sleef_expf_u10 of x[0..n) in place.
     void (*exp)(float* x, std::size_t n);
+    /// Lanes of one vector.
+    std::size_t w;
+    /// C[i, c] (i < rows <= kSkinnyRows, c < cols <= w, row stride ldc) = (+0 plus, for
+    /// p = 0..k-1 in order, A[i * lda + p] * B[c * ldb + p], each product and sum rounded
+    /// separately), then + bias[c] when `bias` is not null: rows of x @ W^T for a weight
+    /// B [n, k] read in place, w columns at a time (transposed in registers).
+    void (*skinny_nt)(std::size_t rows, std::size_t cols, std::size_t k, const float* A,
+                      std::size_t lda, const float* B, std::size_t ldb, float* C, std::size_t ldc,
+                      const float* bias);
 };
+
+/// The most rows one `skinny_nt` call computes.
+constexpr std::size_t kSkinnyRows = 4;
 
 const Kernels& kernels_avx512();        ///< needs AVX-512F
 const Kernels& kernels_avx2();          ///< needs AVX2 and FMA (SLEEF's avx2 exp uses FMA)

@@ -34,7 +34,7 @@ inline V vexp(V x) { return (V)Sleef_expf8_u10avx2((__m256)x); }
 
 const Kernels& kernels_avx2_fma() {
     static const Kernels k{"avx2", true, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n};
+                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
     return k;
 }
 

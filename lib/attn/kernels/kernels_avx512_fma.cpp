@@ -37,7 +37,7 @@ inline V vexp(V x) { return (V)Sleef_expf16_u10avx512f((__m512)x); }
 
 const Kernels& kernels_avx512_fma() {
     static const Kernels k{"avx512f", true, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n};
+                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
     return k;
 }
 

@@ -38,7 +38,7 @@ inline V madd(V c, float a, V b) { return c + a * b; }
 
 const Kernels& kernels_portable() {
     static const Kernels k{"portable", false, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n};
+                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
     return k;
 }
 

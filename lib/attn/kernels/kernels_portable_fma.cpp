@@ -45,7 +45,7 @@ inline V vexp(V x) {
 
 const Kernels& kernels_portable_fma() {
     static const Kernels k{"portable", true, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n};
+                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
     return k;
 }
 

@@ -161,6 +161,21 @@ Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
                                   options(causal, gen));
 }
 
+Tensor MultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
+    const std::string where = "MultiHeadAttention";
+    const Shape s = check(x);
+    const std::size_t start = cache.pos;
+    check_positions(where, start, s[1], context_length());
+    // Rows start .. start + T - 1 of the buffer: causal from positions while it is intact.
+    const BufferMask causal = read_buffer(where, mask, s[1], 1.0f, start);
+    // The new keys and values [b, H, T, hd] appended; the queries attend to every cached key.
+    const HeadsView queries = detail::project_into_cache(where, cache, W_query, W_key, W_value, x,
+                                                         num_heads, num_heads, head_dim, context_length());
+    SDPAOptions o = options(causal, gen);
+    o.query_start = start;
+    return detail::attend_project(queries, HeadsView::of(cache.key), HeadsView::of(cache.value), &out_proj, o);
+}
+
 Tensor MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {
     const Shape s = check(x);
     saved.mask = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <string>
 
+#include "attn/attention/kv_cache.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/attention/sdpa.hpp"
 #include "attn/core/generator.hpp"
@@ -102,6 +103,23 @@ public:
     /// `forward` keeping every intermediate tensor (same draws, same result): the teaching
     /// path, step by step, with the core's step backend in the middle.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// `forward(x, use_cache=True)` of Raschka's KV-cached `MultiHeadAttention`
+    /// (ch04/03_kv-cache/gpt_with_kv_cache.py): `x [b, T, d_in]` are the tokens at positions
+    /// `cache.pos .. cache.pos + T - 1`; their keys and values `[b, H, T, head_dim]` are
+    /// appended to `cache` (a full `KVCache`: his `torch.cat` of `cache_k`, `cache_v`), and the
+    /// queries attend to every cached key through rows `cache.pos ..` of the `mask` buffer (his
+    /// `self.mask.bool()[ptr_current_pos:ptr_current_pos + T, :T_k]`). Returns `[b, T, d_out]`:
+    /// for the same inputs, the rows a forward over the whole sequence gives, bit for bit where a
+    /// row has as many keys on both sides (the last one; every row while fewer than 8 keys),
+    /// else up to the order in which the softmax adds them (PyTorch's, which depends on the
+    /// row's length).
+    /// In training mode the `[b, H, T, T_k]` dropout mask is drawn from `gen`.
+    /// @throws std::invalid_argument when `x` is not `[b, T, d_in]`, a position would lie
+    /// beyond `context_length` ("a token beyond the context: positions a..b but
+    /// context_length = n"), the cache is a ring or holds another batch size or head shape, or
+    /// a public field no longer fits (nothing is changed then).
+    Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
 
     /// `forward(x)` keeping in `saved` what `backward` needs (same draws, same result as
     /// `operator()`): the input, the projections, the merged heads (`out_proj`'s input) and,

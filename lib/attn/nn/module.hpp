@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -129,6 +130,58 @@ public:
 
 private:
     std::vector<M> modules_;
+};
+
+/// `torch.nn.Sequential(*[M(...) for _ in range(n)])` (Raschka's `trf_blocks`): a `ModuleList`
+/// that PyTorch names `Sequential` (its repr and its children `"0"`, `"1"`, ... are a list's)
+/// and whose forward runs the modules in order, `x = m(x, args...)` for each.
+template <class M>
+class SequentialList : public ModuleList<M> {
+public:
+    using ModuleList<M>::ModuleList;
+
+    std::string type_name() const override { return "Sequential"; }
+
+    /// `forward(x)`: each module applied in turn to the previous one's output.
+    template <class X, class... Args>
+    X operator()(X x, Args&&... args) const {
+        for (const M& m : *this) x = m(x, args...);
+        return x;
+    }
+};
+
+/// `torch.nn.Sequential(m0, m1, ...)` of modules of different types (Raschka's
+/// `FeedForward.layers`: `Linear`, `GELU`, `Linear`): children `"0"`, `"1"`, ... in order,
+/// `get<i>()` for `layers[i]`, and a forward that runs them in turn, `x = m(x)`.
+template <class... Ms>
+class Sequential : public Module {
+public:
+    /// Takes the modules in order (their draws happened where they were built).
+    explicit Sequential(Ms... modules) : modules_(std::move(modules)...) {}
+
+    std::string type_name() const override { return "Sequential"; }
+    std::vector<NamedChild> children() override {
+        std::vector<NamedChild> out;
+        std::apply([&](auto&... m) { (out.push_back({std::to_string(out.size()), &m}), ...); }, modules_);
+        return out;
+    }
+
+    /// `layers[I]`.
+    template <std::size_t I>
+    auto& get() { return std::get<I>(modules_); }
+    /// `layers[I]`.
+    template <std::size_t I>
+    const auto& get() const { return std::get<I>(modules_); }
+
+    /// `forward(x)`: each module applied in turn to the previous one's output.
+    template <class X>
+    X operator()(X x) const {
+        std::apply([&](const auto&... m) { ((x = m(x)), ...); }, modules_);
+        return x;
+    }
+
+private:
+    std::tuple<Ms...> modules_;
 };
 
 }  // namespace attn::nn

@@ -15,6 +15,12 @@ namespace attn {
 
 std::string repr_bool(bool value) { return value ? "True" : "False"; }
 
+std::string repr_list(const std::vector<std::int64_t>& values) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+    return out + "]";
+}
+
 std::string repr_tuple(std::initializer_list<std::string> items) {
     // IPython's pretty printer for a tuple of objects printed through their repr: the
     // separators are breakables of the tuple's group (indent 1); a multi-line repr emits hard

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -21,6 +23,10 @@ std::string repr_bool(bool value);
 /// `(tensor([[...],\n         [...]]),\n torch.Size([6, 6]))`. A 1-tuple prints `(x,)`
 /// and never breaks; an empty line inside an item becomes a single space.
 std::string repr_tuple(std::initializer_list<std::string> items);
+
+/// Python's `repr(list)` of integers as `print(list)` shows them, on one line:
+/// `[15496, 11, 314, 716]` (Raschka 4 In [30]'s `print("encoded:", encoded)`); `[]` when empty.
+std::string repr_list(const std::vector<std::int64_t>& values);
 
 /// Python's `repr(str)` for the texts and strings the notebook displays: single quotes
 /// (double quotes when the text holds a `'` and no `"`), with `\\`, `\n`, `\t`, `\r` and the

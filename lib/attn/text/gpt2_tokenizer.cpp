@@ -464,6 +464,51 @@ std::string GPT2Tokenizer::decode(const std::vector<std::int64_t>& ids) const {
     return text;
 }
 
+namespace {
+
+// Python's bytes.decode("utf-8", errors="replace"): valid sequences copied, each maximal
+// subpart of an invalid one (a lead byte and the continuation bytes that fit it so far)
+// replaced by U+FFFD, the byte that broke it read again as a new start.
+std::string utf8_replace(std::string_view in) {
+    std::string out;
+    out.reserve(in.size());
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(in[i]); };
+    std::size_t i = 0;
+    while (i < in.size()) {
+        const unsigned char b = byte(i);
+        std::size_t len = 0;
+        unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+        if (b < 0x80) len = 1;
+        else if (b >= 0xC2 && b <= 0xDF) len = 2;
+        else if (b == 0xE0) len = 3, lo = 0xA0;
+        else if (b == 0xED) len = 3, hi = 0x9F;
+        else if (b >= 0xE1 && b <= 0xEF) len = 3;
+        else if (b == 0xF0) len = 4, lo = 0x90;
+        else if (b == 0xF4) len = 4, hi = 0x8F;
+        else if (b >= 0xF1 && b <= 0xF3) len = 4;
+        std::size_t k = 1;
+        for (; len > 1 && k < len && i + k < in.size(); ++k) {
+            const unsigned char c = byte(i + k);
+            if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) break;
+        }
+        if (len != 0 && k == len) {
+            out.append(in.substr(i, len));
+        } else {
+            out += "\xEF\xBF\xBD";  // U+FFFD
+            if (len == 0) k = 1;
+        }
+        i += k;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string GPT2Tokenizer::decode(const std::vector<std::int64_t>& ids, DecodeErrors errors) const {
+    std::string bytes = decode(ids);
+    return errors == DecodeErrors::replace ? utf8_replace(bytes) : bytes;
+}
+
 std::int64_t GPT2Tokenizer::n_vocab() const { return std::int64_t(tables_->token_bytes.size()); }
 std::int64_t GPT2Tokenizer::n_merges() const { return std::int64_t(tables_->merges.size()); }
 std::int64_t GPT2Tokenizer::eot_token() const { return tables_->eot; }

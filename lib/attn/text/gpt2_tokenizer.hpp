@@ -43,6 +43,12 @@ namespace attn {
 /// @return code points indexed by byte value.
 std::array<char32_t, 256> gpt2_bytes_to_unicode();
 
+/// What `GPT2Tokenizer::decode` does with bytes that are not UTF-8 (tiktoken's `errors=`).
+enum class DecodeErrors {
+    keep_bytes,  ///< return them unchanged (tiktoken's `decode_bytes`)
+    replace,     ///< replace each invalid sequence by U+FFFD (`errors="replace"`, the default of Python's decode)
+};
+
 /// GPT-2's byte-level BPE tokenizer (the `gpt2` encoding of tiktoken, OpenAI's encoder.py).
 /// Immutable once loaded; copies share the tables; every const member is safe to call from
 /// several threads at once.
@@ -113,6 +119,12 @@ public:
     /// @throws std::invalid_argument naming the id, its position and the vocabulary size when
     /// an id is outside 0..n_vocab()-1 (tiktoken raises KeyError).
     std::string decode(const std::vector<std::int64_t>& ids) const;
+
+    /// tiktoken's `decode(ids, errors="replace")`, what Raschka's `tokenizer.decode` prints:
+    /// `decode(ids)`'s bytes with each invalid UTF-8 sequence replaced by U+FFFD, as Python's
+    /// `bytes.decode("utf-8", errors="replace")` does (one U+FFFD per maximal invalid subpart).
+    /// The result is always UTF-8. @throws std::invalid_argument as `decode`.
+    std::string decode(const std::vector<std::int64_t>& ids, DecodeErrors errors) const;
 
     /// The bytes of one token (tiktoken's `decode_single_token_bytes`): `33901` -> `Ak`,
     /// `220` -> a space (Raschka 2 In [30]).

@@ -3,14 +3,15 @@ here and imported by every script that runs it (`from reference import MultiHead
 tools/benchmark/ builds the same classes through the scripts that import them).
 
 One module per upstream source, each naming its file and commit in its docstring: ch03
-(Raschka's chapter 3), notebooks (the source notebooks' own classes), gqa, swa, mla,
-kv_sharing, memory_estimators, dsa, deltanet, llama (RoPE and Raschka's Llama modules), alibi,
-positional_encoding; and seq2seq, chapter 25's model (this project's own, around
-torch.nn.MultiheadAttention). They are the ground truth, so they keep their
+(Raschka's chapter 3), ch04 (his chapter 4: the GPT model), kv_cache (his ch04/03_kv-cache
+script, imported as a module: its names repeat ch04's), notebooks (the source notebooks' own
+classes), gqa, swa, mla, kv_sharing, memory_estimators, dsa, deltanet, llama (RoPE and
+Raschka's Llama modules), alibi, positional_encoding; and seq2seq, chapter 25's model (this
+project's own, around torch.nn.MultiheadAttention). They are the ground truth, so they keep their
 author's text; what differs is listed in the module's docstring, and a changed line is marked
 `# edit:`.
 
-On import, the classes copied character for character are checked against the project's copies
+On import, the classes (and functions) copied character for character are checked against the project's copies
 of their sources under data/sources/, so that their text cannot drift: a class must be its
 author's block there, line for line, except lines marked `# edit:`, each of which must be one of
 his lines, moved.
@@ -20,7 +21,10 @@ import os
 
 from . import llama
 from .alibi import MultiHeadAttentionALiBi, alibi_bias, get_slopes
+from . import kv_cache
 from .ch03 import CausalAttention, MultiHeadAttention, MultiHeadAttentionCombinedQKV, MultiHeadAttentionWrapper
+from .ch04 import (GELU, DummyGPTModel, DummyLayerNorm, DummyTransformerBlock, ExampleDeepNeuralNetwork,
+                   FeedForward, GPTModel, LayerNorm, TransformerBlock, generate_text_simple, print_gradients)
 from .deltanet import GatedDeltaNet, GatedMultiHeadAttention, RMSNorm, l2norm
 from .dsa import LightningIndexer, MultiHeadAttentionWithDSA, select
 from .gqa import GroupedQueryAttention
@@ -40,7 +44,9 @@ __all__ = ["CausalAttention", "MultiHeadAttentionWrapper", "MultiHeadAttention",
            "GatedMultiHeadAttention", "GatedDeltaNet", "RMSNorm", "l2norm", "llama", "compute_rope",
            "precompute_rope_params", "rope_inv_freq", "get_slopes", "alibi_bias", "MultiHeadAttentionALiBi",
            "PositionalEncoding", "AttentionOnlySeq2Seq", "copy_batch", "cross_attention_weights",
-           "greedy_decode"]
+           "greedy_decode", "DummyGPTModel", "DummyTransformerBlock", "DummyLayerNorm", "LayerNorm", "GELU",
+           "FeedForward", "ExampleDeepNeuralNetwork", "print_gradients", "TransformerBlock", "GPTModel",
+           "generate_text_simple", "kv_cache"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 VERBATIM = {
@@ -48,6 +54,13 @@ VERBATIM = {
     "data/sources/seeds/004_d8a07657e05181d5.txt": (MultiHeadAtt,),
     "data/sources/raschka/raschka_gpt_to_llama2.txt": (llama.compute_rope, llama.MultiHeadAttention),
     "data/sources/raschka/raschka_llama2_to_llama3.txt": (llama.precompute_rope_params, llama.GroupedQueryAttention),
+    "data/sources/raschka/raschka_ch04.txt": (DummyGPTModel, DummyTransformerBlock, DummyLayerNorm, LayerNorm,
+                                              GELU, FeedForward, ExampleDeepNeuralNetwork, print_gradients,
+                                              TransformerBlock, GPTModel, generate_text_simple),
+    "data/sources/raschka/raschka_ch04_gpt_with_kv_cache.py": (
+        kv_cache.MultiHeadAttention, kv_cache.LayerNorm, kv_cache.GELU, kv_cache.FeedForward,
+        kv_cache.TransformerBlock, kv_cache.GPTModel, kv_cache.generate_text_simple,
+        kv_cache.generate_text_simple_cached),
 }
 
 

@@ -1,0 +1,126 @@
+// GPTModel (gpt_model.hpp): Raschka ch. 4.6, and the KV-cached forward of his ch04/03_kv-cache.
+#include "attn/model/gpt_model.hpp"
+
+#include <stdexcept>
+
+#include "attn/modules/module.hpp"
+
+namespace attn {
+
+namespace {
+
+const GPTConfig& checked_model_config(const GPTConfig& cfg) {
+    cfg.check("GPTModel");
+    return cfg;
+}
+
+nn::SequentialList<TransformerBlock> make_blocks(const GPTConfig& cfg, Generator& gen) {
+    nn::SequentialList<TransformerBlock> blocks;
+    blocks.reserve(cfg.n_layers);
+    for (std::size_t i = 0; i < cfg.n_layers; ++i) blocks.emplace_back(cfg, gen);
+    return blocks;
+}
+
+std::string index_str(std::size_t i, std::size_t j) {
+    return "[" + std::to_string(i) + ", " + std::to_string(j) + "]";
+}
+
+}  // namespace
+
+std::size_t GPTCache::current_pos() const {
+    if (layers.empty()) return 0;
+    const std::size_t pos = layers.front().pos;
+    for (std::size_t i = 1; i < layers.size(); ++i)
+        if (layers[i].pos != pos)
+            throw std::invalid_argument("GPTCache: block " + std::to_string(i) + "'s cache holds " +
+                                        std::to_string(layers[i].pos) + " tokens, block 0's " +
+                                        std::to_string(pos));
+    return pos;
+}
+
+std::size_t GPTCache::bytes() const {
+    std::size_t total = 0;
+    for (const KVCache& c : layers) total += c.bytes();
+    return total;
+}
+
+GPTModel::GPTModel(const GPTConfig& cfg, Generator& gen)
+    : tok_emb(checked_model_config(cfg).vocab_size, cfg.emb_dim, gen),
+      pos_emb(cfg.context_length, cfg.emb_dim, gen),
+      drop_emb(cfg.drop_rate, cfg.backend),
+      trf_blocks(make_blocks(cfg, gen)),
+      final_norm(cfg.emb_dim),
+      out_head(cfg.emb_dim, cfg.vocab_size, false, gen) {}
+
+std::size_t GPTModel::context_length() const {
+    check_rank("GPTModel (pos_emb.weight)", shape_of(pos_emb.weight), 2);
+    return pos_emb.weight.shape()[0];
+}
+
+std::size_t GPTModel::vocab_size() const {
+    check_rank("GPTModel (tok_emb.weight)", shape_of(tok_emb.weight), 2);
+    return tok_emb.weight.shape()[0];
+}
+
+Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start, Generator& gen) const {
+    const std::string where = "GPTModel";
+    const Shape s = shape_of(in_idx);
+    if (s.size() != 2) throw_shape_error(where + " (in_idx)", "[batch_size, seq_len]", s);
+    const std::size_t b = s[0], T = s[1], V = vocab_size(), C = context_length();
+    const std::size_t E = tok_emb.weight.shape()[1];
+    if (pos_emb.weight.shape()[1] != E)
+        throw std::invalid_argument(where + ": pos_emb is " + std::to_string(pos_emb.weight.shape()[1]) +
+                                    " wide, tok_emb " + std::to_string(E));
+    if (start == 0 && T > C)
+        throw std::invalid_argument(where + ": " + std::to_string(T) + " tokens, but the context holds context_length = " +
+                                    std::to_string(C) + " (pos_emb has " + std::to_string(C) + " positions)");
+    check_positions(where, start, T, C);
+    for (std::size_t i = 0; i < b; ++i)
+        for (std::size_t t = 0; t < T; ++t) {
+            const std::int64_t id = in_idx(i, t);
+            if (id < 0 || static_cast<std::uint64_t>(id) >= V)
+                throw std::invalid_argument(where + ": token id " + std::to_string(id) + " at " + index_str(i, t) +
+                                            " is out of range [0, vocab_size = " + std::to_string(V) + ")");
+        }
+    if (trf_blocks.empty()) throw std::invalid_argument(where + ": trf_blocks is empty");
+    // tok_emb(in_idx) + pos_emb(arange(start, start + T)): [b, T, E] + [T, E]
+    Tensor x = tok_emb(in_idx);
+    const float* pos = pos_emb.weight.data() + start * E;
+    float* px = x.data();
+    for (std::size_t i = 0; i < b; ++i)
+        for (std::size_t j = 0; j < T * E; ++j) px[i * T * E + j] = px[i * T * E + j] + pos[j];
+    return drop_emb(x, gen);
+}
+
+Tensor GPTModel::head(const Tensor& x) const {
+    return out_head(final_norm(x));
+}
+
+Tensor GPTModel::operator()(const LongTensor& in_idx, Generator& gen) const {
+    Tensor x = embed(in_idx, 0, gen);
+    for (const TransformerBlock& block : trf_blocks) x = block(x, gen);
+    return head(x);
+}
+
+Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& gen) const {
+    const std::string where = "GPTModel";
+    if (!cache.layers.empty() && cache.layers.size() != trf_blocks.size())
+        throw std::invalid_argument(where + ": the cache holds " + std::to_string(cache.layers.size()) +
+                                    " blocks' keys and values, the model has " +
+                                    std::to_string(trf_blocks.size()) + " blocks");
+    const std::size_t start = cache.current_pos();
+    Tensor x = embed(in_idx, start, gen);
+    // Every block's cache is checked before the first is appended to (a batch of another size,
+    // another model's cache), so that a refused call changes nothing.
+    const Shape s = shape_of(in_idx);
+    for (std::size_t i = 0; i < cache.layers.size(); ++i) {
+        const MultiHeadAttention& att = trf_blocks[i].att;
+        check_full_cache(where + " (block " + std::to_string(i) + "'s cache)", cache.layers[i], s[0],
+                         att.num_heads, att.head_dim, s[1], att.context_length());
+    }
+    if (cache.layers.empty()) cache.layers.resize(trf_blocks.size());
+    for (std::size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, cache.layers[i], gen);
+    return head(x);
+}
+
+}  // namespace attn

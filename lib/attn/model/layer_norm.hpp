@@ -1,0 +1,75 @@
+/// @file layer_norm.hpp
+/// @brief Raschka's `LayerNorm` (ch. 4.2, In [10]): each token's features centred on their mean
+/// and divided by their standard deviation (the biased variance, `unbiased=False`, with `eps =
+/// 1e-5`), then scaled and shifted by trainable `scale` and `shift`.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/core/tensor.hpp"
+#include "attn/nn/module.hpp"
+
+namespace attn {
+
+/// His `LayerNorm(emb_dim)`: for `x [..., emb_dim]`,
+/// `mean = x.mean(dim=-1, keepdim=True)`, `var = x.var(dim=-1, keepdim=True, unbiased=False)`,
+/// `norm_x = (x - mean) / torch.sqrt(var + eps)`, `scale * norm_x + shift`. PyTorch's float
+/// order, so a seed gives his bits: the mean is the row's sum in PyTorch's order divided by
+/// `emb_dim`, the variance Welford's in double (functional.hpp's `mean` and `var`), then one
+/// float32 operation after the other. No random draws: `scale` starts as ones, `shift` as
+/// zeros. repr `LayerNorm()`, as his module prints (he writes no `extra_repr`).
+class LayerNorm : public nn::Module {
+public:
+    /// `scale = ones(emb_dim)`, `shift = zeros(emb_dim)`, `eps = 1e-5`.
+    /// @throws std::invalid_argument when `emb_dim` is 0; std::length_error when the
+    /// parameters cannot be allocated.
+    explicit LayerNorm(std::size_t emb_dim);
+
+    /// What `forward` computes, for `x [..., E]`.
+    struct Steps {
+        Tensor mean;    ///< `x.mean(dim=-1, keepdim=True)`: `[..., 1]`
+        Tensor var;     ///< `x.var(dim=-1, keepdim=True, unbiased=False)`: `[..., 1]`
+        Tensor norm_x;  ///< `(x - mean) / torch.sqrt(var + eps)`: `[..., E]`
+        Tensor output;  ///< `scale * norm_x + shift`: `[..., E]`
+    };
+
+    /// `forward(x)`: `[..., E] -> [..., E]`, float32, row by row (the bits of `forward_steps`).
+    /// @throws std::invalid_argument when `x` is 0-d or its last dimension is not `E`, or
+    /// `scale`/`shift` (public) no longer fit (`check_parameters`).
+    Tensor operator()(const Tensor& x) const;
+
+    /// `forward` keeping every intermediate (the same bits).
+    /// @throws std::invalid_argument as `operator()`.
+    Steps forward_steps(const Tensor& x) const;
+
+    /// `forward` of `rows` contiguous rows `x [rows, E]` into `y [rows, E]` (`y` may be `x`),
+    /// for the model's workspaces; rows are split among OpenMP threads when there are many.
+    /// @throws std::invalid_argument as `check_parameters`.
+    void forward_into(const float* x, std::size_t rows, float* y) const;
+
+    /// The normalised width `E`: `scale`'s size.
+    /// @throws std::invalid_argument when `scale` is not 1-D.
+    std::size_t emb_dim() const;
+
+    /// Checks the public fields: `scale` and `shift` 1-D of the same non-zero size.
+    /// @throws std::invalid_argument naming the field and both shapes otherwise.
+    void check_parameters() const;
+
+    /// `"LayerNorm"`.
+    std::string type_name() const override { return "LayerNorm"; }
+    /// `scale`, then `shift` (his registration order).
+    std::vector<nn::NamedParameter> own_parameters() override {
+        return {{"scale", &scale, &scale_grad}, {"shift", &shift, &shift_grad}};
+    }
+
+    double eps = 1e-5;  ///< `self.eps`, added to the variance as a float32 (a Python float)
+    Tensor scale;       ///< `[E]`, ones at construction
+    Tensor shift;       ///< `[E]`, zeros at construction
+    std::optional<Tensor> scale_grad;  ///< `scale.grad`: no backward fills it yet
+    std::optional<Tensor> shift_grad;  ///< `shift.grad`: no backward fills it yet
+};
+
+}  // namespace attn

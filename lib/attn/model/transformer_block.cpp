@@ -1,0 +1,81 @@
+// TransformerBlock (transformer_block.hpp): Raschka ch. 4.5.
+#include "attn/model/transformer_block.hpp"
+
+#include <stdexcept>
+
+#include "attn/modules/module.hpp"
+
+namespace attn {
+
+namespace {
+
+// The block's config checked before anything is drawn.
+const GPTConfig& checked_block_config(const GPTConfig& cfg) {
+    cfg.check("TransformerBlock");
+    return cfg;
+}
+
+// a + b elementwise (the shortcut's `x + shortcut`), both of one shape.
+Tensor add_shortcut(const Tensor& a, const Tensor& b) {
+    Tensor y = Tensor::from_shape(shape_of(a));
+    const float* pa = a.data();
+    const float* pb = b.data();
+    float* py = y.data();
+    for (std::size_t i = 0; i < y.size(); ++i) py[i] = pa[i] + pb[i];
+    return y;
+}
+
+}  // namespace
+
+TransformerBlock::TransformerBlock(const GPTConfig& cfg, Generator& gen)
+    : att(checked_block_config(cfg).attention(), gen),
+      ff(cfg, gen),
+      norm1(cfg.emb_dim),
+      norm2(cfg.emb_dim),
+      drop_shortcut(cfg.drop_rate, cfg.backend) {}
+
+void TransformerBlock::check(const Tensor& x) const {
+    const std::string where = "TransformerBlock";
+    const std::size_t E = norm1.emb_dim();
+    check_tokens(where, x, E);
+    const auto agree = [&](const char* field, std::size_t width) {
+        if (width != E)
+            throw std::invalid_argument(where + ": " + field + " is " + std::to_string(width) +
+                                        " wide, but norm1 normalises " + std::to_string(E));
+    };
+    agree("att (d_in)", att.d_in());
+    agree("att (d_out)", att.d_out());
+    agree("ff (layers[0].in_features)", ff.layers.get<0>().in_features());
+    agree("norm2", norm2.emb_dim());
+    check_dropout(where + " (drop_shortcut)", drop_shortcut);
+}
+
+Tensor TransformerBlock::finish(const Tensor& x, Tensor a, Generator& gen) const {
+    const Tensor x1 = add_shortcut(drop_shortcut(a, gen), x);  // x = x + shortcut
+    Tensor f = ff(norm2(x1));
+    return add_shortcut(drop_shortcut(f, gen), x1);
+}
+
+Tensor TransformerBlock::operator()(const Tensor& x, Generator& gen) const {
+    check(x);
+    return finish(x, att(norm1(x), gen), gen);
+}
+
+Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
+    check(x);
+    return finish(x, att.forward(norm1(x), cache, gen), gen);
+}
+
+TransformerBlock::Steps TransformerBlock::forward_steps(const Tensor& x, Generator& gen) const {
+    check(x);
+    Steps st;
+    st.norm1 = norm1.forward_steps(x).output;
+    st.att = att.forward_steps(st.norm1, gen).context_vec;
+    st.shortcut1 = add_shortcut(drop_shortcut(st.att, gen), x);
+    st.norm2 = norm2.forward_steps(st.shortcut1).output;
+    st.ff = ff(st.norm2);
+    st.output = add_shortcut(drop_shortcut(st.ff, gen), st.shortcut1);
+    return st;
+}
+
+}  // namespace attn

@@ -1,0 +1,85 @@
+/// @file transformer_block.hpp
+/// @brief Raschka's `TransformerBlock` (ch. 4.5, In [21]): multi-head attention and the
+/// feed-forward network, each after a `LayerNorm` (pre-LayerNorm) and each around a shortcut
+/// connection, with dropout on the way back in.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "attn/attention/kv_cache.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/core/tensor.hpp"
+#include "attn/model/config.hpp"
+#include "attn/model/feed_forward.hpp"
+#include "attn/model/layer_norm.hpp"
+#include "attn/modules/multihead.hpp"
+#include "attn/nn/module.hpp"
+#include "attn/nn/nn.hpp"
+
+namespace attn {
+
+/// His `TransformerBlock(cfg)`, for `x [b, T, E]`:
+/// ```
+/// shortcut = x; x = norm1(x); x = att(x); x = drop_shortcut(x); x = x + shortcut
+/// shortcut = x; x = norm2(x); x = ff(x);  x = drop_shortcut(x); x = x + shortcut
+/// ```
+/// Built in his order from `gen`: `att` (the library's `MultiHeadAttention` with
+/// `cfg.attention()`: `W_query`, `W_key`, `W_value`, `out_proj`), `ff`, then `norm1`, `norm2`
+/// and `drop_shortcut`, which draw nothing. In training mode the dropout masks are drawn from
+/// the generator in the forward's order: the attention weights', then `drop_shortcut`'s twice.
+class TransformerBlock : public nn::Module {
+public:
+    /// Builds the block from `gen`: `12 * E * E + 9 * E` 32-bit draws (plus `3 * E` with
+    /// `qkv_bias`).
+    /// @throws std::invalid_argument as `GPTConfig::check` (nothing drawn then).
+    explicit TransformerBlock(const GPTConfig& cfg, Generator& gen = default_generator());
+
+    /// What `forward` computed, for `x [b, T, E]`, every tensor `[b, T, E]`.
+    struct Steps {
+        Tensor norm1;        ///< `norm1(x)`
+        Tensor att;          ///< `att(norm1(x))`, the attention core on the step backend
+        Tensor shortcut1;    ///< `drop_shortcut(att) + x`
+        Tensor norm2;        ///< `norm2(shortcut1)`
+        Tensor ff;           ///< `ff(norm2)`
+        Tensor output;       ///< `drop_shortcut(ff) + shortcut1`
+    };
+
+    /// `forward(x)`: `[b, T, E] -> [b, T, E]`, float32.
+    /// @throws std::invalid_argument when `x` is not `[b, T, E]`, `T > context_length`, or a
+    /// public field no longer fits (naming it).
+    Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// `forward(x, use_cache=True)` of his KV-cache script: the attention appends the tokens'
+    /// keys and values to `cache` and attends to everything cached
+    /// (`MultiHeadAttention::forward(x, cache)`); the rest as `operator()`.
+    /// @throws std::invalid_argument as `operator()` and `MultiHeadAttention::forward(x,
+    /// cache)` (nothing is appended then).
+    Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
+
+    /// `forward` keeping every intermediate, the attention through `att.forward_steps` (the
+    /// core's step backend): the same draws and the same bits as `operator()`.
+    /// @throws std::invalid_argument as `operator()`.
+    Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// `"TransformerBlock"`.
+    std::string type_name() const override { return "TransformerBlock"; }
+    /// `att`, `ff`, `norm1`, `norm2`, `drop_shortcut`: his registration order.
+    std::vector<nn::NamedChild> children() override {
+        return {{"att", &att}, {"ff", &ff}, {"norm1", &norm1}, {"norm2", &norm2}, {"drop_shortcut", &drop_shortcut}};
+    }
+
+    MultiHeadAttention att;      ///< `MultiHeadAttention(E, E, context_length, drop_rate, n_heads, qkv_bias)`
+    FeedForward ff;              ///< `FeedForward(cfg)`
+    LayerNorm norm1;             ///< before the attention
+    LayerNorm norm2;             ///< before the feed-forward network
+    nn::Dropout drop_shortcut;   ///< `Dropout(drop_rate)` on both branches
+
+private:
+    // Checks x [b, T, E] and the fields that must agree with each other.
+    void check(const Tensor& x) const;
+    // The second half of the block, from the attention's output `a` and the input `x`.
+    Tensor finish(const Tensor& x, Tensor a, Generator& gen) const;
+};
+
+}  // namespace attn
