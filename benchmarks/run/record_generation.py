@@ -73,6 +73,8 @@ class Sides(rec.Sides):
 
 def case_name(case, arg, th):
     """The Google Benchmark case of `case` (with its context or T) at `th` threads."""
+    if case == "generate_no_cache":  # one iteration: minutes per run
+        return f"{case}/tokens:{TOKENS}/threads:{th}/iterations:1"
     if case.startswith("generate"):
         return f"{case}/tokens:{TOKENS}/threads:{th}"
     return f"{case}/{'context' if case == 'decode' else 'T'}:{arg}/threads:{th}"
