@@ -38,8 +38,8 @@ std::string ch23_time_per_token(const figures::Data& data) {
         lines.push_back(s);
     }
     figures::svg::PlotStyle style;
-    style.title = "Time per generated token, with and without the KV cache (1 thread)";
-    style.subtitle = "fastest round recorded in data/benchmarks/generation.json; log-log axes";
+    style.title = "Time per new token, with and without the KV cache";
+    style.subtitle = "1 thread, fastest recorded round; log-log axes";
     style.x_label = "context (tokens before the new one)";
     style.y_label = "time per token (ms)";
     style.log_x = style.log_y = true;
