@@ -75,7 +75,8 @@ Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start, Generator& g
         throw std::invalid_argument(where + ": " + std::to_string(T) + " tokens, but the context holds context_length = " +
                                     std::to_string(C) + " (pos_emb has " + std::to_string(C) + " positions)");
     check_positions(where, start, T, C);
-    for (std::size_t i = 0; i < b; ++i)
+    // No token (T = 0): nothing to check or add, whatever the batch (not 2^40 empty rows walked).
+    for (std::size_t i = 0; T != 0 && i < b; ++i)
         for (std::size_t t = 0; t < T; ++t) {
             const std::int64_t id = in_idx(i, t);
             if (id < 0 || static_cast<std::uint64_t>(id) >= V)
@@ -87,7 +88,7 @@ Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start, Generator& g
     Tensor x = tok_emb(in_idx);
     const float* pos = pos_emb.weight.data() + start * E;
     float* px = x.data();
-    for (std::size_t i = 0; i < b; ++i)
+    for (std::size_t i = 0; T * E != 0 && i < b; ++i)
         for (std::size_t j = 0; j < T * E; ++j) px[i * T * E + j] = px[i * T * E + j] + pos[j];
     return drop_emb(x, gen);
 }
