@@ -1,9 +1,8 @@
-// Chapter 25: cross-attention — queries from one sequence, keys and values from another.
-// Prose: docs/chapters/.
+// Chapter 25: cross-attention, queries from one sequence and keys and values from another.
+// Prose: docs/chapters/25_cross_attention.md.
 #include <string>
 #include <utility>
 #include <vector>
-
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/masks.hpp"
 #include "attn/core/functional.hpp"

@@ -57,10 +57,7 @@ VERBATIM = {
     "data/sources/raschka/raschka_ch04.txt": (DummyGPTModel, DummyTransformerBlock, DummyLayerNorm, LayerNorm,
                                               GELU, FeedForward, ExampleDeepNeuralNetwork, print_gradients,
                                               TransformerBlock, GPTModel, generate_text_simple),
-    "data/sources/raschka/raschka_ch04_gpt_with_kv_cache.py": (
-        kv_cache.MultiHeadAttention, kv_cache.LayerNorm, kv_cache.GELU, kv_cache.FeedForward,
-        kv_cache.TransformerBlock, kv_cache.GPTModel, kv_cache.generate_text_simple,
-        kv_cache.generate_text_simple_cached),
+    # kv_cache: loaded from data/sources/raschka/raschka_ch04_gpt_with_kv_cache.py itself.
 }
 
 
