@@ -1,5 +1,7 @@
 #include "textbook/text_file.hpp"
 
+#include "attn/text/utf8.hpp"
+
 #include <charconv>
 #include <cstdio>
 #include <fstream>
@@ -20,32 +22,10 @@ std::string hex_byte(unsigned char c) {
 }  // namespace
 
 std::size_t first_non_utf8(std::string_view text) {
-    const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-    const std::size_t n = text.size();
-    std::size_t i = 0;
-    while (i < n) {
-        const unsigned char c = s[i];
-        if (c == 0) return i;
-        if (c < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t len = 0;
-        unsigned char lo = 0x80, hi = 0xBF;  // the allowed range of the second byte
-        if (c >= 0xC2 && c <= 0xDF) len = 2;
-        else if (c == 0xE0) { len = 3; lo = 0xA0; }   // no overlong 3-byte forms
-        else if (c >= 0xE1 && c <= 0xEC) len = 3;
-        else if (c == 0xED) { len = 3; hi = 0x9F; }   // no UTF-16 surrogates
-        else if (c >= 0xEE && c <= 0xEF) len = 3;
-        else if (c == 0xF0) { len = 4; lo = 0x90; }   // no overlong 4-byte forms
-        else if (c >= 0xF1 && c <= 0xF3) len = 4;
-        else if (c == 0xF4) { len = 4; hi = 0x8F; }   // nothing above U+10FFFF
-        else return i;                                // continuation byte, C0, C1, F5..FF
-        if (i + len > n) return i;
-        if (s[i + 1] < lo || s[i + 1] > hi) return i;
-        for (std::size_t k = 2; k < len; ++k)
-            if (s[i + k] < 0x80 || s[i + k] > 0xBF) return i;
-        i += len;
+    for (std::size_t i = 0; i < text.size();) {
+        const attn::Utf8Step step = attn::utf8_step(text, i);
+        if (!step.valid || text[i] == '\0') return i;
+        i += step.length;
     }
     return std::string_view::npos;
 }

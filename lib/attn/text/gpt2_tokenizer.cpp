@@ -2,6 +2,7 @@
 // libcrypto) and read (nlohmann/json for encoder.json), the pre-tokenisation pattern (PCRE2,
 // UTF mode, JIT-compiled when the library has a JIT), the merges, encode and decode.
 #include "attn/text/gpt2_tokenizer.hpp"
+#include "attn/text/utf8.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -467,37 +468,15 @@ std::string GPT2Tokenizer::decode(const std::vector<std::int64_t>& ids) const {
 namespace {
 
 // Python's bytes.decode("utf-8", errors="replace"): valid sequences copied, each maximal
-// subpart of an invalid one (a lead byte and the continuation bytes that fit it so far)
-// replaced by U+FFFD, the byte that broke it read again as a new start.
+// subpart of an invalid one replaced by U+FFFD.
 std::string utf8_replace(std::string_view in) {
     std::string out;
     out.reserve(in.size());
-    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(in[i]); };
-    std::size_t i = 0;
-    while (i < in.size()) {
-        const unsigned char b = byte(i);
-        std::size_t len = 0;
-        unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
-        if (b < 0x80) len = 1;
-        else if (b >= 0xC2 && b <= 0xDF) len = 2;
-        else if (b == 0xE0) len = 3, lo = 0xA0;
-        else if (b == 0xED) len = 3, hi = 0x9F;
-        else if (b >= 0xE1 && b <= 0xEF) len = 3;
-        else if (b == 0xF0) len = 4, lo = 0x90;
-        else if (b == 0xF4) len = 4, hi = 0x8F;
-        else if (b >= 0xF1 && b <= 0xF3) len = 4;
-        std::size_t k = 1;
-        for (; len > 1 && k < len && i + k < in.size(); ++k) {
-            const unsigned char c = byte(i + k);
-            if (c < (k == 1 ? lo : 0x80) || c > (k == 1 ? hi : 0xBF)) break;
-        }
-        if (len != 0 && k == len) {
-            out.append(in.substr(i, len));
-        } else {
-            out += "\xEF\xBF\xBD";  // U+FFFD
-            if (len == 0) k = 1;
-        }
-        i += k;
+    for (std::size_t i = 0; i < in.size();) {
+        const Utf8Step step = utf8_step(in, i);
+        if (step.valid) out.append(in.substr(i, step.length));
+        else out += "\xEF\xBF\xBD";  // U+FFFD
+        i += step.length;
     }
     return out;
 }
