@@ -111,12 +111,7 @@ def main():
     p.add_argument("--no-uncached", action="store_true", help="skip the 200 tokens without the cache")
     a = p.parse_args()
     rounds, min_time = rec.rounds_and_time(p, a)
-    try:
-        threads = [int(t) for t in a.threads.split(",")]
-    except ValueError:
-        p.error(f"bad --threads {a.threads!r}")
-    if not threads or min(threads) < 1:
-        p.error("--threads must be >= 1")
+    threads = rec.thread_counts(p, a.threads)
     rec.need_torch(a)
     exe, _ = rec.programs(a, ["generation_benchmark", "limits_benchmark"])
     sides = Sides(exe)

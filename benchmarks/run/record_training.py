@@ -105,12 +105,7 @@ def main():
     p.add_argument("--no-memory", action="store_true")
     a = p.parse_args()
     rounds, min_time = rec.rounds_and_time(p, a)
-    try:
-        threads = [int(t) for t in a.threads.split(",")]
-    except ValueError:
-        p.error(f"bad --threads {a.threads!r}")
-    if not threads or min(threads) < 1:
-        p.error("--threads must be >= 1")
+    threads = rec.thread_counts(p, a.threads)
     rec.need_torch(a)
     exe, _ = rec.programs(a, ["training_benchmark", "limits_benchmark"])
     sides = Sides(exe)

@@ -112,6 +112,17 @@ def rounds_and_time(p, a):
     return r, t
 
 
+def thread_counts(p, text):
+    """The thread counts of a `--threads 1,2` option, or the parser's usage error (exit 2)."""
+    try:
+        threads = [int(t) for t in text.split(",")]
+    except ValueError:
+        p.error(f"bad --threads {text!r}")
+    if not threads or min(threads) < 1:
+        p.error("--threads must be >= 1")
+    return threads
+
+
 def command_args(argv):
     """The arguments as given, without --note's text (recorded on its own)."""
     out, skip = [], False
