@@ -215,47 +215,28 @@ void DSACache::reset() {
 
 // ---------------------------------------------------------------- the module
 
-void MultiHeadAttentionWithDSA::validate(const AttentionConfig& c) {
-    const std::string where = kModule;
-    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                    ConfigField::index_n_heads, ConfigField::index_head_dim, ConfigField::topk,
-                    ConfigField::ties, ConfigField::backend});
-    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
-    require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
-    require_weight_size(where, "index_n_heads * index_head_dim",
-                        index_width(where, c.index_n_heads, c.index_head_dim), "d_in", c.d_in);
+std::size_t MultiHeadAttentionWithDSA::checked_topk(const AttentionConfig& c) {
+    require_weight_size(kModule, "index_n_heads * index_head_dim",
+                        index_width(kModule, c.index_n_heads, c.index_head_dim), "d_in", c.d_in);
+    return c.topk;
 }
 
 MultiHeadAttentionWithDSA::MultiHeadAttentionWithDSA(const MultiHeadAttentionWithDSAConfig& c, Generator& gen)
-    : num_heads((validate(c), c.num_heads)),
-      head_dim(c.d_out / c.num_heads),
-      context_length(c.context_length),
-      topk(c.topk),
+    : ProjectedAttention(kModule, c,
+                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                          ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                          ConfigField::index_n_heads, ConfigField::index_head_dim, ConfigField::topk,
+                          ConfigField::ties, ConfigField::backend}),
+      topk(checked_topk(c)),
       ties(c.ties),
-      W_query(c.d_in, c.d_out, c.qkv_bias, gen),
-      W_key(c.d_in, c.d_out, c.qkv_bias, gen),
-      W_value(c.d_in, c.d_out, c.qkv_bias, gen),
-      out_proj(c.d_out, c.d_out, true, gen),
-      dropout(c.dropout, c.backend),
-      indexer(c.d_in, c.index_n_heads, c.index_head_dim, gen) {}
+      // The indexer is drawn after the attention's layers, as his __init__ builds it.
+      indexer(c.d_in, c.index_n_heads, c.index_head_dim, build_layers(c, gen)) {}
 
 Shape MultiHeadAttentionWithDSA::check(const Tensor& x) const {
-    const std::string where = kModule;
-    // The widths most fields agree on: a replaced layer (or head field) is the one named.
-    const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_key, true), width_of(W_value, true)});
-    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(W_key),
-                                        width_of(W_value), width_of(out_proj, true)});
-    check_linear(where, "W_query", W_query, in, d);
-    check_heads(where, num_heads, head_dim, d);
-    check_linear(where, "W_key", W_key, in, d);
-    check_linear(where, "W_value", W_value, in, d);
-    check_output_linear(where, "out_proj", out_proj, d, d);
-    const Shape s = check_tokens(where, x, in);
-    check_dropout(where, dropout);
-    require_positive(where, "topk", topk);
-    check_ties(where, ties);
-    indexer.check(where + " (indexer)", d_in());
+    const Shape s = check_projections(x, num_heads);
+    require_positive(kModule, "topk", topk);
+    check_ties(kModule, ties);
+    indexer.check(std::string(kModule) + " (indexer)", d_in());
     return s;
 }
 
@@ -275,7 +256,7 @@ Tensor MultiHeadAttentionWithDSA::attend_selected(const Tensor& x, const HeadsVi
         kept = BoolTensor::from_shape(mask_shape);
     }
     select_into(scores, b, T, S, topk, start, ties, kept.data());
-    SDPAOptions options = causal_options(head_dim, start, dropout, gen);
+    SDPAOptions options = core_options(start, gen);
     options.attn_mask = &kept;
     return detail::attend_project(queries, keys, values, &out_proj, options);
 }

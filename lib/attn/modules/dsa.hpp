@@ -29,6 +29,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -150,10 +151,8 @@ struct DSACache {
 /// with bias), `Dropout(dropout)`, then `indexer`. The attention is the core's: scores
 /// divided by `sqrt(head_dim)`, the causal mask and the indexer's selection as `attn_mask`
 /// (his `causal_float + sparse_mask`, -inf where not kept).
-class MultiHeadAttentionWithDSA : public nn::Module {
+class MultiHeadAttentionWithDSA : public ProjectedAttention {
 public:
-    /// `"MultiHeadAttentionWithDSA"`, as repr prints it.
-    std::string type_name() const override { return "MultiHeadAttentionWithDSA"; }
     /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `out_proj`, `dropout`, `indexer`.
     std::vector<nn::NamedChild> children() override {
         return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}, {"indexer", &indexer}};
@@ -190,26 +189,13 @@ public:
     /// @throws std::invalid_argument as `operator()`.
     Selection select(const Tensor& x) const;
 
-
-    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
-    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
-
-    std::size_t num_heads;       ///< heads H
-    std::size_t head_dim;        ///< `d_out / H`
-    std::size_t context_length;  ///< the most positions
     std::size_t topk;            ///< keys each query keeps
     IndexTies ties;              ///< the tie rule
-    nn::Linear W_query;          ///< `Linear(d_in, d_out, qkv_bias)`
-    nn::Linear W_key;            ///< `Linear(d_in, d_out, qkv_bias)`
-    nn::Linear W_value;          ///< `Linear(d_in, d_out, qkv_bias)`
-    nn::Linear out_proj;         ///< `Linear(d_out, d_out)`
-    nn::Dropout dropout;         ///< on the attention weights
     LightningIndexer indexer;    ///< scores the keys
 
 private:
-    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
-    // that its weights can be allocated).
-    static void validate(const AttentionConfig& config);
+    // The index heads' width checked against d_in before anything is drawn; returns topk.
+    static std::size_t checked_topk(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The attention of queries at `start ..` over `keys`/`values`, with the index scores of

@@ -17,6 +17,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -32,10 +33,8 @@ using GatedMultiHeadAttentionConfig = AttentionConfig;
 /// (`Linear(d_in, d_out, qkv_bias)`), `out_proj` (`Linear(d_out, d_out)`, with bias),
 /// `Dropout(dropout)`. `out = out_proj(attention(x) * sigmoid(W_gate(x)))`, the attention
 /// the core's (causal, scores divided by `sqrt(head_dim)`).
-class GatedMultiHeadAttention : public nn::Module {
+class GatedMultiHeadAttention : public ProjectedAttention {
 public:
-    /// `"GatedMultiHeadAttention"`, as repr prints it.
-    std::string type_name() const override { return "GatedMultiHeadAttention"; }
     /// The submodules in PyTorch's registration order: `W_query`, `W_gate`, `W_key`, `W_value`, `out_proj`, `dropout`.
     std::vector<nn::NamedChild> children() override {
         return {{"W_query", &W_query}, {"W_gate", &W_gate}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}};
@@ -59,26 +58,11 @@ public:
     /// another shape (nothing changed then).
     Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
 
-
-    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
-    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
-
-    std::size_t num_heads;       ///< heads H
-    std::size_t head_dim;        ///< `d_out / H`
-    std::size_t context_length;  ///< the most positions
-    nn::Linear W_query;          ///< `Linear(d_in, d_out, qkv_bias)`
-    nn::Linear W_gate;           ///< `Linear(d_in, d_out, qkv_bias)`: the output gate
-    nn::Linear W_key;            ///< `Linear(d_in, d_out, qkv_bias)`
-    nn::Linear W_value;          ///< `Linear(d_in, d_out, qkv_bias)`
-    nn::Linear out_proj;         ///< `Linear(d_out, d_out)`
-    nn::Dropout dropout;         ///< on the attention weights
+    nn::Linear W_gate{0, 0, false};  ///< `Linear(d_in, d_out, qkv_bias)`: the output gate
 
 private:
-    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
-    // that its weights can be allocated).
-    static void validate(const AttentionConfig& config);
-    // Checks x and the public fields; returns x's shape.
-    Shape check(const Tensor& x) const;
+    // Checks x and the public fields, W_gate too; returns x's shape.
+    Shape check(const Tensor& x) const { return check_projections(x, num_heads, true, {{"W_gate", &W_gate}}); }
     // attention * sigmoid(gate), then out_proj.
     Tensor gated(const Tensor& x, const HeadsView& q, const HeadsView& k, const HeadsView& v,
                  std::size_t start, Generator& gen) const;

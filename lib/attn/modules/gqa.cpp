@@ -17,52 +17,37 @@ namespace {
 long to_long(std::size_t n) { return static_cast<long>(n); }
 }  // namespace
 
-void GroupedQueryAttention::validate(const AttentionConfig& c) {
-    const std::string where = "GroupedQueryAttention";
-    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                    ConfigField::dropout, ConfigField::num_heads, ConfigField::num_kv_groups,
-                    ConfigField::qkv_bias, ConfigField::backend, ConfigField::positions,
-                    ConfigField::rope_base, ConfigField::rope_freq});
-}
-
 GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& c, Generator& gen)
-    : num_heads((validate(c), c.num_heads)),
+    : ProjectedAttention("GroupedQueryAttention", c,
+                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                          ConfigField::dropout, ConfigField::num_heads, ConfigField::num_kv_groups,
+                          ConfigField::qkv_bias, ConfigField::backend, ConfigField::positions,
+                          ConfigField::rope_base, ConfigField::rope_freq}),
       num_kv_heads(c.num_kv_groups),
       group_size(c.num_heads / c.num_kv_groups),
-      head_dim(c.d_out / c.num_heads),
-      context_length(c.context_length),
-      positions(ModulePositions::of("GroupedQueryAttention", c, c.num_heads, c.d_out / c.num_heads)),
-      W_key(c.d_in, c.num_kv_groups * (c.d_out / c.num_heads), c.qkv_bias, gen),
-      W_value(c.d_in, c.num_kv_groups * (c.d_out / c.num_heads), c.qkv_bias, gen),
-      W_query(c.d_in, c.d_out, c.qkv_bias, gen),
-      out_proj(c.d_out, c.d_out, false, gen),
-      dropout(c.dropout, c.backend) {}
+      positions(ModulePositions::of("GroupedQueryAttention", c, num_heads, head_dim)) {
+    // His order: keys and values first.
+    W_key = nn::Linear(c.d_in, num_kv_heads * head_dim, c.qkv_bias, gen);
+    W_value = nn::Linear(c.d_in, num_kv_heads * head_dim, c.qkv_bias, gen);
+    W_query = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
+    out_proj = nn::Linear(c.d_out, c.d_out, false, gen);
+}
 
 Shape GroupedQueryAttention::check(const Tensor& x) const {
-    const std::string where = "GroupedQueryAttention";
-    // The widths most fields agree on: a replaced layer (or head field) is the one named.
-    const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_key, true), width_of(W_value, true)});
-    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(out_proj, true)});
-    check_linear(where, "W_query", W_query, in, d);
-    check_heads(where, num_heads, head_dim, d);
     std::size_t paired = 0;
     if (num_kv_heads == 0 || __builtin_mul_overflow(num_kv_heads, group_size, &paired) ||
         paired != num_heads)
-        throw std::invalid_argument(where + ": expected num_kv_heads * group_size = num_heads = " +
+        throw std::invalid_argument(type_name() + ": expected num_kv_heads * group_size = num_heads = " +
                                     std::to_string(num_heads) + ", got num_kv_heads = " +
                                     std::to_string(num_kv_heads) + ", group_size = " +
                                     std::to_string(group_size));
-    check_linear(where, "W_key", W_key, in, num_kv_heads * head_dim);
-    check_linear(where, "W_value", W_value, in, num_kv_heads * head_dim);
-    check_output_linear(where, "out_proj", out_proj, d, d);
-    check_dropout(where, dropout);
-    return check_tokens(where, x, in);
+    return check_projections(x, num_kv_heads);
 }
 
 SDPAOptions GroupedQueryAttention::options(std::size_t query_start, Generator& gen) const {
     // Raschka's mask from positions (PR #697): key j hidden when its position is past the
     // query's; the cached keys start at position 0.
-    SDPAOptions o = causal_options(head_dim, query_start, dropout, gen);
+    SDPAOptions o = core_options(query_start, gen);
     positions.apply(o);  // ALiBi's slopes, if any
     return o;
 }

@@ -51,10 +51,8 @@ using GroupedQueryAttentionConfig = AttentionConfig;
 /// after the split into heads (before `repeat_interleave`), each at its own position: a cached
 /// forward rotates the new keys at `cache.pos ..` before caching them. Under ALiBi the core
 /// biases the scores (`SDPAOptions::alibi_slopes`).
-class GroupedQueryAttention : public nn::Module {
+class GroupedQueryAttention : public ProjectedAttention {
 public:
-    /// `"GroupedQueryAttention"`, as repr prints it.
-    std::string type_name() const override { return "GroupedQueryAttention"; }
     /// The submodules in PyTorch's registration order: `W_key`, `W_value`, `W_query`, `out_proj`, `dropout`.
     std::vector<nn::NamedChild> children() override {
         return {{"W_key", &W_key}, {"W_value", &W_value}, {"W_query", &W_query}, {"out_proj", &out_proj}, {"dropout", &dropout}};
@@ -84,27 +82,13 @@ public:
     Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
 
 
-    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
-    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
-
-    std::size_t num_heads;       ///< query heads H
     std::size_t num_kv_heads;    ///< key/value heads G (Raschka's `num_kv_groups`)
     std::size_t group_size;      ///< `H / G` query heads per key/value head
-    std::size_t head_dim;        ///< `d_out / H`
-    std::size_t context_length;  ///< the most positions
     /// The position scheme and its state: RoPE's `cos`, `sin` `[context_length, head_dim]`, or
     /// ALiBi's `[num_heads]` slopes.
     ModulePositions positions;
-    nn::Linear W_key;            ///< `Linear(d_in, G * hd)`
-    nn::Linear W_value;          ///< `Linear(d_in, G * hd)`
-    nn::Linear W_query;          ///< `Linear(d_in, d_out)`
-    nn::Linear out_proj;         ///< `Linear(d_out, d_out, bias=False)`
-    nn::Dropout dropout;         ///< on the attention weights
 
 private:
-    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
-    // that its weights can be allocated).
-    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The core's options: causal from positions, / sqrt(head_dim), dropout.

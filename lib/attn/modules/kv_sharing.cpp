@@ -23,71 +23,38 @@ std::string heads_shape(std::size_t b, std::size_t H, const std::string& S, std:
 
 }  // namespace
 
-void MultiHeadAttentionWithKVSharing::validate(const AttentionConfig& c) {
-    const std::string where = "MultiHeadAttentionWithKVSharing";
-    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                    ConfigField::backend});
-}
-
 MultiHeadAttentionWithKVSharing::MultiHeadAttentionWithKVSharing(
     const MultiHeadAttentionWithKVSharingConfig& c, Generator& gen)
-    : num_heads((validate(c), c.num_heads)),
-      head_dim(c.d_out / c.num_heads),
-      context_length(c.context_length),
-      W_query(c.d_in, c.d_out, c.qkv_bias, gen),
-      W_key(c.d_in, c.d_out, c.qkv_bias, gen),
-      W_value(c.d_in, c.d_out, c.qkv_bias, gen),
-      out_proj(c.d_out, c.d_out, true, gen),
-      dropout(c.dropout, c.backend) {}
-
-Shape MultiHeadAttentionWithKVSharing::check(const Tensor& x, bool producer) const {
-    const std::string where = "MultiHeadAttentionWithKVSharing";
-    // The widths most fields agree on: a replaced layer (or head field) is the one named.
-    const std::size_t in = producer ? agreed_width({width_of(W_query, true), width_of(W_key, true), width_of(W_value, true)})
-                                    : width_of(W_query, true);
-    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(out_proj, true),
-                                        producer ? width_of(W_key) : 0, producer ? width_of(W_value) : 0});
-    check_linear(where, "W_query", W_query, in, d);
-    check_heads(where, num_heads, head_dim, d);
-    if (producer) {
-        check_linear(where, "W_key", W_key, in, d);
-        check_linear(where, "W_value", W_value, in, d);
-    }
-    check_output_linear(where, "out_proj", out_proj, d, d);
-    const Shape s = check_tokens(where, x, in);
-    check_dropout(where, dropout);
-    return s;
-}
-
-SDPAOptions MultiHeadAttentionWithKVSharing::options(std::size_t query_start, Generator& gen) const {
-    // His mask from positions: key j (cached from position 0) hidden when past the query.
-    return causal_options(head_dim, query_start, dropout, gen);
+    : ProjectedAttention("MultiHeadAttentionWithKVSharing", c,
+                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                          ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                          ConfigField::backend}) {
+    build_layers(c, gen);
 }
 
 Tensor MultiHeadAttentionWithKVSharing::operator()(const Tensor& x, Generator& gen) const {
-    const Shape s = check(x, true);
+    const Shape s = check_projections(x, num_heads, true);
     check_positions("MultiHeadAttentionWithKVSharing", 0, s[1], context_length);
     const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);  // [b, H, T, hd]
     const HeadsView k = detail::project_heads(1, W_key, x, num_heads, head_dim);
     const HeadsView v = detail::project_heads(2, W_value, x, num_heads, head_dim);
-    return detail::attend_project(q, k, v, &out_proj, options(0, gen));  // [b, T, d_out]
+    return detail::attend_project(q, k, v, &out_proj, core_options(0, gen));  // [b, T, d_out]
 }
 
 Tensor MultiHeadAttentionWithKVSharing::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
     const std::string where = "MultiHeadAttentionWithKVSharing";
-    check(x, true);
+    check_projections(x, num_heads, true);
     const std::size_t start = cache.pos;
     const HeadsView q = detail::project_into_cache(where, cache, W_query, W_key, W_value, x, num_heads,
                                                    num_heads, head_dim, context_length);
     return detail::attend_project(q, HeadsView::of(cache.key), HeadsView::of(cache.value), &out_proj,
-                                  options(start, gen));
+                                  core_options(start, gen));
 }
 
 Tensor MultiHeadAttentionWithKVSharing::forward_shared(const Tensor& x, const KVCache& shared_kv,
                                                        Generator& gen) const {
     const std::string where = "MultiHeadAttentionWithKVSharing (consumer)";
-    const Shape s = check(x, false);
+    const Shape s = check_projections(x, num_heads, false);
     const std::size_t b = s[0], T = s[1], S = shared_kv.pos;
     if (shared_kv.window != 0)
         throw std::invalid_argument(where + ": expected a producer's full KVCache, got a sliding-window one");
@@ -102,7 +69,7 @@ Tensor MultiHeadAttentionWithKVSharing::forward_shared(const Tensor& x, const KV
     check_positions(where, S - T, T, context_length);
     const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);
     return detail::attend_project(q, HeadsView::of(shared_kv.key), HeadsView::of(shared_kv.value), &out_proj,
-                                  options(S - T, gen));
+                                  core_options(S - T, gen));
 }
 
 KVSharingOutput MultiHeadAttentionWithKVSharing::forward_with_kv(const Tensor& x, const KVCache* shared_kv,

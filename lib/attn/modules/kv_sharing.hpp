@@ -21,6 +21,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -51,15 +52,8 @@ struct KVSharingOutput {
 /// qkv_bias)`), `out_proj` (`Linear(d_out, d_out)`, with bias), then `Dropout(dropout)`. The
 /// causal mask comes from positions (`q_pos < k_pos` is hidden), the scores are divided by
 /// `sqrt(head_dim)`.
-class MultiHeadAttentionWithKVSharing : public nn::Module {
+class MultiHeadAttentionWithKVSharing : public ProjectedAttention {
 public:
-    /// `"MultiHeadAttentionWithKVSharing"`, as repr prints it.
-    std::string type_name() const override { return "MultiHeadAttentionWithKVSharing"; }
-    /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `out_proj`, `dropout`.
-    std::vector<nn::NamedChild> children() override {
-        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}};
-    }
-
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out + d_out` 32-bit draws
     /// (plus `3 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
     /// @throws std::invalid_argument as `AttentionConfig::check`.
@@ -100,27 +94,6 @@ public:
     KVSharingOutput forward_with_kv(const Tensor& x, const KVCache* shared_kv = nullptr,
                                     Generator& gen = default_generator()) const;
 
-
-    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
-    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
-
-    std::size_t num_heads;       ///< H
-    std::size_t head_dim;        ///< `d_out / H`
-    std::size_t context_length;  ///< the most positions
-    nn::Linear W_query;          ///< `Linear(d_in, d_out)`
-    nn::Linear W_key;            ///< `Linear(d_in, d_out)` (a producer's)
-    nn::Linear W_value;          ///< `Linear(d_in, d_out)` (a producer's)
-    nn::Linear out_proj;         ///< `Linear(d_out, d_out)`, with bias
-    nn::Dropout dropout;         ///< on the attention weights
-
-private:
-    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
-    // that its weights can be allocated).
-    static void validate(const AttentionConfig& config);
-    // Checks x and the public fields (W_key and W_value only for a producer); returns x's shape.
-    Shape check(const Tensor& x, bool producer) const;
-    // The core's options: causal from positions, / sqrt(head_dim), dropout.
-    SDPAOptions options(std::size_t query_start, Generator& gen) const;
 };
 
 /// The loop of his `GPTModel.forward` over the attention layers alone (without his norms,

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "attn/attention/kv_cache.hpp"
 #include "attn/attention/sdpa.hpp"
@@ -100,6 +101,8 @@ void check_output_linear(const std::string& where, const char* name, const nn::L
 /// names, not a partner that still agrees with the others (PyTorch's error also comes from
 /// the replaced layer's output). Never throws.
 std::size_t agreed_width(std::initializer_list<std::size_t> widths);
+/// `agreed_width` of a list built at run time (a module's own layers added to the shared ones).
+std::size_t agreed_width(const std::vector<std::size_t>& widths);
 
 /// `layer`'s output width (`in_features` with `in`), or 0 when its weight is not 2-D (the
 /// layer's own check then names it): the widths `agreed_width` takes. Never throws.
@@ -133,5 +136,83 @@ void check_full_cache(const std::string& where, const KVCache& cache, std::size_
 /// Checks a dropout layer's public fields: `p` in [0, 1] and a known Bernoulli backend.
 /// @throws std::invalid_argument naming `where` and the field.
 void check_dropout(const std::string& where, const nn::Dropout& dropout);
+
+// ---------------------------------------------------------------- the skeleton
+
+/// The skeleton of Raschka's multi-head variants that project queries, keys and values from
+/// the same `x` and project the merged heads out (`GroupedQueryAttention`,
+/// `MultiHeadAttentionWithSWA`, `MultiHeadAttentionWithKVSharing`, `GatedMultiHeadAttention`,
+/// `MultiHeadAttentionWithDSA`): the fields every one of his `__init__` sets (`num_heads`,
+/// `head_dim`, the four layers, `dropout`), the config's one validation, the forward's check
+/// of those fields, and the core's options. A variant adds its own fields and layers, its
+/// `children()` (his registration order) and its forward.
+///
+/// The base validates the config and builds `dropout` (which draws nothing); the variant's
+/// constructor then builds the layers in its own body, in his order, so a seed draws
+/// PyTorch's weights (`W_query` first in most, `W_key` first in GQA, `W_gate` between
+/// `W_query` and `W_key` in the gated one).
+class ProjectedAttention : public nn::Module {
+public:
+    /// The variant's class name, as repr prints it.
+    std::string type_name() const override { return name_; }
+    /// The submodules in his usual registration order: `W_query`, `W_key`, `W_value`,
+    /// `out_proj`, `dropout`; a variant built in another order, or with layers of its own,
+    /// lists its own.
+    std::vector<nn::NamedChild> children() override {
+        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj},
+                {"dropout", &dropout}};
+    }
+
+    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
+    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
+
+    std::size_t num_heads;       ///< query heads H
+    std::size_t head_dim;        ///< `d_out / H`
+    std::size_t context_length;  ///< the most positions `forward` and the cache accept
+    nn::Linear W_query{0, 0, false};   ///< `Linear(d_in, d_out, qkv_bias)`
+    nn::Linear W_key{0, 0, false};     ///< `Linear(d_in, kv_heads * head_dim, qkv_bias)`
+    nn::Linear W_value{0, 0, false};   ///< `Linear(d_in, kv_heads * head_dim, qkv_bias)`
+    nn::Linear out_proj{0, 0, false};  ///< `Linear(d_out, d_out)`, on the merged heads
+    nn::Dropout dropout;               ///< on the attention weights
+
+protected:
+    /// Validates `config` for the variant `name` (`AttentionConfig::check` with the fields it
+    /// `takes`, and that `[d_out, d_in]` and `[d_out, d_out]` weights can be allocated) and sets `num_heads`, `head_dim = d_out / num_heads`, `context_length` and
+    /// `dropout`; the layers are left empty (`[0, 0]`, nothing drawn) for the variant to build.
+    /// @throws std::invalid_argument as `AttentionConfig::check`.
+    ProjectedAttention(std::string name, const AttentionConfig& config, std::initializer_list<ConfigField> takes);
+
+    /// Builds `W_query`, `W_key`, `W_value` (`Linear(d_in, d_out, qkv_bias)`) and `out_proj`
+    /// (`Linear(d_out, d_out, out_bias)`) from `gen`, in his usual order; returns `gen`, so that
+    /// a layer of the variant's own drawn after them can take it in its initialiser.
+    /// @throws std::length_error (nothing drawn) when a weight cannot be allocated.
+    Generator& build_layers(const AttentionConfig& config, Generator& gen, bool out_bias = true);
+
+    /// A layer of the variant's own that reads `x` and gives `d_out` features (the gated
+    /// variant's `W_gate`), for `check_projections`.
+    struct NamedLayer {
+        const char* name;          ///< the field's name, for the message
+        const nn::Linear* layer;   ///< the layer (a field of the variant)
+    };
+
+    /// The forward's check of `x` and the public fields, each compared with the widths most
+    /// fields agree on (`agreed_width`), so that a replaced layer is the one named: `x` is
+    /// `[b, T, d_in]`; `W_query` and `extra` `[d_out, d_in]`; `num_heads * head_dim ==
+    /// d_out`; with `own_keys`, `W_key` and `W_value` `[kv_heads * head_dim, d_in]` (a
+    /// KV-sharing consumer reads another layer's keys and has none of its own); `out_proj`
+    /// `[d_out, d_out]`; `dropout`'s fields. Returns `x`'s shape.
+    /// @throws std::invalid_argument naming the variant and the first field that does not fit.
+    Shape check_projections(const Tensor& x, std::size_t kv_heads, bool own_keys = true,
+                            std::initializer_list<NamedLayer> extra = {}) const;
+
+    /// The core's options of Raschka's causal variants (`attn::causal_options` with
+    /// `head_dim` and `dropout`): the mask from positions, the first query at `query_start`.
+    SDPAOptions core_options(std::size_t query_start, Generator& gen) const {
+        return causal_options(head_dim, query_start, dropout, gen);
+    }
+
+private:
+    std::string name_;
+};
 
 }  // namespace attn

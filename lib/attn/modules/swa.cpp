@@ -12,46 +12,25 @@
 
 namespace attn {
 
-void MultiHeadAttentionWithSWA::validate(const AttentionConfig& c) {
-    const std::string where = "MultiHeadAttentionWithSWA";
-    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                    ConfigField::sliding_window_size, ConfigField::backend});
-}
-
 MultiHeadAttentionWithSWA::MultiHeadAttentionWithSWA(const MultiHeadAttentionWithSWAConfig& c,
                                                      Generator& gen)
-    : num_heads((validate(c), c.num_heads)),
-      head_dim(c.d_out / c.num_heads),
-      context_length(c.context_length),
-      sliding_window_size(c.sliding_window_size),
-      W_query(c.d_in, c.d_out, c.qkv_bias, gen),
-      W_key(c.d_in, c.d_out, c.qkv_bias, gen),
-      W_value(c.d_in, c.d_out, c.qkv_bias, gen),
-      out_proj(c.d_out, c.d_out, true, gen),
-      dropout(c.dropout, c.backend) {}
+    : ProjectedAttention("MultiHeadAttentionWithSWA", c,
+                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
+                          ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
+                          ConfigField::sliding_window_size, ConfigField::backend}),
+      sliding_window_size(c.sliding_window_size) {
+    build_layers(c, gen);
+}
 
 Shape MultiHeadAttentionWithSWA::check(const Tensor& x) const {
-    const std::string where = "MultiHeadAttentionWithSWA";
-    // The widths most fields agree on: a replaced layer (or head field) is the one named.
-    const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_key, true), width_of(W_value, true)});
-    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(W_key),
-                                        width_of(W_value), width_of(out_proj, true)});
-    check_linear(where, "W_query", W_query, in, d);
-    check_heads(where, num_heads, head_dim, d);
-    require_positive(where, "sliding_window_size", sliding_window_size);
-    check_linear(where, "W_key", W_key, in, d);
-    check_linear(where, "W_value", W_value, in, d);
-    check_output_linear(where, "out_proj", out_proj, d, d);
-    const Shape s = check_tokens(where, x, in);
-    check_dropout(where, dropout);
-    return s;
+    require_positive(type_name(), "sliding_window_size", sliding_window_size);
+    return check_projections(x, num_heads);
 }
 
 SDPAOptions MultiHeadAttentionWithSWA::options(std::size_t query_start, std::size_t key_start,
                                                Generator& gen) const {
     // Raschka's mask: key hidden when diff = q_pos - k_pos is < 0 or >= W.
-    SDPAOptions o = causal_options(head_dim, query_start, dropout, gen);
+    SDPAOptions o = core_options(query_start, gen);
     o.window = sliding_window_size;
     o.key_start = key_start;
     return o;

@@ -20,6 +20,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/modules/config.hpp"
+#include "attn/modules/module.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -37,15 +38,8 @@ using MultiHeadAttentionWithSWAConfig = AttentionConfig;
 /// hides the future and every key `W` or more positions back. Built in Raschka's order:
 /// `W_query`, `W_key`, `W_value` (`Linear(d_in, d_out, qkv_bias)`), `out_proj`
 /// (`Linear(d_out, d_out)`, with bias), then `Dropout(dropout)`.
-class MultiHeadAttentionWithSWA : public nn::Module {
+class MultiHeadAttentionWithSWA : public ProjectedAttention {
 public:
-    /// `"MultiHeadAttentionWithSWA"`, as repr prints it.
-    std::string type_name() const override { return "MultiHeadAttentionWithSWA"; }
-    /// The submodules in PyTorch's registration order: `W_query`, `W_key`, `W_value`, `out_proj`, `dropout`.
-    std::vector<nn::NamedChild> children() override {
-        return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"out_proj", &out_proj}, {"dropout", &dropout}};
-    }
-
     /// Builds the layers from `gen`: `3 * d_in * d_out + d_out * d_out + d_out` 32-bit draws
     /// (plus `3 * d_out` with `qkv_bias`). Nothing is drawn when the config is invalid.
     /// @throws std::invalid_argument as `AttentionConfig::check`.
@@ -73,23 +67,9 @@ public:
     KVCache make_cache() const;
 
 
-    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
-    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
-
-    std::size_t num_heads;            ///< H
-    std::size_t head_dim;             ///< `d_out / H`
-    std::size_t context_length;       ///< the most positions
     std::size_t sliding_window_size;  ///< W
-    nn::Linear W_query;               ///< `Linear(d_in, d_out)`
-    nn::Linear W_key;                 ///< `Linear(d_in, d_out)`
-    nn::Linear W_value;               ///< `Linear(d_in, d_out)`
-    nn::Linear out_proj;              ///< `Linear(d_out, d_out)`, bias
-    nn::Dropout dropout;              ///< on the attention weights
 
 private:
-    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
-    // that its weights can be allocated).
-    static void validate(const AttentionConfig& config);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;
     // The core's options: causal within the window, positions, / sqrt(head_dim), dropout.
