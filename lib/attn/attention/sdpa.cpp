@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -236,6 +237,10 @@ void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value
 void attend(const HeadsView& query, const HeadsView& key, const HeadsView& value, float* out,
             const SDPAOptions& options, AttendSaved& saved) {
     attend_merged(query, key, value, out, false, options, &saved);
+}
+
+Tensor SDPASteps::masked_attn_scores() const {
+    return masked_fill(attn_scores, hidden, -std::numeric_limits<float>::infinity());
 }
 
 SDPASteps scaled_dot_product_attention_steps(const Tensor& query, const Tensor& key,

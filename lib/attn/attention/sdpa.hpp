@@ -271,6 +271,11 @@ struct SDPASteps {
     Tensor attn_weights;     ///< `softmax(masked_scores, dim=-1)` (or masked_softmax)
     Tensor dropped_weights;  ///< `dropout(attn_weights)`
     Tensor output;           ///< `dropped_weights @ value`: `[B, H, Tq, Ev]`
+
+    /// `attn_scores` with `-inf` where hidden: the notebooks' scores, masked (`masked_fill_`)
+    /// before they are divided by `sqrt(d_k)` (Raschka ch. 3.5.1); the softmax's input is the
+    /// same either way, as `-inf / sqrt(d_k)` is `-inf`.
+    Tensor masked_attn_scores() const;
 };
 
 /// `scaled_dot_product_attention` on the step backend, keeping every intermediate (the same

@@ -24,6 +24,17 @@ void check_input(const std::string& where, const Tensor& x, std::size_t E) {
     if (s.size() != 3 || s[2] != E) throw_shape_error(where, "[B, S, " + std::to_string(E) + "]", s);
 }
 
+// `a` and `b` both [B, *, E] with the same B (b's length named `len` in the message).
+void check_pair(const std::string& fn, const char* a_name, const Tensor& a, const char* b_name, const Tensor& b,
+                std::size_t E, const char* len) {
+    check_input(fn + " (" + a_name + ")", a, E);
+    check_input(fn + " (" + b_name + ")", b, E);
+    if (b.shape()[0] != a.shape()[0])
+        throw_shape_error(fn + " (" + b_name + ", the batch size of the " + a_name + ")",
+                          "[" + std::to_string(a.shape()[0]) + ", " + len + ", " + std::to_string(E) + "]",
+                          shape_of(b));
+}
+
 // torch.concat([past, new], dim=1) for contiguous [B, S_past, E] and [B, Sq, E]: per batch
 // element, two blocks of memory one after the other (what attn::cat computes, without its
 // general index arithmetic: this runs at every decoding step).
@@ -86,12 +97,7 @@ BaseSelfAttention::QueryKeyValue BaseSelfAttention::construct_query_key_value(
 
 Tensor BaseSelfAttention::calculate_unmasked_attention_logits(const Tensor& query,
                                                              const Tensor& key) const {
-    check_input("calculate_unmasked_attention_logits (query)", query, embed_dim);
-    check_input("calculate_unmasked_attention_logits (key)", key, embed_dim);
-    if (key.shape()[0] != query.shape()[0])
-        throw_shape_error("calculate_unmasked_attention_logits (key)",
-                          "[" + std::to_string(query.shape()[0]) + ", Sk, " + std::to_string(embed_dim) + "]",
-                          shape_of(key));
+    check_pair("calculate_unmasked_attention_logits", "query", query, "key", key, embed_dim, "Sk");
     // One sgemm per batch element reading key as transposed (CblasTrans), as PyTorch's matmul
     // does for the view key.transpose(1, 2): no [B, E, Sk] copy at every decoding step.
     const std::size_t B = query.shape()[0], Sq = query.shape()[1], Sk = key.shape()[1], E = embed_dim;
@@ -196,12 +202,7 @@ namespace {
 void check_decode_args(const BaseSelfAttention& attention, const Tensor& prompt,
                        const Tensor& tokens, std::size_t chunk) {
     const std::size_t E = attention.embed_dim;
-    check_input("decode (prompt)", prompt, E);
-    check_input("decode (tokens)", tokens, E);
-    if (tokens.shape()[0] != prompt.shape()[0])
-        throw_shape_error("decode (tokens, the batch size of the prompt)",
-                          "[" + std::to_string(prompt.shape()[0]) + ", N, " + std::to_string(E) + "]",
-                          shape_of(tokens));
+    check_pair("decode", "prompt", prompt, "tokens", tokens, E, "N");
     if (prompt.shape()[1] == 0)
         throw_shape_error("decode (prompt)", "[B, S0 >= 1, " + std::to_string(E) + "]", shape_of(prompt));
     if (chunk == 0) throw std::invalid_argument("decode: expected chunk >= 1, got 0");

@@ -84,9 +84,7 @@ CausalAttention::Steps CausalAttention::forward_steps(const Tensor& x, Generator
     // softmax(attn_scores / sqrt(d_out)), dropout, @ values: the core's steps on b heads.
     const SDPASteps core = scaled_dot_product_attention_steps(st.queries, st.keys, st.values,
                                                               options(causal, gen));
-    // Raschka masks the unscaled scores (masked_fill_ before the division): the same -inf.
-    st.attn_scores = attn::masked_fill(core.attn_scores, core.hidden,
-                                       -std::numeric_limits<float>::infinity());
+    st.attn_scores = core.masked_attn_scores();
     st.attn_weights = core.attn_weights;
     st.dropped_weights = core.dropped_weights;
     st.context_vec = core.output;

@@ -68,6 +68,11 @@ std::string changed(const AttentionConfig& c, ConfigField f) {
 
 void AttentionConfig::check(const std::string& module, std::initializer_list<ConfigField> takes,
                             bool heads_split_d_out) const {
+    check(module, std::vector<ConfigField>(takes), heads_split_d_out);
+}
+
+void AttentionConfig::check(const std::string& module, const std::vector<ConfigField>& takes,
+                            bool heads_split_d_out) const {
     const auto taken = [&](ConfigField f) { return std::find(takes.begin(), takes.end(), f) != takes.end(); };
     for (int i = 0; i <= static_cast<int>(ConfigField::rope_freq); ++i) {
         const auto f = static_cast<ConfigField>(i);

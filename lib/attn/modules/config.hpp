@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attn/attention/positions.hpp"
 #include "attn/nn/nn.hpp"
@@ -83,6 +84,9 @@ struct AttentionConfig {
     /// got head_dim = 3 (d_out = 12, num_heads = 4)"`.
     void check(const std::string& module, std::initializer_list<ConfigField> takes,
                bool heads_split_d_out = true) const;
+    /// `check` with the fields taken listed at run time (a variant's own added to its base's).
+    /// @throws std::invalid_argument as `check`.
+    void check(const std::string& module, const std::vector<ConfigField>& takes, bool heads_split_d_out = true) const;
 };
 
 }  // namespace attn

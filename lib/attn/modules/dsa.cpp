@@ -223,10 +223,7 @@ std::size_t MultiHeadAttentionWithDSA::checked_topk(const AttentionConfig& c) {
 
 MultiHeadAttentionWithDSA::MultiHeadAttentionWithDSA(const MultiHeadAttentionWithDSAConfig& c, Generator& gen)
     : ProjectedAttention(kModule, c,
-                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                          ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                          ConfigField::index_n_heads, ConfigField::index_head_dim, ConfigField::topk,
-                          ConfigField::ties, ConfigField::backend}),
+                         {ConfigField::index_n_heads, ConfigField::index_head_dim, ConfigField::topk, ConfigField::ties}),
       topk(checked_topk(c)),
       ties(c.ties),
       // The indexer is drawn after the attention's layers, as his __init__ builds it.
@@ -264,9 +261,8 @@ Tensor MultiHeadAttentionWithDSA::attend_selected(const Tensor& x, const HeadsVi
 Tensor MultiHeadAttentionWithDSA::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     check_positions(kModule, 0, s[1], context_length);
-    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
-    const HeadsView keys = detail::project_heads(1, W_key, x, num_heads, head_dim);
-    const HeadsView values = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    // [b, H, T, hd] each, one pass over x (detail::project_qkv).
+    const auto [queries, keys, values] = detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     const std::size_t rows = s[0] * s[1];
     float* index_keys = detail::scratch(4, checked_mul(rows, indexer.index_head_dim, "MultiHeadAttentionWithDSA (index keys)"));
     indexer.W_k_index.forward_into(x.data(), rows, index_keys);

@@ -17,10 +17,7 @@ const char* const kModule = "GatedMultiHeadAttention";
 }  // namespace
 
 GatedMultiHeadAttention::GatedMultiHeadAttention(const GatedMultiHeadAttentionConfig& c, Generator& gen)
-    : ProjectedAttention(kModule, c,
-                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                          ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                          ConfigField::backend}) {
+    : ProjectedAttention(kModule, c) {
     // His order: the gate between the queries and the keys.
     W_query = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
     W_gate = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
@@ -48,9 +45,8 @@ Tensor GatedMultiHeadAttention::gated(const Tensor& x, const HeadsView& q, const
 Tensor GatedMultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     check_positions(kModule, 0, s[1], context_length);
-    const HeadsView queries = detail::project_heads(0, W_query, x, num_heads, head_dim);
-    const HeadsView keys = detail::project_heads(1, W_key, x, num_heads, head_dim);
-    const HeadsView values = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    // [b, H, T, hd] each, one pass over x (detail::project_qkv).
+    const auto [queries, keys, values] = detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     return gated(x, queries, keys, values, 0, gen);
 }
 

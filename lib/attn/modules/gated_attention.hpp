@@ -13,13 +13,7 @@
 #include <string>
 
 #include "attn/attention/kv_cache.hpp"
-#include "attn/attention/sdpa.hpp"
-#include "attn/core/generator.hpp"
-#include "attn/core/tensor.hpp"
-#include "attn/modules/config.hpp"
-#include "attn/modules/module.hpp"
-#include "attn/nn/module.hpp"
-#include "attn/nn/nn.hpp"
+#include "attn/modules/skeleton.hpp"
 
 namespace attn {
 

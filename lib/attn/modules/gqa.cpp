@@ -19,10 +19,8 @@ long to_long(std::size_t n) { return static_cast<long>(n); }
 
 GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& c, Generator& gen)
     : ProjectedAttention("GroupedQueryAttention", c,
-                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                          ConfigField::dropout, ConfigField::num_heads, ConfigField::num_kv_groups,
-                          ConfigField::qkv_bias, ConfigField::backend, ConfigField::positions,
-                          ConfigField::rope_base, ConfigField::rope_freq}),
+                         {ConfigField::num_kv_groups, ConfigField::positions, ConfigField::rope_base,
+                          ConfigField::rope_freq}),
       num_kv_heads(c.num_kv_groups),
       group_size(c.num_heads / c.num_kv_groups),
       positions(ModulePositions::of("GroupedQueryAttention", c, num_heads, head_dim)) {

@@ -25,19 +25,15 @@ std::string heads_shape(std::size_t b, std::size_t H, const std::string& S, std:
 
 MultiHeadAttentionWithKVSharing::MultiHeadAttentionWithKVSharing(
     const MultiHeadAttentionWithKVSharingConfig& c, Generator& gen)
-    : ProjectedAttention("MultiHeadAttentionWithKVSharing", c,
-                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                          ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                          ConfigField::backend}) {
+    : ProjectedAttention("MultiHeadAttentionWithKVSharing", c) {
     build_layers(c, gen);
 }
 
 Tensor MultiHeadAttentionWithKVSharing::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check_projections(x, num_heads, true);
     check_positions("MultiHeadAttentionWithKVSharing", 0, s[1], context_length);
-    const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);  // [b, H, T, hd]
-    const HeadsView k = detail::project_heads(1, W_key, x, num_heads, head_dim);
-    const HeadsView v = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    // [b, H, T, hd] each, one pass over x (detail::project_qkv).
+    const auto [q, k, v] = detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     return detail::attend_project(q, k, v, &out_proj, core_options(0, gen));  // [b, T, d_out]
 }
 

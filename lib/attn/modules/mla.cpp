@@ -61,47 +61,30 @@ std::size_t resolved_latent_dim(const AttentionConfig& c) {
     return c.latent_dim ? *c.latent_dim : std::max<std::size_t>(16, c.d_out / 8);
 }
 
-void MultiHeadLatentAttention::validate(const AttentionConfig& c) {
+std::size_t MultiHeadLatentAttention::checked_latent_dim(const AttentionConfig& c) {
     const std::string where = "MultiHeadLatentAttention";
-    c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                    ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                    ConfigField::latent_dim, ConfigField::backend});
     const std::size_t L = resolved_latent_dim(c);
-    require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
     require_weight_size(where, "latent_dim", L, "d_in", c.d_in);
     require_weight_size(where, "d_out", c.d_out, "latent_dim", L);
-    require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
+    return L;
 }
 
 MultiHeadLatentAttention::MultiHeadLatentAttention(const MultiHeadLatentAttentionConfig& c,
                                                    Generator& gen)
-    : num_heads((validate(c), c.num_heads)),
-      head_dim(c.d_out / c.num_heads),
-      latent_dim(resolved_latent_dim(c)),
-      context_length(c.context_length),
-      W_query(c.d_in, c.d_out, c.qkv_bias, gen),
-      W_DKV(c.d_in, latent_dim, c.qkv_bias, gen),
-      W_UK(latent_dim, c.d_out, c.qkv_bias, gen),
-      W_UV(latent_dim, c.d_out, c.qkv_bias, gen),
-      out_proj(c.d_out, c.d_out, true, gen),
-      dropout(c.dropout, c.backend) {}
+    : AttentionSkeleton("MultiHeadLatentAttention", c, {ConfigField::latent_dim}),
+      latent_dim(checked_latent_dim(c)) {
+    W_query = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
+    W_DKV = nn::Linear(c.d_in, latent_dim, c.qkv_bias, gen);
+    W_UK = nn::Linear(latent_dim, c.d_out, c.qkv_bias, gen);
+    W_UV = nn::Linear(latent_dim, c.d_out, c.qkv_bias, gen);
+    out_proj = nn::Linear(c.d_out, c.d_out, true, gen);
+}
 
 Shape MultiHeadLatentAttention::check(const Tensor& x) const {
-    const std::string where = "MultiHeadLatentAttention";
-    // The widths most fields agree on: a replaced layer (or head field) is the one named.
-    const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_DKV, true)});
-    const std::size_t d = agreed_width({width_of(W_query), heads_width(num_heads, head_dim), width_of(W_UK),
-                                        width_of(W_UV), width_of(out_proj, true)});
-    check_linear(where, "W_query", W_query, in, d);
-    check_heads(where, num_heads, head_dim, d);
-    require_positive(where, "latent_dim", latent_dim);
-    check_linear(where, "W_DKV", W_DKV, in, latent_dim);
-    check_linear(where, "W_UK", W_UK, latent_dim, d);
-    check_linear(where, "W_UV", W_UV, latent_dim, d);
-    check_output_linear(where, "out_proj", out_proj, d, d);
-    const Shape s = check_tokens(where, x, in);
-    check_dropout(where, dropout);
-    return s;
+    require_positive(type_name(), "latent_dim", latent_dim);
+    return check_layers(x, {{"W_DKV", &W_DKV, reads_x, latent_dim},
+                            {"W_UK", &W_UK, latent_dim, gives_d_out},
+                            {"W_UV", &W_UV, latent_dim, gives_d_out}});
 }
 
 Tensor MultiHeadLatentAttention::attend_latents(const Tensor& x, const float* latents,
@@ -117,7 +100,7 @@ Tensor MultiHeadLatentAttention::attend_latents(const Tensor& x, const float* la
     W_UV.forward_into(latents, rows, values);
     return detail::attend_project(queries, HeadsView::split(keys, b, tokens, d, num_heads, head_dim),
                                   HeadsView::split(values, b, tokens, d, num_heads, head_dim), &out_proj,
-                                  causal_options(head_dim, query_start, dropout, gen));
+                                  core_options(query_start, gen));
 }
 
 Tensor MultiHeadLatentAttention::operator()(const Tensor& x, Generator& gen) const {

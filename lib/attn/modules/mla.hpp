@@ -20,12 +20,7 @@
 #include <string>
 
 #include "attn/attention/kv_cache.hpp"
-#include "attn/attention/sdpa.hpp"
-#include "attn/core/generator.hpp"
-#include "attn/core/tensor.hpp"
-#include "attn/modules/config.hpp"
-#include "attn/nn/module.hpp"
-#include "attn/nn/nn.hpp"
+#include "attn/modules/skeleton.hpp"
 
 namespace attn {
 
@@ -54,10 +49,8 @@ std::size_t resolved_latent_dim(const AttentionConfig& config);
 /// `W_UK = Linear(latent_dim, d_out, qkv_bias)`, `W_UV` (same), `out_proj = Linear(d_out,
 /// d_out)` (with bias), then `Dropout(dropout)`. The causal mask comes from positions
 /// (`q_pos < k_pos` is hidden).
-class MultiHeadLatentAttention : public nn::Module {
+class MultiHeadLatentAttention : public AttentionSkeleton {
 public:
-    /// `"MultiHeadLatentAttention"`, as repr prints it.
-    std::string type_name() const override { return "MultiHeadLatentAttention"; }
     /// The submodules in PyTorch's registration order: `W_query`, `W_DKV`, `W_UK`, `W_UV`, `out_proj`, `dropout`.
     std::vector<nn::NamedChild> children() override {
         return {{"W_query", &W_query}, {"W_DKV", &W_DKV}, {"W_UK", &W_UK}, {"W_UV", &W_UV}, {"out_proj", &out_proj}, {"dropout", &dropout}};
@@ -89,25 +82,14 @@ public:
     /// An empty latent cache (a full `KVCache`; the first `forward` gives it its shape).
     KVCache make_cache() const { return KVCache(); }
 
-
-    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
-    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
-
-    std::size_t num_heads;       ///< H
-    std::size_t head_dim;        ///< `d_out / H`
-    std::size_t latent_dim;      ///< L: the numbers cached per token
-    std::size_t context_length;  ///< the most positions
-    nn::Linear W_query;          ///< `Linear(d_in, d_out)`: per-head queries
-    nn::Linear W_DKV;            ///< `Linear(d_in, L)`: down to the latent
-    nn::Linear W_UK;             ///< `Linear(L, d_out)`: latent to per-head keys
-    nn::Linear W_UV;             ///< `Linear(L, d_out)`: latent to per-head values
-    nn::Linear out_proj;         ///< `Linear(d_out, d_out)`, with bias
-    nn::Dropout dropout;         ///< on the attention weights
+    std::size_t latent_dim;          ///< L: the numbers cached per token
+    nn::Linear W_DKV{0, 0, false};   ///< `Linear(d_in, L)`: down to the latent
+    nn::Linear W_UK{0, 0, false};    ///< `Linear(L, d_out)`: latent to per-head keys
+    nn::Linear W_UV{0, 0, false};    ///< `Linear(L, d_out)`: latent to per-head values
 
 private:
-    // Checks a config for this module before anything is drawn (AttentionConfig::check, then
-    // that its weights can be allocated).
-    static void validate(const AttentionConfig& config);
+    // The latent width of a checked config, its weights' sizes checked before anything is drawn.
+    static std::size_t checked_latent_dim(const AttentionConfig& config);
     friend AbsorbedLatentAttention absorb(const MultiHeadLatentAttention& mla);
     // Checks x and the public fields; returns x's shape.
     Shape check(const Tensor& x) const;

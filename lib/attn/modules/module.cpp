@@ -140,47 +140,4 @@ SDPAOptions causal_options(std::size_t head_dim, std::size_t query_start, const 
     return o;
 }
 
-ProjectedAttention::ProjectedAttention(std::string name, const AttentionConfig& c,
-                                       std::initializer_list<ConfigField> takes)
-    : num_heads((c.check(name, takes), require_weight_size(name, "d_out", c.d_out, "d_in", c.d_in),
-                 require_weight_size(name, "d_out", c.d_out, "d_out", c.d_out), c.num_heads)),
-      head_dim(c.d_out / c.num_heads),
-      context_length(c.context_length),
-      dropout(c.dropout, c.backend),
-      name_(std::move(name)) {}
-
-Generator& ProjectedAttention::build_layers(const AttentionConfig& c, Generator& gen, bool out_bias) {
-    W_query = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
-    W_key = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
-    W_value = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
-    out_proj = nn::Linear(c.d_out, c.d_out, out_bias, gen);
-    return gen;
-}
-
-Shape ProjectedAttention::check_projections(const Tensor& x, std::size_t kv_heads, bool own_keys,
-                                            std::initializer_list<NamedLayer> extra) const {
-    const std::string& where = name_;
-    const bool keys_full = own_keys && kv_heads == num_heads;  // W_key's outputs are d_out wide
-    std::vector<std::size_t> ins{width_of(W_query, true)}, outs{width_of(W_query), heads_width(num_heads, head_dim)};
-    for (const NamedLayer& l : extra) {
-        ins.push_back(width_of(*l.layer, true));
-        outs.push_back(width_of(*l.layer));
-    }
-    if (own_keys) ins.insert(ins.end(), {width_of(W_key, true), width_of(W_value, true)});
-    if (keys_full) outs.insert(outs.end(), {width_of(W_key), width_of(W_value)});
-    outs.push_back(width_of(out_proj, true));
-    const std::size_t in = agreed_width(ins), d = agreed_width(outs);
-    check_linear(where, "W_query", W_query, in, d);
-    check_heads(where, num_heads, head_dim, d);
-    for (const NamedLayer& l : extra) check_linear(where, l.name, *l.layer, in, d);
-    if (own_keys) {
-        check_linear(where, "W_key", W_key, in, kv_heads * head_dim);
-        check_linear(where, "W_value", W_value, in, kv_heads * head_dim);
-    }
-    check_output_linear(where, "out_proj", out_proj, d, d);
-    const Shape s = check_tokens(where, x, in);
-    check_dropout(where, dropout);
-    return s;
-}
-
 }  // namespace attn

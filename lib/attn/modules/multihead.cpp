@@ -138,8 +138,7 @@ MultiHeadAttention::Steps MultiHeadAttention::forward_steps(const Tensor& x,
     const SDPASteps core = scaled_dot_product_attention_steps(
         rope ? st.queries_rotated : st.queries_heads, rope ? st.keys_rotated : st.keys_heads, st.values_heads,
         options(causal, gen));
-    st.attn_scores = attn::masked_fill(core.attn_scores, core.hidden,
-                                       -std::numeric_limits<float>::infinity());
+    st.attn_scores = core.masked_attn_scores();
     st.attn_weights = core.attn_weights;
     st.dropped_weights = core.dropped_weights;
     st.context_heads = core.output;

@@ -14,10 +14,7 @@ namespace attn {
 
 MultiHeadAttentionWithSWA::MultiHeadAttentionWithSWA(const MultiHeadAttentionWithSWAConfig& c,
                                                      Generator& gen)
-    : ProjectedAttention("MultiHeadAttentionWithSWA", c,
-                         {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
-                          ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
-                          ConfigField::sliding_window_size, ConfigField::backend}),
+    : ProjectedAttention("MultiHeadAttentionWithSWA", c, {ConfigField::sliding_window_size}),
       sliding_window_size(c.sliding_window_size) {
     build_layers(c, gen);
 }
@@ -39,9 +36,8 @@ SDPAOptions MultiHeadAttentionWithSWA::options(std::size_t query_start, std::siz
 Tensor MultiHeadAttentionWithSWA::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
     check_positions("MultiHeadAttentionWithSWA", 0, s[1], context_length);
-    const HeadsView q = detail::project_heads(0, W_query, x, num_heads, head_dim);  // [b, H, T, hd]
-    const HeadsView k = detail::project_heads(1, W_key, x, num_heads, head_dim);
-    const HeadsView v = detail::project_heads(2, W_value, x, num_heads, head_dim);
+    // [b, H, T, hd] each, one pass over x (detail::project_qkv).
+    const auto [q, k, v] = detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     return detail::attend_project(q, k, v, &out_proj, options(0, 0, gen));  // [b, T, d_out]
 }
 
