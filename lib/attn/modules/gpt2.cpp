@@ -16,8 +16,6 @@ namespace attn {
 
 namespace {
 
-constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-
 long to_long(std::size_t n) { return static_cast<long>(n); }
 
 // Rows [begin, end) of a Linear's weight (and bias): the layer that computes those outputs.
