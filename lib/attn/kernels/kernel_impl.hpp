@@ -1,19 +1,30 @@
-// Internal: the body of one instruction set's kernels, included inside an anonymous namespace
-// by kernels_<isa>.cpp after it defined:
+// Internal: the body of one instruction set's kernels in one arithmetic, included twice by
+// kernels_<isa>.cpp inside an anonymous namespace, once in a namespace `exact` and once in a
+// namespace `fused`, after it defined:
+//   kIsa     the instruction set's name (Kernels::name: "avx512f", "avx2", "portable")
 //   W        floats per vector;           V   float vector type of W lanes (GCC vector_size)
-//   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
 //   vexp(V)  SLEEF's expf_u10 on a vector, equal bit for bit to Sleef_expf1_u10purecfma
-//   madd(c, a, b)  one term of a product, c + a * b (a scalar, broadcast): a rounded product,
-//            then a rounded sum
-//            (the exact kernels), or one fused multiply-add rounded once (the fma kernels)
+//   fmadd(c, a, b)  c + a * b (a scalar, broadcast) by one fused multiply-add, rounded once
+// and, in each of the two namespaces:
+//   kFused   whether the products' terms are fused multiply-adds (Arithmetic::fma)
+//   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
 // and included <algorithm>, <cstring>, <limits>, <utility>.
 //
 // The file is compiled with -ffp-contract=off: `c + a * b` stays a rounded product and a
 // rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic; a fused term
-// is written as one (madd's intrinsic). Everything but the products' terms (the softmax, the
+// is written as one (fmadd's intrinsic). Everything but the products' terms (the softmax, the
 // scaling, the bias) is the same float operations in both arithmetics.
 
 constexpr std::size_t NR = NV * W;
+
+// One term of a product: a rounded product, then a rounded sum (the exact kernels), or one
+// fused multiply-add rounded once (the fused kernels).
+inline V madd(V c, float a, V b) {
+    if constexpr (kFused)
+        return fmadd(c, a, b);
+    else
+        return c + a * b;
+}
 
 // x in every lane (a braced list of W copies: one broadcast; a loop over the lanes compiles to
 // a chain of masked inserts).
@@ -398,4 +409,13 @@ void skinny_nt(std::size_t rows, std::size_t cols, std::size_t k, const float* A
         case 3: return skinny_rows<3>(k, A, lda, B, ldb, cols, C, ldc, bias);
         default: return skinny_rows<4>(k, A, lda, B, ldb, cols, C, ldc, bias);
     }
+}
+
+// ------------------------------------------------------------------ the table
+
+// This instruction set's kernels in this arithmetic, as gemm.cpp's tables hold them.
+const Kernels& kernels() {
+    static const Kernels k{kIsa, kFused, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
+                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
+    return k;
 }

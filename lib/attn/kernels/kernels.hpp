@@ -1,7 +1,7 @@
 // Internal: the per-instruction-set kernels behind attn::fast (gemm.hpp), in two arithmetics
-// (arithmetic.hpp). Each of kernels_<isa>.cpp (exact) and kernels_<isa>_fma.cpp (fused
-// multiply-adds) compiles kernel_impl.hpp with its own -m flags, its own register tile and
-// -ffp-contract=off; gemm.cpp picks the instruction set at run time and a call picks the
+// (arithmetic.hpp). Each kernels_<isa>.cpp compiles kernel_impl.hpp twice, exact and with
+// fused multiply-adds, each with its own register tile, under the instruction set's -m flags
+// and -ffp-contract=off; gemm.cpp picks the instruction set at run time and a call picks the
 // arithmetic.
 #pragma once
 
