@@ -161,18 +161,24 @@ void transpose_n(std::size_t rows, std::size_t cols, const float* src, std::size
         for (std::size_t r = r0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
 }
 
+// out[p * N + c] = src[p * ld + c] for p < kc, c < n (n <= N), the columns past n zero: a
+// panel whose N values of a term lie contiguous in the source (op(A) transposed, op(B) not).
+template <std::size_t N>
+inline void pack_contiguous(std::size_t kc, std::size_t n, const float* src, std::size_t ld, float* out) {
+    if (n == N) {  // a copy of constant size: vector moves, not a call per term
+        for (std::size_t p = 0; p < kc; ++p) std::memcpy(out + p * N, src + p * ld, sizeof(float) * N);
+        return;
+    }
+    for (std::size_t p = 0; p < kc; ++p) {
+        std::copy_n(src + p * ld, n, out + p * N);
+        std::fill(out + p * N + n, out + (p + 1) * N, 0.0f);
+    }
+}
+
 void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t lda,
                   bool trans_a, float* out) {
     if (trans_a) {  // op(A)[r, p] = A[p * lda + r]: each term's MR values are contiguous
-        if (rows == MR) {  // a copy of constant size: vector moves, not a call per term
-            for (std::size_t p = 0; p < kc; ++p)
-                std::memcpy(out + p * MR, A + p * lda, sizeof(float) * MR);
-            return;
-        }
-        for (std::size_t p = 0; p < kc; ++p) {
-            std::copy_n(A + p * lda, rows, out + p * MR);
-            std::fill(out + p * MR + rows, out + (p + 1) * MR, 0.0f);
-        }
+        pack_contiguous<MR>(kc, rows, A, lda, out);
         return;
     }
     // In groups of rows as large as fit (MR need not be a power of two: 12 = 8 + 4), each
@@ -198,15 +204,7 @@ void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t 
 void pack_b_panel(std::size_t kc, std::size_t cols, const float* B, std::size_t ldb,
                   bool trans_b, float* out) {
     if (!trans_b) {  // op(B)[p, c] = B[p * ldb + c]: each term's columns are contiguous
-        if (cols == NR) {
-            for (std::size_t p = 0; p < kc; ++p)
-                std::memcpy(out + p * NR, B + p * ldb, sizeof(float) * NR);
-            return;
-        }
-        for (std::size_t p = 0; p < kc; ++p) {
-            std::copy_n(B + p * ldb, cols, out + p * NR);
-            std::fill(out + p * NR + cols, out + (p + 1) * NR, 0.0f);
-        }
+        pack_contiguous<NR>(kc, cols, B, ldb, out);
         return;
     }
     transpose_n<W>(cols, kc, B, ldb, out, NR);
