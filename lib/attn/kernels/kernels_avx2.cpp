@@ -28,23 +28,12 @@ inline V vexp(V x) { return (V)Sleef_expf8_u10avx2((__m256)x); }
 // c + a * b rounded once.
 inline V fmadd(V c, float a, V b) { return (V)_mm256_fmadd_ps(_mm256_set1_ps(a), (__m256)b, (__m256)c); }
 
-namespace exact {
-constexpr bool kFused = false;
-constexpr std::size_t MR = 4;
-constexpr std::size_t NV = 2;
-#include "kernel_impl.hpp"
-}  // namespace exact
-
-namespace fused {
-constexpr bool kFused = true;
-constexpr std::size_t MR = 6;
-constexpr std::size_t NV = 2;
-#include "kernel_impl.hpp"
-}  // namespace fused
+constexpr std::size_t kExactMR = 4;
+constexpr std::size_t kFusedMR = 6;
+#include "kernel_isa.hpp"
 
 }  // namespace
 
-const Kernels& kernels_avx2() { return exact::kernels(); }
-const Kernels& kernels_avx2_fma() { return fused::kernels(); }
+const IsaKernels& kernels_avx2() { return isa_kernels(); }
 
 }  // namespace attn::fast::detail

@@ -31,23 +31,12 @@ inline V vexp(V x) { return (V)Sleef_expf16_u10avx512f((__m512)x); }
 // c + a * b rounded once.
 inline V fmadd(V c, float a, V b) { return (V)_mm512_fmadd_ps(_mm512_set1_ps(a), (__m512)b, (__m512)c); }
 
-namespace exact {
-constexpr bool kFused = false;
-constexpr std::size_t MR = 8;
-constexpr std::size_t NV = 2;
-#include "kernel_impl.hpp"
-}  // namespace exact
-
-namespace fused {
-constexpr bool kFused = true;
-constexpr std::size_t MR = 12;
-constexpr std::size_t NV = 2;
-#include "kernel_impl.hpp"
-}  // namespace fused
+constexpr std::size_t kExactMR = 8;
+constexpr std::size_t kFusedMR = 12;
+#include "kernel_isa.hpp"
 
 }  // namespace
 
-const Kernels& kernels_avx512() { return exact::kernels(); }
-const Kernels& kernels_avx512_fma() { return fused::kernels(); }
+const IsaKernels& kernels_avx512() { return isa_kernels(); }
 
 }  // namespace attn::fast::detail

@@ -39,23 +39,12 @@ inline V fmadd(V c, float a, V b) {
     return y;
 }
 
-namespace exact {
-constexpr bool kFused = false;
-constexpr std::size_t MR = 4;
-constexpr std::size_t NV = 2;
-#include "kernel_impl.hpp"
-}  // namespace exact
-
-namespace fused {
-constexpr bool kFused = true;
-constexpr std::size_t MR = 4;
-constexpr std::size_t NV = 2;
-#include "kernel_impl.hpp"
-}  // namespace fused
+constexpr std::size_t kExactMR = 4;
+constexpr std::size_t kFusedMR = 4;
+#include "kernel_isa.hpp"
 
 }  // namespace
 
-const Kernels& kernels_portable() { return exact::kernels(); }
-const Kernels& kernels_portable_fma() { return fused::kernels(); }
+const IsaKernels& kernels_portable() { return isa_kernels(); }
 
 }  // namespace attn::fast::detail
