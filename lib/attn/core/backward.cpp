@@ -76,18 +76,14 @@ Tensor mean(const Tensor& x) {
     return scalar_tensor(total / static_cast<float>(x.size()));
 }
 
-namespace {
-
-float scalar_of(const std::string& where, const Tensor& t) {
-    const Shape s = shape_of(t);
+float detail::scalar_grad(const std::string& where, const Tensor& grad_output) {
+    const Shape s = shape_of(grad_output);
     if (!s.empty()) throw_shape_error(where + " (grad_output)", "a 0-d tensor", s);
-    return t();
+    return grad_output();
 }
 
-}  // namespace
-
 Tensor mean_backward(const Tensor& grad_output, const Shape& input_shape) {
-    const float g = scalar_of("mean_backward", grad_output);
+    const float g = detail::scalar_grad("mean_backward", grad_output);
     check_allocation("mean_backward", input_shape);
     const float n = static_cast<float>(numel(input_shape));
     Tensor dx = Tensor::from_shape(input_shape);

@@ -258,6 +258,11 @@ Tensor softmax_along(const std::string& where, const Tensor& x, long dim, bool l
     return map_rows(where, x, row_fn);
 }
 
+/// The value of a 0-d `grad_output` (the gradient of a scalar: a mean, a loss), float32.
+/// @throws std::invalid_argument naming `where` when `grad_output` is not 0-d. Implemented in
+/// lib/attn/core/backward.cpp.
+float scalar_grad(const std::string& where, const Tensor& grad_output);
+
 /// The backward of a softmax over the last dimension, row by row: `dx` (float32 `[..., n]`,
 /// returned) with `row_fn(dy, y, dx, n)` run on each row of `grad_output` (`dy`), `output`
 /// (`y`) and `dx` (`softmax_backward`, `log_softmax_backward`).

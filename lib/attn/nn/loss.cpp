@@ -95,16 +95,6 @@ Tensor cross_entropy(const Tensor& logits, const LongTensor& targets, std::int64
     return scalar_tensor(total / count);
 }
 
-namespace {
-
-float scalar_grad(const std::string& where, const Tensor& grad_output) {
-    const Shape s = shape_of(grad_output);
-    if (!s.empty()) throw_shape_error(where + " (grad_output)", "a 0-d tensor", s);
-    return grad_output();
-}
-
-}  // namespace
-
 Tensor log_softmax_backward(const Tensor& grad_output, const Tensor& output) {
     return detail::backward_rows("log_softmax_backward", grad_output, output,
                                  [](const float* dy, const float* y, float* d, std::size_t n) {
@@ -118,7 +108,7 @@ Tensor log_softmax_backward(const Tensor& grad_output, const Tensor& output) {
 
 Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& logits,
                               const LongTensor& targets, std::int64_t ignore_index) {
-    const float g = scalar_grad("cross_entropy_backward", grad_output);
+    const float g = detail::scalar_grad("cross_entropy_backward", grad_output);
     const Shape sl = shape_of(logits), st = shape_of(targets);
     check_rank("cross_entropy_backward (logits)", sl, 2);
     const std::size_t N = sl[0], C = sl[1];
@@ -156,7 +146,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target) {
 }
 
 Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& input, const Tensor& target) {
-    const float g = scalar_grad("mse_loss_backward", grad_output);
+    const float g = detail::scalar_grad("mse_loss_backward", grad_output);
     const Shape s = shape_of(input);
     check_same_shape("mse_loss_backward (target)", s, shape_of(target));
     const float norm = static_cast<float>(2.0 / static_cast<double>(numel(s)));
