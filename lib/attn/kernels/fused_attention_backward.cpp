@@ -157,7 +157,8 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
             // 1. P, exactly as the forward: scores, then the softmax of the block
             detail::pack_b_panels(kn, hd, lanes, q.Q + i0 * a.ldq, a.ldq, true, Qb);
             detail::gemm_prepacked(kn, rows, nr, hd, Kp + jlo * hd, hd, Qb, hd, St, nr);
-            SoftmaxBlock b = detail::masked_block(m, q, a.Tk, i0, lanes, jlo, rows, nr, ws.forward.allow_t.data(), Bt);
+            SoftmaxBlock b =
+                detail::masked_block(m, q, a.Tk, i0, lanes, jlo, rows, nr, ws.forward.allow_t.data(), Bt);
             float row_max[64];
             b.row_max = row_max;
             kn.softmax_block(St, b);
