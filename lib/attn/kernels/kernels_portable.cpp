@@ -23,7 +23,8 @@ constexpr const char* kIsa = "portable";
 constexpr std::size_t W = 4;
 using V = float __attribute__((vector_size(16)));
 
-// As expf_torch in functional.cpp: the FMA algorithm on CPUs that have FMA.
+// As attn::exp_torch (core/elementwise.hpp, a floor above): the FMA algorithm on CPUs that
+// have FMA.
 inline V vexp(V x) {
     static const bool has_fma = __builtin_cpu_supports("fma");
     V y;
