@@ -1,11 +1,11 @@
 // Internal: the body of one instruction set's kernels in one arithmetic, included twice by
-// kernels_<isa>.cpp inside an anonymous namespace, once in a namespace `exact` and once in a
-// namespace `fused`, after it defined:
+// kernel_isa.hpp (inside kernels_<isa>.cpp's anonymous namespace), once in a namespace `exact`
+// and once in a namespace `fused`, after kernels_<isa>.cpp defined:
 //   kIsa     the instruction set's name (Kernels::name: "avx512f", "avx2", "portable")
 //   W        floats per vector;           V   float vector type of W lanes (GCC vector_size)
 //   vexp(V)  SLEEF's expf_u10 on a vector, equal bit for bit to Sleef_expf1_u10purecfma
 //   fmadd(c, a, b)  c + a * b (a scalar, broadcast) by one fused multiply-add, rounded once
-// and, in each of the two namespaces:
+// and kernel_isa.hpp, in each of the two namespaces:
 //   kFused   whether the products' terms are fused multiply-adds (Arithmetic::fma)
 //   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
 // and included <algorithm>, <cstring>, <limits>, <utility>.
