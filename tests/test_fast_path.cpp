@@ -59,7 +59,7 @@ constexpr bool reference_blas = ATTN_BLAS_REFERENCE != 0;
 
 std::uint32_t bits(float x) { return std::bit_cast<std::uint32_t>(x); }
 
-// The scalar exp of the step-by-step softmax (functional.cpp's expf_torch).
+// The scalar exp of the step-by-step softmax (attn::exp_torch, core/elementwise.hpp).
 float oracle_exp(float x) {
     static const bool has_fma = __builtin_cpu_supports("fma");
     return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);

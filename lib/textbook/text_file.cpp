@@ -1,12 +1,11 @@
 #include "textbook/text_file.hpp"
 
+#include "attn/text/read_file.hpp"
 #include "attn/text/utf8.hpp"
 
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <stdexcept>
-#include <system_error>
 
 namespace textbook {
 
@@ -78,22 +77,7 @@ void require_text_line(const std::filesystem::path& file, std::size_t line,
     }
 }
 
-std::string read_data_file(const std::filesystem::path& file) {
-    std::error_code ec;
-    const auto status = std::filesystem::status(file, ec);
-    if (ec || !std::filesystem::exists(status))
-        throw std::runtime_error(file.string() + ": cannot be read (no such file)");
-    if (!std::filesystem::is_regular_file(status))
-        throw std::runtime_error(file.string() + ": cannot be read (not a regular file)");
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw std::runtime_error(file.string() + ": cannot be read (cannot open it)");
-    std::string text;
-    char buffer[1 << 14];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0)
-        text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (in.bad()) throw std::runtime_error(file.string() + ": cannot be read (a read failed)");
-    return text;
-}
+std::string read_data_file(const std::filesystem::path& file) { return attn::read_file(file); }
 
 std::vector<std::string_view> data_lines(const std::filesystem::path& file,
                                          std::string_view text, std::size_t first_line) {

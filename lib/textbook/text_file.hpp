@@ -49,7 +49,7 @@ void require_utf8_lines(const std::filesystem::path& file, std::string_view text
 void require_text_line(const std::filesystem::path& file, std::size_t line,
                        std::string_view text);
 
-/// Reads a whole data file.
+/// Reads a whole data file (attn::read_file).
 /// @throws std::runtime_error `"<file>: cannot be read (...)"` when it does not exist, is not
 /// a regular file (a directory; a FIFO or device, which could block forever or never end) or
 /// a read fails.

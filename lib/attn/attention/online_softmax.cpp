@@ -6,12 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include <sleef.h>
-
+#include "attn/core/elementwise.hpp"
+#include "attn/core/functional.hpp"
 #include "attn/kernels/tiled_attention.hpp"
-
-// sleef.h declares the FMA variant only when compiled with FMA enabled (see functional.cpp).
-extern "C" float Sleef_expf1_u10purecfma(float);
 
 namespace attn::flash {
 
@@ -19,33 +16,15 @@ namespace {
 
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 
-// exp as attn::softmax takes it (SLEEF's expf_u10, PyTorch's vectorised CPU exp).
-float exp_u10(float x) {
-    static const bool has_fma = __builtin_cpu_supports("fma");
-    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
-}
-
-// Runs f(row, n) on every row along the last dimension of a copy of x.
-template <class F>
-Tensor map_rows(const char* where, const Tensor& x, F f) {
-    const Shape s = shape_of(x);
-    if (s.empty()) throw_shape_error(where, "at least 1-D", s);
-    Tensor y = x;
-    const std::size_t n = s.back();
-    const std::size_t rows = n ? y.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) f(y.data() + r * n, n);
-    return y;
-}
-
 }  // namespace
 
 Tensor softmax_three_pass(const Tensor& x) {
-    return map_rows("softmax_three_pass", x, [](float* row, std::size_t n) {
+    return attn::detail::map_rows("softmax_three_pass", x, [](float* row, std::size_t n) {
         float m = neg_inf;  // pass 1: the maximum
         for (std::size_t j = 0; j < n; ++j) m = std::max(m, row[j]);
         float l = 0.0f;  // pass 2: the sum of exp(x - m)
-        for (std::size_t j = 0; j < n; ++j) l += exp_u10(row[j] - m);
-        for (std::size_t j = 0; j < n; ++j) row[j] = exp_u10(row[j] - m) / l;  // pass 3
+        for (std::size_t j = 0; j < n; ++j) l += exp_torch(row[j] - m);
+        for (std::size_t j = 0; j < n; ++j) row[j] = exp_torch(row[j] - m) / l;  // pass 3
     });
 }
 
@@ -56,7 +35,7 @@ Normalizer online_normalizer(const float* x, std::size_t n, std::vector<Normaliz
         if (std::isnan(x[j]))
             st.l = std::numeric_limits<float>::quiet_NaN();  // max() skips a NaN; the sum may not
         else if (m_new != neg_inf)
-            st.l = st.l * exp_u10(st.m - m_new) + exp_u10(x[j] - m_new);
+            st.l = st.l * exp_torch(st.m - m_new) + exp_torch(x[j] - m_new);
         st.m = m_new;
         if (trace) trace->push_back(st);
     }
@@ -64,9 +43,9 @@ Normalizer online_normalizer(const float* x, std::size_t n, std::vector<Normaliz
 }
 
 Tensor softmax_online(const Tensor& x) {
-    return map_rows("softmax_online", x, [](float* row, std::size_t n) {
+    return attn::detail::map_rows("softmax_online", x, [](float* row, std::size_t n) {
         const Normalizer st = online_normalizer(row, n);  // pass 1: m and l together
-        for (std::size_t j = 0; j < n; ++j) row[j] = exp_u10(row[j] - st.m) / st.l;  // pass 2
+        for (std::size_t j = 0; j < n; ++j) row[j] = exp_torch(row[j] - st.m) / st.l;  // pass 2
     });
 }
 

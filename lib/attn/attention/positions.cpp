@@ -12,23 +12,18 @@
 
 #include <sleef.h>
 
+#include "attn/core/elementwise.hpp"
 #include "attn/core/require.hpp"
 #include "attn/kernels/fused_attention.hpp"
 
 // sleef.h declares the FMA variants only when compiled with FMA enabled; the library exports
 // them.
-extern "C" float Sleef_expf1_u10purecfma(float);
 extern "C" float Sleef_sinf1_u10purecfma(float);
 extern "C" float Sleef_cosf1_u10purecfma(float);
 
 namespace attn {
 
 namespace {
-
-float sleef_exp(float x) {
-    static const bool has_fma = __builtin_cpu_supports("fma");
-    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
-}
 
 // Float32 positions are exact up to 2^24.
 constexpr std::size_t max_positions = std::size_t{1} << 24;
@@ -118,7 +113,7 @@ Tensor sinusoidal_encoding(std::size_t max_len, std::size_t d_model) {
     // rounded to float32 once, as PyTorch takes a scalar into a float32 product.
     const float factor = static_cast<float>(-(std::log(10000.0) / static_cast<double>(d_model)));
     std::vector<float> div_term(h);
-    for (std::size_t i = 0; i < h; ++i) div_term[i] = sleef_exp(static_cast<float>(2 * i) * factor);
+    for (std::size_t i = 0; i < h; ++i) div_term[i] = exp_torch(static_cast<float>(2 * i) * factor);
     // position * div_term: [max_len, d_model / 2], then sin and cos of it as one tensor each.
     std::vector<float> angles(max_len * h), sines(max_len * h), cosines(max_len * h);
     for (std::size_t p = 0; p < max_len; ++p)

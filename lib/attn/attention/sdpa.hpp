@@ -75,16 +75,10 @@ void set_default_sdpa_backend(SDPABackend backend);
 /// restores the thread's previous choice: the C++ form of PyTorch's
 /// `with torch.nn.attention.sdpa_kernel(backend):`. Other threads are not affected (the choice
 /// is thread-local), so threads may each hold their own.
-class SDPABackendGuard {
+class SDPABackendGuard : detail::ThreadChoiceGuard<SDPABackend> {
 public:
     /// @throws std::invalid_argument for `automatic` or a value outside the enumeration.
     explicit SDPABackendGuard(SDPABackend backend);
-    ~SDPABackendGuard();
-    SDPABackendGuard(const SDPABackendGuard&) = delete;
-    SDPABackendGuard& operator=(const SDPABackendGuard&) = delete;
-
-private:
-    std::optional<SDPABackend> previous_;
 };
 
 /// What a query row that may attend to no key at all becomes.

@@ -27,9 +27,6 @@ std::atomic<SDPABackend>& process_default() {
     return backend;
 }
 
-// The innermost SDPABackendGuard of this thread, if any: other threads never see it.
-thread_local std::optional<SDPABackend> scoped_backend;
-
 // The row of backend `b` in arithmetic `a` (its first, exact, row when `a` is automatic).
 const detail::Backend* find(SDPABackend b, Arithmetic a = Arithmetic::automatic) {
     for (const detail::Backend& row : kBackends)
@@ -42,11 +39,12 @@ const detail::Backend* find(SDPABackend b, Arithmetic a = Arithmetic::automatic)
                                 " is not a backend");
 }
 
-// A choice of default: a backend of the table (automatic would choose itself).
-void require_choice(const char* where, SDPABackend b) {
+// A choice of default: a backend of the table (automatic would choose itself); returns it.
+SDPABackend require_choice(const char* where, SDPABackend b) {
     if (!find(b))
         throw std::invalid_argument(std::string(where) + ": expected step, tiled or fast, got SDPABackend value " +
                                     std::to_string(static_cast<int>(b)));
+    return b;
 }
 
 }  // namespace
@@ -57,20 +55,16 @@ const char* backend_name(SDPABackend backend) {
     unknown("backend_name", backend);
 }
 
-SDPABackend default_sdpa_backend() { return scoped_backend.value_or(process_default().load()); }
+// The innermost SDPABackendGuard of this thread, if any: other threads never see it.
+SDPABackend default_sdpa_backend() { return detail::thread_choice<SDPABackend>.value_or(process_default().load()); }
 
 void set_default_sdpa_backend(SDPABackend backend) {
     require_choice("set_default_sdpa_backend", backend);
     process_default().store(backend);
 }
 
-SDPABackendGuard::SDPABackendGuard(SDPABackend backend) {
-    require_choice("SDPABackendGuard", backend);
-    previous_ = scoped_backend;
-    scoped_backend = backend;
-}
-
-SDPABackendGuard::~SDPABackendGuard() { scoped_backend = previous_; }
+SDPABackendGuard::SDPABackendGuard(SDPABackend backend)
+    : ThreadChoiceGuard(require_choice("SDPABackendGuard", backend)) {}
 
 namespace detail {
 

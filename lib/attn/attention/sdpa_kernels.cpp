@@ -16,6 +16,31 @@ namespace attn::detail {
 
 namespace {
 
+// Runs task(b, g, heads) for every batch element b and key/value head g, `heads` the calling
+// thread's p.group() slots (Head: fast::QueryHead or fast::QueryHeadGrad) for the query heads
+// that share g, every field of which the task sets: on an OpenMP team, one key head at a time
+// (dynamic schedule), when the work is large enough to share (`flops` at least 8e6, more than
+// one key head, not already inside a team), else on the calling thread. No exception may leave
+// an OpenMP region: the first one is carried out and rethrown here.
+template <class Head, class Task>
+void for_each_key_head(const SDPAProblem& p, double flops, Task task) {
+    const std::size_t tasks = p.B * p.Hkv;
+    const bool large = flops >= 8e6 && tasks > 1 && !omp_in_parallel();
+    std::exception_ptr error;
+#pragma omp parallel for schedule(dynamic, 1) if (large)
+    for (std::size_t t = 0; t < tasks; ++t) {
+        try {
+            thread_local std::vector<Head> heads;
+            heads.resize(p.group());
+            task(t / p.Hkv, t % p.Hkv, heads);
+        } catch (...) {
+#pragma omp critical
+            if (!error) error = std::current_exception();
+        }
+    }
+    if (error) std::rethrow_exception(error);
+}
+
 // Runs the fast or tiled kernel over every (batch, key/value head), each with the group of
 // query heads that shares it. `lse` ([B, H, Tq]) is filled when not null. `arithmetic` (exact
 // or fma, resolved: the team does not see the caller's guard) is the fast kernel's.
@@ -23,48 +48,34 @@ void run_kernels(const SDPAProblem& p, bool tiled, const OutLayout& out, const T
                  Arithmetic arithmetic = Arithmetic::exact) {
     if ((p.Ev == 0 && !lse) || p.B == 0 || p.H == 0 || p.Tq == 0) return;  // nothing to write
     const fast::HeadMask mask = p.head_mask();
-    const std::size_t tasks = p.B * p.Hkv, group = p.group();
+    const std::size_t group = p.group();
     const double flops = 2.0 * double(p.B * p.H) * double(p.Tq) * double(p.Tk) * double(p.E + p.Ev);
-    const bool large = flops >= 8e6 && tasks > 1 && !omp_in_parallel();
-    std::exception_ptr error;
-#pragma omp parallel if (large)
-    {
+    for_each_key_head<fast::QueryHead>(p, flops, [&](std::size_t b, std::size_t g,
+                                                     std::vector<fast::QueryHead>& heads) {
         thread_local fast::HeadWorkspace ws;
         thread_local fast::TiledWorkspace tws;
-        std::vector<fast::QueryHead> heads;
-#pragma omp for schedule(dynamic, 1)
-        for (std::size_t t = 0; t < tasks; ++t) {
-            try {  // no exception may leave an OpenMP region: it is carried out and rethrown
-                heads.resize(group);
-                const std::size_t b = t / p.Hkv, g = t % p.Hkv;
-                const fast::HeadArgs args{
-                    .K = at_offset(p.k.data, b * p.k.stride_b + g * p.k.stride_h), .ldk = p.k.stride_t,
-                    .V = at_offset(p.v.data, b * p.v.stride_b + g * p.v.stride_h), .ldv = p.v.stride_t,
-                    .ldq = p.q.stride_t, .ldo = out.ld(p), .Tq = p.Tq, .Tk = p.Tk, .hd = p.E,
-                    .dv = p.Ev};
-                for (std::size_t r = 0; r < group; ++r) {
-                    const std::size_t h = g * group + r;
-                    fast::QueryHead& q = heads[r];
-                    q.Q = at_offset(p.q.data, b * p.q.stride_b + h * p.q.stride_h);
-                    q.O = out.head(p, b, h);
-                    q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
-                    q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
-                    q.noise = noise.dimension() != 0 ? at_offset(noise.data(), (b * p.H + h) * p.Tq * p.Tk) : nullptr;
-                    q.alibi_slope = p.alibi ? p.alibi[h] : 0.0f;
-                    q.logsumexp = at_offset(lse, (b * p.H + h) * p.Tq);
-                }
-                if (tiled)
-                    fast::tiled_attend_head(args, mask, heads.data(), group,
-                                            {p.options->block_q, p.options->block_k}, tws);
-                else
-                    fast::attend_head(args, mask, heads.data(), group, ws, fast::stage_all, arithmetic);
-            } catch (...) {
-#pragma omp critical
-                if (!error) error = std::current_exception();
-            }
+        const fast::HeadArgs args{
+            .K = at_offset(p.k.data, b * p.k.stride_b + g * p.k.stride_h), .ldk = p.k.stride_t,
+            .V = at_offset(p.v.data, b * p.v.stride_b + g * p.v.stride_h), .ldv = p.v.stride_t,
+            .ldq = p.q.stride_t, .ldo = out.ld(p), .Tq = p.Tq, .Tk = p.Tk, .hd = p.E,
+            .dv = p.Ev};
+        for (std::size_t r = 0; r < group; ++r) {
+            const std::size_t h = g * group + r;
+            fast::QueryHead& q = heads[r];
+            q.Q = at_offset(p.q.data, b * p.q.stride_b + h * p.q.stride_h);
+            q.O = out.head(p, b, h);
+            q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
+            q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
+            q.noise = noise.dimension() != 0 ? at_offset(noise.data(), (b * p.H + h) * p.Tq * p.Tk) : nullptr;
+            q.alibi_slope = p.alibi ? p.alibi[h] : 0.0f;
+            q.logsumexp = at_offset(lse, (b * p.H + h) * p.Tq);
         }
-    }
-    if (error) std::rethrow_exception(error);
+        if (tiled)
+            fast::tiled_attend_head(args, mask, heads.data(), group,
+                                    {p.options->block_q, p.options->block_k}, tws);
+        else
+            fast::attend_head(args, mask, heads.data(), group, ws, fast::stage_all, arithmetic);
+    });
 }
 
 // Runs the fast or tiled backward over every (batch, key/value head), each with the group of
@@ -82,49 +93,36 @@ void run_backward(const SDPAProblem& p, bool tiled, const BackwardArgs& a, Arith
     const std::size_t tasks = p.B * p.Hkv, group = p.group();
     if (tasks == 0) return;  // no (batch, key head): nothing to write, no group to size
     const double flops = 5.0 * double(p.B * p.H) * double(p.Tq) * double(p.Tk) * double(p.E + p.Ev);
-    const bool large = flops >= 8e6 && tasks > 1 && !omp_in_parallel();
-    std::exception_ptr error;
-#pragma omp parallel if (large)
-    {
+    for_each_key_head<fast::QueryHeadGrad>(p, flops, [&](std::size_t b, std::size_t g,
+                                                         std::vector<fast::QueryHeadGrad>& heads) {
         thread_local fast::BackwardWorkspace ws;
         thread_local fast::TiledBackwardWorkspace tws;
-        std::vector<fast::QueryHeadGrad> heads(group);
-#pragma omp for schedule(dynamic, 1)
-        for (std::size_t t = 0; t < tasks; ++t) {
-            try {
-                const std::size_t b = t / p.Hkv, g = t % p.Hkv;
-                const fast::HeadGradArgs args{
-                    .K = at_offset(p.k.data, b * p.k.stride_b + g * p.k.stride_h), .ldk = p.k.stride_t,
-                    .V = at_offset(p.v.data, b * p.v.stride_b + g * p.v.stride_h), .ldv = p.v.stride_t,
-                    .dK = at_offset(dk.data, b * dk.stride_b + g * dk.stride_h), .lddk = dk.stride_t,
-                    .dV = at_offset(dv.data, b * dv.stride_b + g * dv.stride_h), .lddv = dv.stride_t,
-                    .ldq = p.q.stride_t, .ldo = grad_output.stride_t, .lddq = dq.stride_t,
-                    .Tq = p.Tq, .Tk = p.Tk, .hd = p.E, .dv = p.Ev};
-                for (std::size_t r = 0; r < group; ++r) {
-                    const std::size_t h = g * group + r;
-                    fast::QueryHeadGrad& q = heads[r];
-                    q.Q = at_offset(p.q.data, b * p.q.stride_b + h * p.q.stride_h);
-                    q.dO = at_offset(grad_output.data, b * grad_output.stride_b + h * grad_output.stride_h);
-                    q.O = at_offset(output.data, b * output.stride_b + h * output.stride_h);
-                    q.logsumexp = at_offset(logsumexp, (b * p.H + h) * p.Tq);
-                    q.dQ = at_offset(dq.data, b * dq.stride_b + h * dq.stride_h);
-                    q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
-                    q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
-                    q.noise = noise.dimension() != 0 ? at_offset(noise.data(), (b * p.H + h) * p.Tq * p.Tk) : nullptr;
-                    q.alibi_slope = p.alibi ? p.alibi[h] : 0.0f;
-                }
-                if (tiled)
-                    fast::tiled_attend_head_backward(args, mask, heads.data(), group,
-                                                     {p.options->block_q, p.options->block_k}, tws);
-                else
-                    fast::attend_head_backward(args, mask, heads.data(), group, ws, arithmetic);
-            } catch (...) {
-#pragma omp critical
-                if (!error) error = std::current_exception();
-            }
+        const fast::HeadGradArgs args{
+            .K = at_offset(p.k.data, b * p.k.stride_b + g * p.k.stride_h), .ldk = p.k.stride_t,
+            .V = at_offset(p.v.data, b * p.v.stride_b + g * p.v.stride_h), .ldv = p.v.stride_t,
+            .dK = at_offset(dk.data, b * dk.stride_b + g * dk.stride_h), .lddk = dk.stride_t,
+            .dV = at_offset(dv.data, b * dv.stride_b + g * dv.stride_h), .lddv = dv.stride_t,
+            .ldq = p.q.stride_t, .ldo = grad_output.stride_t, .lddq = dq.stride_t,
+            .Tq = p.Tq, .Tk = p.Tk, .hd = p.E, .dv = p.Ev};
+        for (std::size_t r = 0; r < group; ++r) {
+            const std::size_t h = g * group + r;
+            fast::QueryHeadGrad& q = heads[r];
+            q.Q = at_offset(p.q.data, b * p.q.stride_b + h * p.q.stride_h);
+            q.dO = at_offset(grad_output.data, b * grad_output.stride_b + h * grad_output.stride_h);
+            q.O = at_offset(output.data, b * output.stride_b + h * output.stride_h);
+            q.logsumexp = at_offset(logsumexp, (b * p.H + h) * p.Tq);
+            q.dQ = at_offset(dq.data, b * dq.stride_b + h * dq.stride_h);
+            q.allow = p.allow.data ? &p.allow.at(b, h, 0, 0) : nullptr;
+            q.bias = p.bias.data ? &p.bias.at(b, h, 0, 0) : nullptr;
+            q.noise = noise.dimension() != 0 ? at_offset(noise.data(), (b * p.H + h) * p.Tq * p.Tk) : nullptr;
+            q.alibi_slope = p.alibi ? p.alibi[h] : 0.0f;
         }
-    }
-    if (error) std::rethrow_exception(error);
+        if (tiled)
+            fast::tiled_attend_head_backward(args, mask, heads.data(), group,
+                                             {p.options->block_q, p.options->block_k}, tws);
+        else
+            fast::attend_head_backward(args, mask, heads.data(), group, ws, arithmetic);
+    });
 }
 
 }  // namespace

@@ -63,19 +63,11 @@ Tensor mul_backward(const Tensor& grad_output, float multiplier) {
 }
 
 Tensor softmax_backward(const Tensor& grad_output, const Tensor& output) {
-    const Shape s = shape_of(output);
-    if (s.empty()) throw_shape_error("softmax_backward (output)", "at least 1-D", s);
-    check_same_shape("softmax_backward (grad_output)", s, shape_of(grad_output));
-    Tensor dx = Tensor::from_shape(s);
-    const std::size_t n = s.back(), rows = n ? output.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* dp = grad_output.data() + r * n;
-        const float* p = output.data() + r * n;
-        float* d = dx.data() + r * n;
-        const float sum = detail::softmax_backward_sum(dp, p, n);
-        for (std::size_t j = 0; j < n; ++j) d[j] = (dp[j] - sum) * p[j];
-    }
-    return dx;
+    return detail::backward_rows("softmax_backward", grad_output, output,
+                                 [](const float* dp, const float* p, float* d, std::size_t n) {
+                                     const float sum = detail::softmax_backward_sum(dp, p, n);
+                                     for (std::size_t j = 0; j < n; ++j) d[j] = (dp[j] - sum) * p[j];
+                                 });
 }
 
 Tensor mean(const Tensor& x) {
@@ -84,18 +76,14 @@ Tensor mean(const Tensor& x) {
     return scalar_tensor(total / static_cast<float>(x.size()));
 }
 
-namespace {
-
-float scalar_of(const std::string& where, const Tensor& t) {
-    const Shape s = shape_of(t);
+float detail::scalar_grad(const std::string& where, const Tensor& grad_output) {
+    const Shape s = shape_of(grad_output);
     if (!s.empty()) throw_shape_error(where + " (grad_output)", "a 0-d tensor", s);
-    return t();
+    return grad_output();
 }
 
-}  // namespace
-
 Tensor mean_backward(const Tensor& grad_output, const Shape& input_shape) {
-    const float g = scalar_of("mean_backward", grad_output);
+    const float g = detail::scalar_grad("mean_backward", grad_output);
     check_allocation("mean_backward", input_shape);
     const float n = static_cast<float>(numel(input_shape));
     Tensor dx = Tensor::from_shape(input_shape);

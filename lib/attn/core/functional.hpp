@@ -230,6 +230,55 @@ namespace detail {
 /// split the positions between its two paths differently. `x` contiguous float32, `dim <
 /// x.dimension() - 1`; an empty `x` is returned as is. Never throws.
 Tensor softmax_inner(const Tensor& x, std::size_t dim, bool log);
+
+/// `row_fn(row, n)` on every row along the last dimension of a copy of `x` (float32
+/// `[..., n]`; `row` points at the row's `n` contiguous floats), which it returns: the row loop
+/// of `softmax`, `log_softmax` and chapter 12's online softmax.
+/// @throws std::invalid_argument naming `where` when `x` is 0-d.
+template <class RowFn>
+Tensor map_rows(const std::string& where, const Tensor& x, RowFn row_fn) {
+    const Shape s = shape_of(x);
+    if (s.empty()) throw_shape_error(where, "at least 1-D", s);
+    Tensor y = x;
+    const std::size_t n = s.back(), rows = n ? y.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r) row_fn(y.data() + r * n, n);
+    return y;
+}
+
+/// `torch.softmax(x, dim)`, or `torch.log_softmax(x, dim)` with `log`: over the last
+/// dimension `row_fn(row, n)` on each row of a copy of `x` (`map_rows`), over another
+/// dimension `softmax_inner`. float32 `[..., n] -> [..., n]`.
+/// @throws std::invalid_argument naming `where` when `x` is 0-d or `dim` is out of range.
+template <class RowFn>
+Tensor softmax_along(const std::string& where, const Tensor& x, long dim, bool log, RowFn row_fn) {
+    const Shape s = shape_of(x);
+    if (s.empty()) throw_shape_error(where, "at least 1-D", s);
+    const std::size_t d = wrap_dim(where, dim, s.size());
+    if (d != s.size() - 1) return softmax_inner(x, d, log);
+    return map_rows(where, x, row_fn);
+}
+
+/// The value of a 0-d `grad_output` (the gradient of a scalar: a mean, a loss), float32.
+/// @throws std::invalid_argument naming `where` when `grad_output` is not 0-d. Implemented in
+/// lib/attn/core/backward.cpp.
+float scalar_grad(const std::string& where, const Tensor& grad_output);
+
+/// The backward of a softmax over the last dimension, row by row: `dx` (float32 `[..., n]`,
+/// returned) with `row_fn(dy, y, dx, n)` run on each row of `grad_output` (`dy`), `output`
+/// (`y`) and `dx` (`softmax_backward`, `log_softmax_backward`).
+/// @throws std::invalid_argument naming `where` when `output` is 0-d or `grad_output`'s shape
+/// differs from it.
+template <class RowFn>
+Tensor backward_rows(const std::string& where, const Tensor& grad_output, const Tensor& output, RowFn row_fn) {
+    const Shape s = shape_of(output);
+    if (s.empty()) throw_shape_error(where + " (output)", "at least 1-D", s);
+    check_same_shape(where + " (grad_output)", s, shape_of(grad_output));
+    Tensor dx = Tensor::from_shape(s);
+    const std::size_t n = s.back(), rows = n ? output.size() / n : 0;
+    for (std::size_t r = 0; r < rows; ++r)
+        row_fn(grad_output.data() + r * n, output.data() + r * n, dx.data() + r * n, n);
+    return dx;
+}
 }  // namespace detail
 
 /// The backward pass of `p = softmax(x, dim=-1)` (PyTorch's `SoftmaxBackward0`), row by row:

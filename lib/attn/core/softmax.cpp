@@ -3,6 +3,7 @@
 /// lane order), the naive and the masked softmax, and repeat_interleave / repeat: the part of
 /// attn/core/functional.hpp that attention's weights and grouped heads need.
 #include "attn/core/functional.hpp"
+#include "attn/core/elementwise.hpp"
 #include "attn/core/reduce.hpp"
 
 #include <algorithm>
@@ -14,25 +15,12 @@
 #include <sleef.h>
 
 // sleef.h declares the FMA variant only when this file is compiled with FMA enabled, but the
-// library always exports it; it is chosen at run time on CPUs that have FMA (see expf_torch).
-extern "C" float Sleef_expf1_u10purecfma(float);
+// library always exports it; it is chosen at run time on CPUs that have FMA (see logf_torch).
 extern "C" float Sleef_logf1_u10purecfma(float);
 
 namespace attn {
 
 namespace {
-
-// One row of PyTorch's CPU softmax over the last dimension (`_vec_softmax_lastdim` in
-// aten/src/ATen/native/cpu/SoftMaxKernel.cpp, AVX2 build): the row maximum; exp(x - max)
-// with SLEEF's expf_u10 (what `Vectorized<float>::exp` calls); their sum in PyTorch's
-// `vec::reduce_all` order (detail::reduce_all_sum: 8 lanes accumulated vector by vector, then
-// the lanes' tree; rows shorter than 8 summed in order); then multiplication by 1 / sum.
-// exp as PyTorch's AVX2 kernels compute it (`Sleef_expf8_u10`, an FMA algorithm); on a CPU
-// without FMA the same algorithm without fused operations, which may differ in the last bit.
-float expf_torch(float x) {
-    static const bool has_fma = __builtin_cpu_supports("fma");
-    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
-}
 
 // x.repeat_interleave(repeats, dim) (interleave) or x.repeat(...) along dim: the output's
 // slices along dim are the input's, each repeated in place or the whole run tiled.
@@ -67,11 +55,18 @@ float logf_torch(float x) {
     return has_fma ? Sleef_logf1_u10purecfma(x) : Sleef_logf1_u10purec(x);
 }
 
+// One row of PyTorch's CPU softmax over the last dimension (`_vec_softmax_lastdim` in
+// aten/src/ATen/native/cpu/SoftMaxKernel.cpp, AVX2 build): the row maximum; exp(x - max)
+// with SLEEF's expf_u10 (what `Vectorized<float>::exp` calls: exp_torch, an FMA algorithm; on a
+// CPU without FMA the same algorithm without fused operations, which may differ in the last
+// bit); their sum in PyTorch's `vec::reduce_all` order (detail::reduce_all_sum: 8 lanes
+// accumulated vector by vector, then the lanes' tree; rows shorter than 8 summed in order);
+// then multiplication by 1 / sum.
 void softmax_row(float* row, std::size_t n) {
     float mx = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
     for (std::size_t j = 0; j < n; ++j)
-        row[j] = expf_torch(row[j] - mx);  // all -inf: exp(NaN) = NaN, as PyTorch
+        row[j] = exp_torch(row[j] - mx);  // all -inf: exp(NaN) = NaN, as PyTorch
     const float inv = 1.0f / detail::reduce_all_sum(row, n);
     for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
 }
@@ -105,7 +100,7 @@ Tensor softmax_inner(const Tensor& x, std::size_t dim, bool log) {
             }
             float sum = 0.0f;
             for (std::size_t d = 0; d < n; ++d) {
-                const float e = vector ? expf_torch(in[d * inner] - mx) : std::exp(in[d * inner] - mx);
+                const float e = vector ? exp_torch(in[d * inner] - mx) : std::exp(in[d * inner] - mx);
                 if (!log) out[d * inner] = e;
                 sum += e;
             }
@@ -120,17 +115,7 @@ Tensor softmax_inner(const Tensor& x, std::size_t dim, bool log) {
 
 }  // namespace detail
 
-Tensor softmax(const Tensor& x, long dim) {
-    const Shape s = shape_of(x);
-    if (s.empty()) throw_shape_error("softmax", "at least 1-D", s);
-    const std::size_t d = wrap_dim("softmax", dim, s.size());
-    if (d != s.size() - 1) return detail::softmax_inner(x, d, false);
-    Tensor y = x;
-    const std::size_t n = s.back();
-    const std::size_t rows = n ? y.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) softmax_row(y.data() + r * n, n);
-    return y;
-}
+Tensor softmax(const Tensor& x, long dim) { return detail::softmax_along("softmax", x, dim, false, softmax_row); }
 
 Tensor softmax_naive(const Tensor& x) {
     const Shape s = shape_of(x);

@@ -15,19 +15,17 @@ std::atomic<Arithmetic>& process_default() {
     return arithmetic;
 }
 
-// The innermost ArithmeticGuard of this thread, if any: other threads never see it.
-thread_local std::optional<Arithmetic> scoped_arithmetic;
-
 bool known(Arithmetic a) {
     return a == Arithmetic::automatic || a == Arithmetic::exact || a == Arithmetic::fma;
 }
 
-// A choice: exact or fma (automatic would choose itself).
-void require_choice(const char* where, Arithmetic a) {
+// A choice: exact or fma (automatic would choose itself); returns it.
+Arithmetic require_choice(const char* where, Arithmetic a) {
     if (a != Arithmetic::exact && a != Arithmetic::fma)
         throw std::invalid_argument(std::string(where) + ": expected Arithmetic::exact or fma, got " +
                                     (a == Arithmetic::automatic ? std::string("automatic")
                                                                 : "value " + std::to_string(static_cast<int>(a))));
+    return a;
 }
 
 }  // namespace
@@ -42,7 +40,8 @@ const char* arithmetic_name(Arithmetic a) {
                                 " is not an arithmetic");
 }
 
-Arithmetic default_arithmetic() { return scoped_arithmetic.value_or(process_default().load()); }
+// The innermost ArithmeticGuard of this thread, if any: other threads never see it.
+Arithmetic default_arithmetic() { return detail::thread_choice<Arithmetic>.value_or(process_default().load()); }
 
 Arithmetic resolve_arithmetic(Arithmetic a) {
     if (!known(a))
@@ -56,12 +55,6 @@ void set_default_arithmetic(Arithmetic a) {
     process_default().store(a);
 }
 
-ArithmeticGuard::ArithmeticGuard(Arithmetic a) {
-    require_choice("ArithmeticGuard", a);
-    previous_ = scoped_arithmetic;
-    scoped_arithmetic = a;
-}
-
-ArithmeticGuard::~ArithmeticGuard() { scoped_arithmetic = previous_; }
+ArithmeticGuard::ArithmeticGuard(Arithmetic a) : ThreadChoiceGuard(require_choice("ArithmeticGuard", a)) {}
 
 }  // namespace attn

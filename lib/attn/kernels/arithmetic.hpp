@@ -18,7 +18,7 @@
 /// multiply pipes the two cost about the same. The book's chapters print `exact` bits.
 #pragma once
 
-#include <optional>
+#include "attn/kernels/scoped_choice.hpp"
 
 namespace attn {
 
@@ -58,16 +58,10 @@ void set_default_arithmetic(Arithmetic arithmetic);
 /// affected. A backend without an `fma` form (the step and tiled backends of the attention
 /// core) computes `exact` under the guard; asked for `fma` by name in a call's options, it
 /// refuses.
-class ArithmeticGuard {
+class ArithmeticGuard : detail::ThreadChoiceGuard<Arithmetic> {
 public:
     /// @throws std::invalid_argument for `automatic` or a value outside the enumeration.
     explicit ArithmeticGuard(Arithmetic arithmetic);
-    ~ArithmeticGuard();
-    ArithmeticGuard(const ArithmeticGuard&) = delete;
-    ArithmeticGuard& operator=(const ArithmeticGuard&) = delete;
-
-private:
-    std::optional<Arithmetic> previous_;
 };
 
 }  // namespace attn

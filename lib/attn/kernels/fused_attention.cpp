@@ -26,15 +26,6 @@ namespace {
 
 
 
-// The keys [lo, hi) that some query of i0 .. i1-1 may see under the band mask.
-void key_range(const HeadMask& m, std::size_t Tk, std::size_t i0, std::size_t i1, long& lo,
-               long& hi) {
-    lo = 0;
-    hi = long(Tk);
-    if (m.causal) hi = std::clamp(long(i1) - 1 + m.offset + 1, 0L, long(Tk));
-    if (m.window) lo = std::clamp(long(i0) + m.offset - long(m.window) + 1, 0L, long(Tk));
-}
-
 }  // namespace
 
 std::size_t softmax_block_width() { return detail::active().nr; }
@@ -77,7 +68,7 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
         for (std::size_t i0 = 0; i0 < a.Tq; i0 += nr) {
             const std::size_t lanes = std::min(nr, a.Tq - i0), i1 = i0 + lanes;
             long lo = 0, hi = long(Tk);
-            if (skip) key_range(m, Tk, i0, i1, lo, hi);
+            if (skip) detail::key_range(m, Tk, i0, i1, lo, hi);
             if (hi <= lo) {  // no query of the block sees any key
                 const float fill = m.zero_fully_masked ? 0.0f : nan;
                 for (std::size_t c = 0; c < lanes; ++c) std::fill_n(q.O + (i0 + c) * a.ldo, a.dv, fill);
@@ -92,32 +83,7 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
                 detail::gemm_prepacked(kn, rows, nr, a.hd, Kp + jlo * a.hd, a.hd, Qb, a.hd, St, nr);
             }
             if (stages & stage_softmax) {
-                SoftmaxBlock b{.rows = rows, .j0 = jlo, .keys = a.Tk, .causal = m.causal, .window = m.window,
-                               .diag = long(i0) + m.offset, .allow = nullptr, .bias = nullptr,
-                               .divide = m.divide, .scale = m.scale,
-                               .zero_fully_masked = m.zero_fully_masked};
-                if (q.allow) {  // gather the dense masks into the block's layout
-                    unsigned char* At = ws.allow_t.data();
-                    for (std::size_t r = 0; r < rows; ++r)
-                        for (std::size_t c = 0; c < nr; ++c)
-                            At[r * nr + c] = c < lanes ? q.allow[long(i0 + c) * m.allow_si +
-                                                                 long(jlo + r) * m.allow_sj]
-                                                       : 1;
-                    b.allow = At;
-                }
-                if (q.bias || m.alibi) {  // the additive mask and ALiBi's term, this block only
-                    // ALiBi alone: its terms in one vectorised pass (lanes past `lanes` too: unread)
-                    const bool done =
-                        !q.bias && alibi_block(Bt, rows, nr, long(i0) + m.offset - long(jlo), q.alibi_slope);
-                    bool has = false;
-                    for (std::size_t r = 0; r < rows && !done; ++r)
-                        for (std::size_t c = 0; c < nr; ++c)
-                            Bt[r * nr + c] = c < lanes ? score_bias(q.bias, m.bias_si, m.bias_sj, m.alibi,
-                                                                    q.alibi_slope, m.offset, long(i0 + c),
-                                                                    long(jlo + r), has)
-                                                       : 0.0f;
-                    b.bias = Bt;
-                }
+                SoftmaxBlock b = detail::masked_block(m, q, a.Tk, i0, lanes, jlo, rows, nr, ws.allow_t.data(), Bt);
                 float row_max[64], row_sum[64];  // NR <= 32
                 if (q.logsumexp) b.row_max = row_max, b.row_sum = row_sum;
                 kn.softmax_block(St, b);

@@ -35,14 +35,6 @@ constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 
 
 
-// The keys [lo, hi) that some query of i0 .. i1-1 may see under the band mask (as the forward).
-void key_range(const HeadMask& m, std::size_t Tk, std::size_t i0, std::size_t i1, long& lo, long& hi) {
-    lo = 0;
-    hi = long(Tk);
-    if (m.causal) hi = std::clamp(long(i1) - 1 + m.offset + 1, 0L, long(Tk));
-    if (m.window) lo = std::clamp(long(i0) + m.offset - long(m.window) + 1, 0L, long(Tk));
-}
-
 // C[m, n] (row stride ldc) += Ap @ Bp, both packed with k terms per panel: every element
 // continues its in-order sum from the value C holds.
 void accumulate(const detail::Kernels& kn, std::size_t m, std::size_t n, std::size_t k,
@@ -155,7 +147,7 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
         for (std::size_t i0 = 0; i0 < a.Tq; i0 += nr) {
             const std::size_t lanes = std::min(nr, a.Tq - i0), i1 = i0 + lanes;
             long lo = 0, hi = long(Tk);
-            if (skip) key_range(m, Tk, i0, i1, lo, hi);
+            if (skip) detail::key_range(m, Tk, i0, i1, lo, hi);
             if (hi <= lo) {  // no query of the block sees any key: dS is 0 (all hidden)
                 for (std::size_t c = 0; c < lanes; ++c) std::fill_n(q.dQ + (i0 + c) * a.lddq, hd, 0.0f);
                 poison = poison || !m.zero_fully_masked;
@@ -165,27 +157,8 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
             // 1. P, exactly as the forward: scores, then the softmax of the block
             detail::pack_b_panels(kn, hd, lanes, q.Q + i0 * a.ldq, a.ldq, true, Qb);
             detail::gemm_prepacked(kn, rows, nr, hd, Kp + jlo * hd, hd, Qb, hd, St, nr);
-            SoftmaxBlock b{.rows = rows, .j0 = jlo, .keys = a.Tk, .causal = m.causal, .window = m.window,
-                           .diag = long(i0) + m.offset, .allow = nullptr, .bias = nullptr,
-                           .divide = m.divide, .scale = m.scale, .zero_fully_masked = m.zero_fully_masked};
-            if (q.allow) {
-                unsigned char* At = ws.forward.allow_t.data();
-                for (std::size_t r = 0; r < rows; ++r)
-                    for (std::size_t c = 0; c < nr; ++c)
-                        At[r * nr + c] = c < lanes ? q.allow[long(i0 + c) * m.allow_si + long(jlo + r) * m.allow_sj] : 1;
-                b.allow = At;
-            }
-            if (q.bias || m.alibi) {  // the additive mask and ALiBi's term, as the forward
-                const bool done =
-                    !q.bias && alibi_block(Bt, rows, nr, long(i0) + m.offset - long(jlo), q.alibi_slope);
-                bool has = false;
-                for (std::size_t r = 0; r < rows && !done; ++r)
-                    for (std::size_t c = 0; c < nr; ++c)
-                        Bt[r * nr + c] = c < lanes ? score_bias(q.bias, m.bias_si, m.bias_sj, m.alibi, q.alibi_slope,
-                                                                m.offset, long(i0 + c), long(jlo + r), has)
-                                                   : 0.0f;
-                b.bias = Bt;
-            }
+            SoftmaxBlock b =
+                detail::masked_block(m, q, a.Tk, i0, lanes, jlo, rows, nr, ws.forward.allow_t.data(), Bt);
             float row_max[64];
             b.row_max = row_max;
             kn.softmax_block(St, b);

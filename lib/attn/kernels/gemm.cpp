@@ -31,6 +31,7 @@ namespace attn::fast {
 
 namespace {
 
+using detail::IsaKernels;
 using detail::Kernels;
 
 // Terms per block: a KC x NR panel of B is 32 KiB (AVX-512), in L1 while the row block passes;
@@ -41,26 +42,18 @@ constexpr std::size_t KC = 256;
 // pass through L2 between two uses of a panel of B, so it is kept small.
 constexpr std::size_t MC = 120;
 
-// One instruction set's kernels in both arithmetics (arithmetic.hpp).
-struct IsaKernels {
-    const Kernels& (*exact)();
-    const Kernels& (*fused)();
-};
-constexpr IsaKernels kAvx512{&detail::kernels_avx512, &detail::kernels_avx512_fma};
-constexpr IsaKernels kAvx2{&detail::kernels_avx2, &detail::kernels_avx2_fma};
-constexpr IsaKernels kPortable{&detail::kernels_portable, &detail::kernels_portable_fma};
-
+// The instruction set the CPU has (ATTN_FAST_ISA=portable or avx2 asks for a smaller one).
 const IsaKernels& choose_kernels() {
     const char* want = std::getenv("ATTN_FAST_ISA");
     const std::string w = want ? want : "";
     __builtin_cpu_init();
     const bool avx512 = __builtin_cpu_supports("avx512f");
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    if (w == "portable") return kPortable;
-    if (w == "avx2" && avx2) return kAvx2;
-    if (avx512) return kAvx512;
-    if (avx2) return kAvx2;
-    return kPortable;
+    if (w == "portable") return detail::kernels_portable();
+    if (w == "avx2" && avx2) return detail::kernels_avx2();
+    if (avx512) return detail::kernels_avx512();
+    if (avx2) return detail::kernels_avx2();
+    return detail::kernels_portable();
 }
 
 std::atomic<const IsaKernels*>& current() {
@@ -71,7 +64,7 @@ std::atomic<const IsaKernels*>& current() {
 // The kernels of the instruction set in use, in `arithmetic` (automatic: the calling thread's).
 const Kernels& kernels(Arithmetic arithmetic = Arithmetic::exact) {
     const IsaKernels& isa = *current().load(std::memory_order_relaxed);
-    return resolve_arithmetic(arithmetic) == Arithmetic::fma ? isa.fused() : isa.exact();
+    return resolve_arithmetic(arithmetic) == Arithmetic::fma ? isa.fused : isa.exact;
 }
 
 std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
@@ -295,7 +288,9 @@ void use_isa(const std::string& name) {
         throw std::invalid_argument("fast::use_isa: expected one of " + list + ", got \"" +
                                     name + "\"");
     }
-    current().store(name == "avx512f" ? &kAvx512 : name == "avx2" ? &kAvx2 : &kPortable);
+    current().store(name == "avx512f" ? &detail::kernels_avx512()
+                    : name == "avx2"  ? &detail::kernels_avx2()
+                                      : &detail::kernels_portable());
 }
 
 void pack_b(std::size_t k, std::size_t n, const float* B, std::size_t ldb, bool trans_b,

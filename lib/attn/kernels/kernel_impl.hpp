@@ -1,19 +1,30 @@
-// Internal: the body of one instruction set's kernels, included inside an anonymous namespace
-// by kernels_<isa>.cpp after it defined:
+// Internal: the body of one instruction set's kernels in one arithmetic, included twice by
+// kernel_isa.hpp (inside kernels_<isa>.cpp's anonymous namespace), once in a namespace `exact`
+// and once in a namespace `fused`, after kernels_<isa>.cpp defined:
+//   kIsa     the instruction set's name (Kernels::name: "avx512f", "avx2", "portable")
 //   W        floats per vector;           V   float vector type of W lanes (GCC vector_size)
-//   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
 //   vexp(V)  SLEEF's expf_u10 on a vector, equal bit for bit to Sleef_expf1_u10purecfma
-//   madd(c, a, b)  one term of a product, c + a * b (a scalar, broadcast): a rounded product,
-//            then a rounded sum
-//            (the exact kernels), or one fused multiply-add rounded once (the fma kernels)
+//   fmadd(c, a, b)  c + a * b (a scalar, broadcast) by one fused multiply-add, rounded once
+// and kernel_isa.hpp, in each of the two namespaces:
+//   kFused   whether the products' terms are fused multiply-adds (Arithmetic::fma)
+//   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
 // and included <algorithm>, <cstring>, <limits>, <utility>.
 //
 // The file is compiled with -ffp-contract=off: `c + a * b` stays a rounded product and a
 // rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic; a fused term
-// is written as one (madd's intrinsic). Everything but the products' terms (the softmax, the
+// is written as one (fmadd's intrinsic). Everything but the products' terms (the softmax, the
 // scaling, the bias) is the same float operations in both arithmetics.
 
 constexpr std::size_t NR = NV * W;
+
+// One term of a product: a rounded product, then a rounded sum (the exact kernels), or one
+// fused multiply-add rounded once (the fused kernels).
+inline V madd(V c, float a, V b) {
+    if constexpr (kFused)
+        return fmadd(c, a, b);
+    else
+        return c + a * b;
+}
 
 // x in every lane (a braced list of W copies: one broadcast; a loop over the lanes compiles to
 // a chain of masked inserts).
@@ -150,18 +161,24 @@ void transpose_n(std::size_t rows, std::size_t cols, const float* src, std::size
         for (std::size_t r = r0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
 }
 
+// out[p * N + c] = src[p * ld + c] for p < kc, c < n (n <= N), the columns past n zero: a
+// panel whose N values of a term lie contiguous in the source (op(A) transposed, op(B) not).
+template <std::size_t N>
+inline void pack_contiguous(std::size_t kc, std::size_t n, const float* src, std::size_t ld, float* out) {
+    if (n == N) {  // a copy of constant size: vector moves, not a call per term
+        for (std::size_t p = 0; p < kc; ++p) std::memcpy(out + p * N, src + p * ld, sizeof(float) * N);
+        return;
+    }
+    for (std::size_t p = 0; p < kc; ++p) {
+        std::copy_n(src + p * ld, n, out + p * N);
+        std::fill(out + p * N + n, out + (p + 1) * N, 0.0f);
+    }
+}
+
 void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t lda,
                   bool trans_a, float* out) {
     if (trans_a) {  // op(A)[r, p] = A[p * lda + r]: each term's MR values are contiguous
-        if (rows == MR) {  // a copy of constant size: vector moves, not a call per term
-            for (std::size_t p = 0; p < kc; ++p)
-                std::memcpy(out + p * MR, A + p * lda, sizeof(float) * MR);
-            return;
-        }
-        for (std::size_t p = 0; p < kc; ++p) {
-            std::copy_n(A + p * lda, rows, out + p * MR);
-            std::fill(out + p * MR + rows, out + (p + 1) * MR, 0.0f);
-        }
+        pack_contiguous<MR>(kc, rows, A, lda, out);
         return;
     }
     // In groups of rows as large as fit (MR need not be a power of two: 12 = 8 + 4), each
@@ -187,15 +204,7 @@ void pack_a_panel(std::size_t rows, std::size_t kc, const float* A, std::size_t 
 void pack_b_panel(std::size_t kc, std::size_t cols, const float* B, std::size_t ldb,
                   bool trans_b, float* out) {
     if (!trans_b) {  // op(B)[p, c] = B[p * ldb + c]: each term's columns are contiguous
-        if (cols == NR) {
-            for (std::size_t p = 0; p < kc; ++p)
-                std::memcpy(out + p * NR, B + p * ldb, sizeof(float) * NR);
-            return;
-        }
-        for (std::size_t p = 0; p < kc; ++p) {
-            std::copy_n(B + p * ldb, cols, out + p * NR);
-            std::fill(out + p * NR + cols, out + (p + 1) * NR, 0.0f);
-        }
+        pack_contiguous<NR>(kc, cols, B, ldb, out);
         return;
     }
     transpose_n<W>(cols, kc, B, ldb, out, NR);
@@ -398,4 +407,13 @@ void skinny_nt(std::size_t rows, std::size_t cols, std::size_t k, const float* A
         case 3: return skinny_rows<3>(k, A, lda, B, ldb, cols, C, ldc, bias);
         default: return skinny_rows<4>(k, A, lda, B, ldb, cols, C, ldc, bias);
     }
+}
+
+// ------------------------------------------------------------------ the table
+
+// This instruction set's kernels in this arithmetic, as gemm.cpp's tables hold them.
+const Kernels& kernels() {
+    static const Kernels k{kIsa, kFused, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
+                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
+    return k;
 }

@@ -1,8 +1,8 @@
 // Internal: the per-instruction-set kernels behind attn::fast (gemm.hpp), in two arithmetics
-// (arithmetic.hpp). Each of kernels_<isa>.cpp (exact) and kernels_<isa>_fma.cpp (fused
-// multiply-adds) compiles kernel_impl.hpp with its own -m flags, its own register tile and
-// -ffp-contract=off; gemm.cpp picks the instruction set at run time and a call picks the
-// arithmetic.
+// (arithmetic.hpp). Each kernels_<isa>.cpp compiles kernel_impl.hpp twice (kernel_isa.hpp),
+// exact and with fused multiply-adds, each with its own register tile, under the instruction
+// set's -m flags and -ffp-contract=off; gemm.cpp picks the instruction set at run time and a
+// call picks the arithmetic.
 #pragma once
 
 #include <cstddef>
@@ -56,11 +56,14 @@ struct Kernels {
 /// The most rows one `skinny_nt` call computes.
 constexpr std::size_t kSkinnyRows = 4;
 
-const Kernels& kernels_avx512();        ///< needs AVX-512F
-const Kernels& kernels_avx2();          ///< needs AVX2 and FMA (SLEEF's avx2 exp uses FMA)
-const Kernels& kernels_portable();      ///< any x86-64
-const Kernels& kernels_avx512_fma();    ///< Arithmetic::fma; needs AVX-512F
-const Kernels& kernels_avx2_fma();      ///< Arithmetic::fma; needs AVX2 and FMA
-const Kernels& kernels_portable_fma();  ///< Arithmetic::fma; any x86-64 (fmaf per lane: slow)
+/// One instruction set's kernels in both arithmetics (arithmetic.hpp).
+struct IsaKernels {
+    const Kernels& exact;  ///< Arithmetic::exact
+    const Kernels& fused;  ///< Arithmetic::fma
+};
+
+const IsaKernels& kernels_avx512();    ///< needs AVX-512F
+const IsaKernels& kernels_avx2();      ///< needs AVX2 and FMA (SLEEF's avx2 exp uses FMA)
+const IsaKernels& kernels_portable();  ///< any x86-64 (the fused kernels: fmaf per lane, slow)
 
 }  // namespace attn::fast::detail

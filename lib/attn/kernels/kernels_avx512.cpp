@@ -1,5 +1,14 @@
-// AVX-512F kernels of attn::fast (see kernel_impl.hpp). Compiled with -mavx512f
-// -ffp-contract=off; called only when the CPU has AVX-512F.
+// AVX-512F kernels of attn::fast in both arithmetics (see kernel_impl.hpp); called only when
+// the CPU has AVX-512F. Compiled with -mavx512f -ffp-contract=off: the exact kernels'
+// `c + a * b` stays a rounded product and a rounded sum, and only the fused kernels' fmadd is
+// a vfmadd.
+//
+// The fused register tile, MR x NV vectors of accumulators (each p step: NV loads of B, MR
+// broadcasts of A, MR * NV fused multiply-adds): enough independent accumulators to cover the
+// FMA's latency on two ports (4 cycles x 2 = 8 at least, on Intel's cores, where the FMA
+// ports also run the adds and multiplies; AMD's Zen 4 runs a 512-bit FMA per cycle over two
+// 256-bit pipes, 4 deep), few enough loads per FMA for the load ports, and NR = 32 columns as
+// the exact kernels (the fused attention's blocks of 32 queries).
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -15,22 +24,19 @@ extern "C" __m512 Sleef_expf16_u10avx512f(__m512);
 namespace attn::fast::detail {
 namespace {
 
+constexpr const char* kIsa = "avx512f";
 constexpr std::size_t W = 16;
-constexpr std::size_t MR = 8;
-constexpr std::size_t NV = 2;
 using V = float __attribute__((vector_size(64)));
-// One term of a product: a rounded product, then a rounded sum (-ffp-contract=off).
-inline V madd(V c, float a, V b) { return c + a * b; }
 inline V vexp(V x) { return (V)Sleef_expf16_u10avx512f((__m512)x); }
+// c + a * b rounded once.
+inline V fmadd(V c, float a, V b) { return (V)_mm512_fmadd_ps(_mm512_set1_ps(a), (__m512)b, (__m512)c); }
 
-#include "kernel_impl.hpp"
+constexpr std::size_t kExactMR = 8;
+constexpr std::size_t kFusedMR = 12;
+#include "kernel_isa.hpp"
 
 }  // namespace
 
-const Kernels& kernels_avx512() {
-    static const Kernels k{"avx512f", false, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
-    return k;
-}
+const IsaKernels& kernels_avx512() { return isa_kernels(); }
 
 }  // namespace attn::fast::detail

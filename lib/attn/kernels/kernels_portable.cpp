@@ -1,7 +1,11 @@
-// Portable kernels of attn::fast (see kernel_impl.hpp): 4-lane GCC vectors (SSE2 on x86-64),
-// exp one element at a time with the scalar SLEEF function the step-by-step softmax calls.
-// Compiled with -ffp-contract=off.
+// Portable kernels of attn::fast in both arithmetics (see kernel_impl.hpp): 4-lane GCC vectors
+// (SSE2 on x86-64), exp one element at a time with the scalar SLEEF function the step-by-step
+// softmax calls. The fused kernels add every term of a product by one fmaf per lane (the C
+// library's: the FMA instruction where the CPU has one, else a correctly rounded emulation:
+// the same bits, slowly), for CPUs without AVX2 and for the tests, which check that every
+// instruction set gives the same bits. Compiled with -ffp-contract=off.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -15,12 +19,12 @@ extern "C" float Sleef_expf1_u10purec(float);
 namespace attn::fast::detail {
 namespace {
 
+constexpr const char* kIsa = "portable";
 constexpr std::size_t W = 4;
-constexpr std::size_t MR = 4;
-constexpr std::size_t NV = 2;
 using V = float __attribute__((vector_size(16)));
 
-// As expf_torch in functional.cpp: the FMA algorithm on CPUs that have FMA.
+// As attn::exp_torch (core/elementwise.hpp, a floor above): the FMA algorithm on CPUs that
+// have FMA.
 inline V vexp(V x) {
     static const bool has_fma = __builtin_cpu_supports("fma");
     V y;
@@ -29,17 +33,19 @@ inline V vexp(V x) {
     return y;
 }
 
-// One term of a product: a rounded product, then a rounded sum (-ffp-contract=off).
-inline V madd(V c, float a, V b) { return c + a * b; }
+// c + a * b rounded once, lane by lane.
+inline V fmadd(V c, float a, V b) {
+    V y;
+    for (std::size_t l = 0; l < W; ++l) y[l] = std::fma(a, b[l], c[l]);
+    return y;
+}
 
-#include "kernel_impl.hpp"
+constexpr std::size_t kExactMR = 4;
+constexpr std::size_t kFusedMR = 4;
+#include "kernel_isa.hpp"
 
 }  // namespace
 
-const Kernels& kernels_portable() {
-    static const Kernels k{"portable", false, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
-    return k;
-}
+const IsaKernels& kernels_portable() { return isa_kernels(); }
 
 }  // namespace attn::fast::detail

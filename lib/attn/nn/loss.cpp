@@ -7,6 +7,7 @@
 
 #include <sleef.h>
 
+#include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/reduce.hpp"
 
@@ -28,23 +29,14 @@ float log_softmax_exp_sum(const float* row, std::size_t n, float mx) {
 }  // namespace
 
 Tensor log_softmax(const Tensor& x, long dim) {
-    const Shape s = shape_of(x);
-    if (s.empty()) throw_shape_error("log_softmax", "at least 1-D", s);
-    const std::size_t d = wrap_dim("log_softmax", dim, s.size());
-    if (d != s.size() - 1) return detail::softmax_inner(x, d, true);
-    Tensor y = x;
-    const std::size_t n = s.back();
-    const std::size_t rows = n ? y.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        float* row = y.data() + r * n;
+    return detail::softmax_along("log_softmax", x, dim, true, [](float* row, std::size_t n) {
         float mx = -std::numeric_limits<float>::infinity();
         for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
         const float log_total = n ? Sleef_logf1_u10purecfma(log_softmax_exp_sum(row, n, mx)) : 0.0f;
         // PyTorch keeps this order, (x - max) - log(sum), on purpose: adding max + log(sum)
         // first loses the small differences between large logits (pytorch issue 11752).
         for (std::size_t j = 0; j < n; ++j) row[j] = (row[j] - mx) - log_total;
-    }
-    return y;
+    });
 }
 
 namespace {
@@ -103,42 +95,20 @@ Tensor cross_entropy(const Tensor& logits, const LongTensor& targets, std::int64
     return scalar_tensor(total / count);
 }
 
-namespace {
-
-// exp as PyTorch's AVX2 kernels compute it (SLEEF's expf_u10), as attn::softmax takes it.
-float exp_u10(float x) {
-    static const bool has_fma = __builtin_cpu_supports("fma");
-    return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x);
-}
-
-float scalar_grad(const std::string& where, const Tensor& grad_output) {
-    const Shape s = shape_of(grad_output);
-    if (!s.empty()) throw_shape_error(where + " (grad_output)", "a 0-d tensor", s);
-    return grad_output();
-}
-
-}  // namespace
-
 Tensor log_softmax_backward(const Tensor& grad_output, const Tensor& output) {
-    const Shape s = shape_of(output);
-    if (s.empty()) throw_shape_error("log_softmax_backward (output)", "at least 1-D", s);
-    check_same_shape("log_softmax_backward (grad_output)", s, shape_of(grad_output));
-    Tensor dx = Tensor::from_shape(s);
-    const std::size_t n = s.back(), rows = n ? output.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* dy = grad_output.data() + r * n;
-        const float* y = output.data() + r * n;
-        float* d = dx.data() + r * n;
-        const float sum = detail::reduce_all_sum(dy, n);
-        // x - exp(y) * sum, contracted to one fused multiply-add in PyTorch's AVX2 build
-        for (std::size_t j = 0; j < n; ++j) d[j] = std::fma(-exp_u10(y[j]), sum, dy[j]);
-    }
-    return dx;
+    return detail::backward_rows("log_softmax_backward", grad_output, output,
+                                 [](const float* dy, const float* y, float* d, std::size_t n) {
+                                     const float sum = detail::reduce_all_sum(dy, n);
+                                     // x - exp(y) * sum, contracted to one fused multiply-add in
+                                     // PyTorch's AVX2 build
+                                     for (std::size_t j = 0; j < n; ++j)
+                                         d[j] = std::fma(-exp_torch(y[j]), sum, dy[j]);
+                                 });
 }
 
 Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& logits,
                               const LongTensor& targets, std::int64_t ignore_index) {
-    const float g = scalar_grad("cross_entropy_backward", grad_output);
+    const float g = detail::scalar_grad("cross_entropy_backward", grad_output);
     const Shape sl = shape_of(logits), st = shape_of(targets);
     check_rank("cross_entropy_backward (logits)", sl, 2);
     const std::size_t N = sl[0], C = sl[1];
@@ -176,7 +146,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target) {
 }
 
 Tensor mse_loss_backward(const Tensor& grad_output, const Tensor& input, const Tensor& target) {
-    const float g = scalar_grad("mse_loss_backward", grad_output);
+    const float g = detail::scalar_grad("mse_loss_backward", grad_output);
     const Shape s = shape_of(input);
     check_same_shape("mse_loss_backward (target)", s, shape_of(target));
     const float norm = static_cast<float>(2.0 / static_cast<double>(numel(s)));

@@ -206,6 +206,40 @@ std::string inf_nan(const Float32Parts& f) {
     return "nan";
 }
 
+/// The end of the fraction `s` holds (`frac` digits after its point, updated), as
+/// `FormatPositional` and `FormatScientific` both write it: the point when no digit follows
+/// (unless DptZeros); then LeaveOneZero writes at least one digit and None pads with zeros to
+/// `min_digits`, or every other mode trims the trailing zeros, after which a bare point gets one
+/// zero again (LeaveOneZero) or, when `drop_point` (the positional format), is removed
+/// (DptZeros).
+void finish_fraction(std::string& s, int& frac, Trim trim, int min_digits, bool drop_point) {
+    if (trim != Trim::DptZeros && frac == 0) s += ".";
+    const int desired_frac = std::max(min_digits, 0);
+    if (trim == Trim::LeaveOneZero) {
+        if (frac == 0) {
+            s += "0";
+            ++frac;
+        }
+    } else if (trim == Trim::None && desired_frac > frac) {
+        s += std::string(static_cast<std::size_t>(desired_frac - frac), '0');
+        frac = desired_frac;
+    }
+    if (trim != Trim::None && frac > 0) {
+        while (s.back() == '0') {
+            s.pop_back();
+            --frac;
+        }
+        if (s.back() == '.') {
+            if (trim == Trim::LeaveOneZero) {
+                s += "0";
+                ++frac;
+            } else if (trim == Trim::DptZeros && drop_point) {
+                s.pop_back();
+            }
+        }
+    }
+}
+
 }  // namespace
 
 /// `FormatPositional` (unique digit mode, fraction-length cutoff, sign only when negative).
@@ -233,31 +267,7 @@ std::string format_positional(float x, int precision, int min_digits, Trim trim,
         frac = zeros + num_digits;
         whole = 1;
     }
-    if (trim != Trim::DptZeros && frac == 0) s += ".";
-    const int desired_frac = std::max(min_digits, 0);
-    if (trim == Trim::LeaveOneZero) {
-        if (frac == 0) {
-            s += "0";
-            ++frac;
-        }
-    } else if (trim == Trim::None && desired_frac > frac) {
-        s += std::string(static_cast<std::size_t>(desired_frac - frac), '0');
-        frac = desired_frac;
-    }
-    if (trim != Trim::None && frac > 0) {
-        while (s.back() == '0') {
-            s.pop_back();
-            --frac;
-        }
-        if (s.back() == '.') {
-            if (trim == Trim::LeaveOneZero) {
-                s += "0";
-                ++frac;
-            } else if (trim == Trim::DptZeros) {
-                s.pop_back();
-            }
-        }
-    }
+    finish_fraction(s, frac, trim, min_digits, /*drop_point=*/true);
     if (digits_right >= frac) {
         if (trim == Trim::DptZeros && frac == 0) s += " ";
         s += std::string(static_cast<std::size_t>(digits_right - frac), ' ');
@@ -281,27 +291,7 @@ std::string format_scientific(float x, int precision, int min_digits, Trim trim,
     s += d.digits[0];
     int frac = static_cast<int>(d.digits.size()) - 1;
     if (frac > 0) s += "." + d.digits.substr(1);
-    if (trim != Trim::DptZeros && frac == 0) s += ".";
-    const int add_digits = std::max(min_digits, 0);
-    if (trim == Trim::LeaveOneZero) {
-        if (frac == 0) {
-            s += "0";
-            ++frac;
-        }
-    } else if (trim == Trim::None && add_digits > frac) {
-        s += std::string(static_cast<std::size_t>(add_digits - frac), '0');
-        frac = add_digits;
-    }
-    if (trim != Trim::None && frac > 0) {
-        while (s.back() == '0') {
-            s.pop_back();
-            --frac;
-        }
-        if (trim == Trim::LeaveOneZero && s.back() == '.') {
-            s += "0";
-            ++frac;
-        }
-    }
+    finish_fraction(s, frac, trim, min_digits, /*drop_point=*/false);
     if (exp_digits > 5) exp_digits = 5;
     if (exp_digits < 0) exp_digits = 2;
     int pe = d.exponent;

@@ -2,16 +2,15 @@
 // libcrypto) and read (nlohmann/json for encoder.json), the pre-tokenisation pattern (PCRE2,
 // UTF mode, JIT-compiled when the library has a JIT), the merges, encode and decode.
 #include "attn/text/gpt2_tokenizer.hpp"
+#include "attn/text/read_file.hpp"
 #include "attn/text/utf8.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <string>
-#include <system_error>
 #include <unordered_map>
 #include <utility>
 
@@ -39,23 +38,6 @@ std::string hex_byte(unsigned char c) {
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", c);
     return hex;
-}
-
-std::string read_file(const fs::path& file) {
-    std::error_code ec;
-    const auto status = fs::status(file, ec);
-    if (ec || !fs::exists(status))
-        throw std::runtime_error(file.string() + ": cannot be read (no such file)");
-    if (!fs::is_regular_file(status))
-        throw std::runtime_error(file.string() + ": cannot be read (not a regular file)");
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw std::runtime_error(file.string() + ": cannot be read (cannot open it)");
-    std::string bytes;
-    char buffer[1 << 16];
-    while (in.read(buffer, sizeof buffer) || in.gcount() > 0)
-        bytes.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (in.bad()) throw std::runtime_error(file.string() + ": cannot be read (a read failed)");
-    return bytes;
 }
 
 std::string sha256_hex(std::string_view bytes) {
