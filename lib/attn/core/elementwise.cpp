@@ -22,7 +22,6 @@ namespace {
 const bool has_fma = __builtin_cpu_supports("fma");
 
 float log1p_sleef(float x) { return has_fma ? Sleef_log1pf1_u10purecfma(x) : Sleef_log1pf1_u10purec(x); }
-float log_sleef(float x) { return has_fma ? Sleef_logf1_u10purecfma(x) : Sleef_logf1_u10purec(x); }
 
 // cpu_kernel_vec's split (aten/src/ATen/native/cpu/Loops.h, vectorized_loop): blocks of
 // 2 * Vectorized<float>::size() = 16 elements through `vec`, the rest through `scalar`.
@@ -46,6 +45,8 @@ Tensor map(const Tensor& x, F into) {
 }  // namespace
 
 float exp_torch(float x) { return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x); }
+
+float log_torch(float x) { return has_fma ? Sleef_logf1_u10purecfma(x) : Sleef_logf1_u10purec(x); }
 
 void sigmoid_into(const float* x, std::size_t n, float* y) {
     // vector: (0 - a).exp() + 1, reciprocal; scalar: 1 / (1 + std::exp(-a))
@@ -204,7 +205,7 @@ Tensor softplus(const Tensor& x, float beta, float threshold) {
 
 Tensor log(const Tensor& x) {
     return map(x, [](const float* in, std::size_t n, float* out) {
-        for (std::size_t i = 0; i < n; ++i) out[i] = log_sleef(in[i]);
+        for (std::size_t i = 0; i < n; ++i) out[i] = log_torch(in[i]);
     });
 }
 

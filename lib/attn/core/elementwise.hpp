@@ -51,6 +51,11 @@ Tensor log(const Tensor& x);
 /// CPUs that have FMA, as PyTorch's AVX2 kernels).
 float exp_torch(float x);
 
+/// One float as `torch.log` of a tensor computes it: SLEEF's `logf_u10` (the FMA variant on
+/// CPUs that have FMA, as PyTorch's AVX2 kernels). `log(0)` is `-inf`, the log of a negative
+/// number NaN. Never throws.
+float log_torch(float x);
+
 /// `y[i] = sigmoid(x[i])` for `n` contiguous floats, the elements counted from the start of the
 /// tensor PyTorch would see (so the tail rule of the file comment applies to `n`), into given
 /// memory (`y` may be `x`): the workspace form of `sigmoid`.

@@ -12,11 +12,6 @@
 #include <limits>
 #include <string>
 
-#include <sleef.h>
-
-// sleef.h declares the FMA variant only when this file is compiled with FMA enabled, but the
-// library always exports it; it is chosen at run time on CPUs that have FMA (see logf_torch).
-extern "C" float Sleef_logf1_u10purecfma(float);
 
 namespace attn {
 
@@ -48,11 +43,6 @@ Tensor repeat_impl(const std::string& where, const Tensor& x, std::size_t repeat
                             y.data() + (o * n * repeats + slot) * inner);
             }
     return y;
-}
-
-float logf_torch(float x) {
-    static const bool has_fma = __builtin_cpu_supports("fma");
-    return has_fma ? Sleef_logf1_u10purecfma(x) : Sleef_logf1_u10purec(x);
 }
 
 // One row of PyTorch's CPU softmax over the last dimension (`_vec_softmax_lastdim` in
@@ -106,7 +96,7 @@ Tensor softmax_inner(const Tensor& x, std::size_t dim, bool log) {
             }
             // log_softmax: (x - max) - log(sum), the log SLEEF's for every position (the
             // kernel maps it over the sums as vectors); softmax: e / sum, a division.
-            const float log_sum = log ? logf_torch(sum) : 0.0f;
+            const float log_sum = log ? log_torch(sum) : 0.0f;
             for (std::size_t d = 0; d < n; ++d)
                 out[d * inner] = log ? (in[d * inner] - mx) - log_sum : out[d * inner] / sum;
         }

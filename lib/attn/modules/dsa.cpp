@@ -231,9 +231,9 @@ MultiHeadAttentionWithDSA::MultiHeadAttentionWithDSA(const MultiHeadAttentionWit
 
 Shape MultiHeadAttentionWithDSA::check(const Tensor& x) const {
     const Shape s = check_projections(x, num_heads);
-    require_positive(kModule, "topk", topk);
-    check_ties(kModule, ties);
-    indexer.check(std::string(kModule) + " (indexer)", d_in());
+    require_positive(type_name(), "topk", topk);
+    check_ties(type_name(), ties);
+    indexer.check(type_name() + " (indexer)", d_in());
     return s;
 }
 
@@ -260,7 +260,7 @@ Tensor MultiHeadAttentionWithDSA::attend_selected(const Tensor& x, const HeadsVi
 
 Tensor MultiHeadAttentionWithDSA::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
-    check_positions(kModule, 0, s[1], context_length);
+    check_positions(type_name(), 0, s[1], context_length);
     // [b, H, T, hd] each, one pass over x (detail::project_qkv).
     const auto [queries, keys, values] = detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     const std::size_t rows = s[0] * s[1];
@@ -270,7 +270,7 @@ Tensor MultiHeadAttentionWithDSA::operator()(const Tensor& x, Generator& gen) co
 }
 
 Tensor MultiHeadAttentionWithDSA::forward(const Tensor& x, DSACache& cache, Generator& gen) const {
-    const std::string where = kModule;
+    const std::string where = type_name();
     const Shape s = check(x);
     cache.validate(where + " (cache)");
     const std::size_t b = s[0], T = s[1], start = cache.kv.pos;
@@ -291,7 +291,7 @@ Tensor MultiHeadAttentionWithDSA::forward(const Tensor& x, DSACache& cache, Gene
 
 MultiHeadAttentionWithDSA::Selection MultiHeadAttentionWithDSA::select(const Tensor& x) const {
     const Shape s = check(x);
-    check_positions(kModule, 0, s[1], context_length);
+    check_positions(type_name(), 0, s[1], context_length);
     Selection out;
     out.index_scores = indexer.scores(x, indexer.W_k_index(x));
     out.selected = topk_selection(out.index_scores, topk, 0, ties);

@@ -12,12 +12,8 @@
 
 namespace attn {
 
-namespace {
-const char* const kModule = "GatedMultiHeadAttention";
-}  // namespace
-
 GatedMultiHeadAttention::GatedMultiHeadAttention(const GatedMultiHeadAttentionConfig& c, Generator& gen)
-    : ProjectedAttention(kModule, c) {
+    : ProjectedAttention("GatedMultiHeadAttention", c) {
     // His order: the gate between the queries and the keys.
     W_query = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
     W_gate = nn::Linear(c.d_in, c.d_out, c.qkv_bias, gen);
@@ -44,14 +40,14 @@ Tensor GatedMultiHeadAttention::gated(const Tensor& x, const HeadsView& q, const
 
 Tensor GatedMultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
-    check_positions(kModule, 0, s[1], context_length);
+    check_positions(type_name(), 0, s[1], context_length);
     // [b, H, T, hd] each, one pass over x (detail::project_qkv).
     const auto [queries, keys, values] = detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     return gated(x, queries, keys, values, 0, gen);
 }
 
 Tensor GatedMultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
-    const std::string where = kModule;
+    const std::string where = type_name();
     check(x);
     const std::size_t start = cache.pos;
     const HeadsView queries = detail::project_into_cache(where, cache, W_query, W_key, W_value, x, num_heads,

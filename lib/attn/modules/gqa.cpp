@@ -23,7 +23,7 @@ GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& 
                           ConfigField::rope_freq}),
       num_kv_heads(c.num_kv_groups),
       group_size(c.num_heads / c.num_kv_groups),
-      positions(ModulePositions::of("GroupedQueryAttention", c, num_heads, head_dim)) {
+      positions(ModulePositions::of(type_name(), c, num_heads, head_dim)) {
     // His order: keys and values first.
     W_key = nn::Linear(c.d_in, num_kv_heads * head_dim, c.qkv_bias, gen);
     W_value = nn::Linear(c.d_in, num_kv_heads * head_dim, c.qkv_bias, gen);
@@ -52,7 +52,7 @@ SDPAOptions GroupedQueryAttention::options(std::size_t query_start, Generator& g
 
 Tensor GroupedQueryAttention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
-    check_positions("GroupedQueryAttention", 0, s[1], context_length);
+    check_positions(type_name(), 0, s[1], context_length);
     // [b, T, H * hd] and [b, T, G * hd] seen as [b, H, T, hd] and [b, G, T, hd]: query head
     // h reads key/value head h / group_size, as repeat_interleave pairs them.
     const detail::QKVHeads qkv =
@@ -61,7 +61,7 @@ Tensor GroupedQueryAttention::operator()(const Tensor& x, Generator& gen) const 
 }
 
 Tensor GroupedQueryAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
-    const std::string where = "GroupedQueryAttention";
+    const std::string where = type_name();
     check(x);
     const std::size_t start = cache.pos;
     // The new keys and values [b, G, T, hd] appended; the queries attend to every cached key.

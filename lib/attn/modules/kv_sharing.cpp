@@ -31,14 +31,14 @@ MultiHeadAttentionWithKVSharing::MultiHeadAttentionWithKVSharing(
 
 Tensor MultiHeadAttentionWithKVSharing::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check_projections(x, num_heads, true);
-    check_positions("MultiHeadAttentionWithKVSharing", 0, s[1], context_length);
+    check_positions(type_name(), 0, s[1], context_length);
     // [b, H, T, hd] each, one pass over x (detail::project_qkv).
     const auto [q, k, v] = detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     return detail::attend_project(q, k, v, &out_proj, core_options(0, gen));  // [b, T, d_out]
 }
 
 Tensor MultiHeadAttentionWithKVSharing::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
-    const std::string where = "MultiHeadAttentionWithKVSharing";
+    const std::string where = type_name();
     check_projections(x, num_heads, true);
     const std::size_t start = cache.pos;
     const HeadsView q = detail::project_into_cache(where, cache, W_query, W_key, W_value, x, num_heads,

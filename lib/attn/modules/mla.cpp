@@ -105,12 +105,12 @@ Tensor MultiHeadLatentAttention::attend_latents(const Tensor& x, const float* la
 
 Tensor MultiHeadLatentAttention::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
-    check_positions("MultiHeadLatentAttention", 0, s[1], context_length);
+    check_positions(type_name(), 0, s[1], context_length);
     return attend_latents(x, latents_of(W_DKV, x, s, latent_dim), s[1], 0, gen);  // [b, T, d_out]
 }
 
 Tensor MultiHeadLatentAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
-    const std::string where = "MultiHeadLatentAttention";
+    const std::string where = type_name();
     const Shape s = check(x);
     check_latent_cache(where, cache, s[0], latent_dim);
     const std::size_t start = cache.pos;

@@ -35,8 +35,12 @@ public:
     /// The variant's class name, as repr prints it.
     std::string type_name() const override { return name_; }
 
-    std::size_t d_in() const { return W_query.in_features(); }   ///< input width
-    std::size_t d_out() const { return W_query.out_features(); }  ///< output width
+    /// The input width `d_in`: `W_query`'s input features.
+    /// @throws std::invalid_argument when `W_query.weight` (public) is not 2-D.
+    std::size_t d_in() const { return W_query.in_features(); }
+    /// The output width `d_out`: `W_query`'s output features, all heads together.
+    /// @throws std::invalid_argument when `W_query.weight` (public) is not 2-D.
+    std::size_t d_out() const { return W_query.out_features(); }
 
     std::size_t num_heads;             ///< query heads H
     std::size_t head_dim;              ///< `d_out / H`

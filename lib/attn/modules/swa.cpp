@@ -35,7 +35,7 @@ SDPAOptions MultiHeadAttentionWithSWA::options(std::size_t query_start, std::siz
 
 Tensor MultiHeadAttentionWithSWA::operator()(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
-    check_positions("MultiHeadAttentionWithSWA", 0, s[1], context_length);
+    check_positions(type_name(), 0, s[1], context_length);
     // [b, H, T, hd] each, one pass over x (detail::project_qkv).
     const auto [q, k, v] = detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim);
     return detail::attend_project(q, k, v, &out_proj, options(0, 0, gen));  // [b, T, d_out]
@@ -46,7 +46,7 @@ KVCache MultiHeadAttentionWithSWA::make_cache() const {
 }
 
 Tensor MultiHeadAttentionWithSWA::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
-    const std::string where = "MultiHeadAttentionWithSWA";
+    const std::string where = type_name();
     const Shape s = check(x);
     const std::size_t b = s[0], T = s[1], P = cache.pos, W = sliding_window_size;
     if (cache.window != W)

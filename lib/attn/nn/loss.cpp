@@ -5,15 +5,9 @@
 #include <limits>
 #include <string>
 
-#include <sleef.h>
-
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
 #include "attn/core/reduce.hpp"
-
-// sleef.h declares the FMA variant only when compiled with FMA enabled; the library exports it.
-extern "C" float Sleef_expf1_u10purecfma(float);
-extern "C" float Sleef_logf1_u10purecfma(float);
 
 namespace attn {
 namespace {
@@ -23,7 +17,7 @@ namespace {
 // keys added one by one). exp and log are SLEEF's u10 functions, as Vectorized<float>::exp /
 // log call them.
 float log_softmax_exp_sum(const float* row, std::size_t n, float mx) {
-    return detail::reduce_all_sum_of(n, [row, mx](std::size_t j) { return Sleef_expf1_u10purecfma(row[j] - mx); });
+    return detail::reduce_all_sum_of(n, [row, mx](std::size_t j) { return exp_torch(row[j] - mx); });
 }
 
 }  // namespace
@@ -32,7 +26,7 @@ Tensor log_softmax(const Tensor& x, long dim) {
     return detail::softmax_along("log_softmax", x, dim, true, [](float* row, std::size_t n) {
         float mx = -std::numeric_limits<float>::infinity();
         for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
-        const float log_total = n ? Sleef_logf1_u10purecfma(log_softmax_exp_sum(row, n, mx)) : 0.0f;
+        const float log_total = n ? log_torch(log_softmax_exp_sum(row, n, mx)) : 0.0f;
         // PyTorch keeps this order, (x - max) - log(sum), on purpose: adding max + log(sum)
         // first loses the small differences between large logits (pytorch issue 11752).
         for (std::size_t j = 0; j < n; ++j) row[j] = (row[j] - mx) - log_total;
