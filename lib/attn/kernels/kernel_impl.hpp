@@ -8,7 +8,7 @@
 // and kernel_isa.hpp, in each of the two namespaces:
 //   kFused   whether the products' terms are fused multiply-adds (Arithmetic::fma)
 //   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
-// and included <algorithm>, <cstring>, <limits>, <utility>.
+// and included <algorithm>, <cstring>, <limits>, <type_traits>, <utility>.
 //
 // The file is compiled with -ffp-contract=off: `c + a * b` stays a rounded product and a
 // rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic; a fused term
@@ -42,15 +42,17 @@ inline V load(const float* p) {
 
 inline void store(float* p, V v) { std::memcpy(p, &v, sizeof(V)); }
 
-// The full MR x NR tile, C with row stride ldc. Each lane of acc[i][v] is one element of C;
-// its terms are added in p order, each by madd. With `bias`, bias[j] is added to the finished
-// sum.
+// The first R rows (R <= MR) of an MR x NR tile, C with row stride ldc. Each lane of
+// acc[i][v] is one element of C; its terms are added in p order, each by madd. With `bias`,
+// bias[j] is added to the finished sum. (R < MR: an edge tile's rows, the panel's other rows
+// not computed.)
+template <std::size_t R = MR>
 inline void micro_full(std::size_t k, const float* __restrict Ap, const float* __restrict Bp,
                        float* __restrict C, std::size_t ldc, bool accumulate,
                        const float* __restrict bias) {
-    V acc[MR][NV];
+    V acc[R][NV];
 #pragma GCC unroll 16
-    for (std::size_t i = 0; i < MR; ++i)
+    for (std::size_t i = 0; i < R; ++i)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v)
             acc[i][v] = accumulate ? load(C + i * ldc + v * W) : V{};
@@ -59,7 +61,7 @@ inline void micro_full(std::size_t k, const float* __restrict Ap, const float* _
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) b[v] = load(Bp + v * W);
 #pragma GCC unroll 16
-        for (std::size_t i = 0; i < MR; ++i) {
+        for (std::size_t i = 0; i < R; ++i) {
             const float a = Ap[i];
 #pragma GCC unroll 4
             for (std::size_t v = 0; v < NV; ++v) acc[i][v] = madd(acc[i][v], a, b[v]);
@@ -72,30 +74,43 @@ inline void micro_full(std::size_t k, const float* __restrict Ap, const float* _
         for (std::size_t v = 0; v < NV; ++v) {
             const V b = load(bias + v * W);
 #pragma GCC unroll 16
-            for (std::size_t i = 0; i < MR; ++i) acc[i][v] += b;
+            for (std::size_t i = 0; i < R; ++i) acc[i][v] += b;
         }
     }
 #pragma GCC unroll 16
-    for (std::size_t i = 0; i < MR; ++i)
+    for (std::size_t i = 0; i < R; ++i)
 #pragma GCC unroll 4
         for (std::size_t v = 0; v < NV; ++v) store(C + i * ldc + v * W, acc[i][v]);
 }
 
 void micro(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
            std::size_t rows, std::size_t cols, bool accumulate, const float* bias) {
-    if (rows == MR && cols == NR) {
-        micro_full(k, Ap, Bp, C, ldc, accumulate, bias);
-        return;
-    }
-    // An edge tile: work on a full tile in a local buffer (the padded rows and columns of the
-    // packed panels are zeros), then copy out the part that exists.
-    alignas(64) float tile[MR * NR] = {};
-    alignas(64) float b[NR] = {};
-    if (accumulate)
-        for (std::size_t i = 0; i < rows; ++i) std::copy_n(C + i * ldc, cols, tile + i * NR);
-    if (bias) std::copy_n(bias, cols, b);
-    micro_full(k, Ap, Bp, tile, NR, accumulate, bias ? b : nullptr);
-    for (std::size_t i = 0; i < rows; ++i) std::copy_n(tile + i * NR, cols, C + i * ldc);
+    // The rows computed: all MR, or for an edge tile the fewest of MR / 3, 2 MR / 3 and MR
+    // that cover `rows` (the padded rows of a packed panel are zeros), so that a product of
+    // 64 rows in tiles of 12 does not pay for 72.
+    constexpr std::size_t R1 = MR / 3 / 2 * 2, R2 = 2 * MR / 3 / 2 * 2;
+    const auto tile = [&](auto run) {
+        if (R1 > 0 && rows <= R1)
+            run(std::integral_constant<std::size_t, R1>{});
+        else if (R2 > 0 && rows <= R2)
+            run(std::integral_constant<std::size_t, R2>{});
+        else
+            run(std::integral_constant<std::size_t, MR>{});
+    };
+    if (cols == NR && rows == MR) return micro_full(k, Ap, Bp, C, ldc, accumulate, bias);
+    tile([&](auto r) {
+        constexpr std::size_t R = decltype(r)::value;
+        if (cols == NR && rows == R) return micro_full<R>(k, Ap, Bp, C, ldc, accumulate, bias);
+        // An edge tile: work on a full tile of R rows in a local buffer (the padded columns
+        // of the packed panels are zeros), then copy out the part that exists.
+        alignas(64) float out[R * NR] = {};
+        alignas(64) float b[NR] = {};
+        if (accumulate)
+            for (std::size_t i = 0; i < rows; ++i) std::copy_n(C + i * ldc, cols, out + i * NR);
+        if (bias) std::copy_n(bias, cols, b);
+        micro_full<R>(k, Ap, Bp, out, NR, accumulate, bias ? b : nullptr);
+        for (std::size_t i = 0; i < rows; ++i) std::copy_n(out + i * NR, cols, C + i * ldc);
+    });
 }
 
 // ------------------------------------------------------------------ packing (copies only)
