@@ -39,16 +39,20 @@ class Page(RecordingPage):
         rows = [r for r in self.rows if r["case"] == "mha_train"]
         if not rows:
             return "(No MultiHeadAttention training results in the data.)"
+        # Two tables, times and then ratios: one would be wider than a terminal.
         sides = [(k, t) for k, t in STEP_SIDES if any(k in r["sides"] for r in rows)]
-        head = ["threads"] + [t for _, t in sides] + ["library ÷ PyTorch best", "of limit"]
-        if any("library-fma" in r["sides"] for r in rows):
-            head += ["fma ÷ library", "fma, of limit"]
-        return table(head, [[str(r["threads"])] +
-                            bold_fastest([r["sides"].get(k, {}).get("time_ms") for k, _ in sides]) +
-                            [ratio(r.get("library_over_pytorch_best")), percent(r["sides"].get("library"))] +
-                            ([ratio(r.get("library_fma_over_library")), percent(r["sides"].get("library-fma"))]
-                             if "fma ÷ library" in head else [])
-                            for r in rows], "r" * len(head))
+        times = table(["threads"] + [t for _, t in sides],
+                      [[str(r["threads"])] + bold_fastest([r["sides"].get(k, {}).get("time_ms") for k, _ in sides])
+                       for r in rows], "r" * (len(sides) + 1))
+        fma = any("library-fma" in r["sides"] for r in rows)
+        head = ["threads", "library ÷ PyTorch best", "library, of limit"] + \
+               (["fma ÷ library", "fma, of limit"] if fma else [])
+        ratios = table(head, [[str(r["threads"]), ratio(r.get("library_over_pytorch_best")),
+                               percent(r["sides"].get("library"))] +
+                              ([ratio(r.get("library_fma_over_library")), percent(r["sides"].get("library-fma"))]
+                               if fma else [])
+                              for r in rows], "r" * len(head))
+        return "\n\n".join([times, "The same steps as ratios, and as fractions of this machine's limits:", ratios])
 
     def STEP_MEMORY(self):
         rows = [r for r in self.rows if r["case"] == "mha_train"]
