@@ -141,9 +141,12 @@ attn::MultiHeadAttention gpt2_like(std::size_t T, std::size_t d, std::size_t hea
 TEST_CASE("fast::gemm in Arithmetic::fma is the in-order fused sum, bit for bit") {
     std::mt19937 rng(7);
     struct Size { std::size_t m, n, k; };
-    // 1x1x1; edges of every tile (MR 4..12, NR 8..32) and of a block of terms (KC 256); a
-    // product split among threads in row blocks of 120.
-    for (const Size s : {Size{1, 1, 1}, Size{13, 37, 5}, Size{50, 70, 300}, Size{257, 65, 513}}) {
+    // 1x1x1; edges of every tile (MR 4..12, NR 8..32), among them edge tiles of every row
+    // count the kernels compute differently (up to MR / 3, up to 2 MR / 3, more: 13, 50, 257
+    // and 23 rows leave 1, 2, 5 and 11 rows to a tile of 12), and of a block of terms (KC 256);
+    // a product split among threads in row blocks of 120.
+    for (const Size s : {Size{1, 1, 1}, Size{13, 37, 5}, Size{50, 70, 300}, Size{257, 65, 513},
+                         Size{23, 40, 64}}) {
         const auto A = uniforms(s.m * s.k, rng), B = uniforms(s.k * s.n, rng);
         for (const bool ta : {false, true})
             for (const bool tb : {false, true}) {
