@@ -29,6 +29,7 @@
 #include "attn/modules/kv_sharing.hpp"
 #include "attn/modules/mla.hpp"
 #include "attn/modules/multihead.hpp"
+#include "attn/modules/positional_encoding.hpp"
 #include "attn/modules/swa.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -165,6 +166,9 @@ std::vector<Case> empty_cases() {
         const Tensor q = attn::zeros({std::size_t{1} << 40, 0, 4});
         return same_shape(*to_torch_layout(MultiHeadAttention({.d_in = 4, .d_out = 4, .context_length = 4, .num_heads = 2}))(q, q, q, {.need_weights = true})
                                 .attn_output_weights, {std::size_t{1} << 40, 0, 0});
+    });
+    ok("fuzz: PositionalEncoding of a batch of 2^40 without tokens is that batch at once (was: 2^40 empty rows walked, a hang)", [] {
+        return same_shape(PositionalEncoding(8, 0.25, 6)(attn::zeros({std::size_t{1} << 40, 0, 8})), {std::size_t{1} << 40, 0, 8});
     });
     ok("fuzz: the backward of batch 0 with 2^40 query heads (was: a group of 2^39 heads allocated)", [] {
         const Tensor q = attn::zeros({0, std::size_t{1} << 40, 1, 2}), k = attn::zeros({0, 2, 3, 2});

@@ -27,7 +27,8 @@ Tensor PositionalEncoding::operator()(const Tensor& x, std::size_t start, Genera
     check_positions(where, start, s[1], p[1]);
     Tensor y = Tensor::from_shape(s);
     const std::size_t row = s[1] * p[2];
-    for (std::size_t b = 0; b < s[0]; ++b)  // x + pe[:, start : start + T], broadcast over b
+    // x + pe[:, start : start + T], broadcast over b (no walk over empty rows: B may be 2^40)
+    for (std::size_t b = 0; b < (row ? s[0] : 0); ++b)
         for (std::size_t i = 0; i < row; ++i)
             y.data()[b * row + i] = x.data()[b * row + i] + pe.data()[start * p[2] + i];
     return dropout(y, gen);
