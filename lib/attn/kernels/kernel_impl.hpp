@@ -8,7 +8,7 @@
 // and kernel_isa.hpp, in each of the two namespaces:
 //   kFused   whether the products' terms are fused multiply-adds (Arithmetic::fma)
 //   MR, NV   register tile: MR rows by NV vectors (NR = NV * W columns)
-// and included <algorithm>, <cstring>, <limits>, <type_traits>, <utility>.
+// and included <algorithm>, <cstring>, <limits>, <utility>.
 //
 // The file is compiled with -ffp-contract=off: `c + a * b` stays a rounded product and a
 // rounded sum (no fused multiply-add), which is the reference BLAS's arithmetic; a fused term
@@ -83,34 +83,33 @@ inline void micro_full(std::size_t k, const float* __restrict Ap, const float* _
         for (std::size_t v = 0; v < NV; ++v) store(C + i * ldc + v * W, acc[i][v]);
 }
 
+// An edge tile (rows <= R, cols <= NR) computed as a full tile of R rows in a local buffer
+// (the padded rows and columns of the packed panels are zeros); then the part that exists is
+// copied out.
+template <std::size_t R>
+void micro_edge(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
+                std::size_t rows, std::size_t cols, bool accumulate, const float* bias) {
+    if (cols == NR && rows == R) return micro_full<R>(k, Ap, Bp, C, ldc, accumulate, bias);
+    alignas(64) float out[R * NR] = {};
+    alignas(64) float b[NR] = {};
+    if (accumulate)
+        for (std::size_t i = 0; i < rows; ++i) std::copy_n(C + i * ldc, cols, out + i * NR);
+    if (bias) std::copy_n(bias, cols, b);
+    micro_full<R>(k, Ap, Bp, out, NR, accumulate, bias ? b : nullptr);
+    for (std::size_t i = 0; i < rows; ++i) std::copy_n(out + i * NR, cols, C + i * ldc);
+}
+
 void micro(std::size_t k, const float* Ap, const float* Bp, float* C, std::size_t ldc,
            std::size_t rows, std::size_t cols, bool accumulate, const float* bias) {
     // The rows computed: all MR, or for an edge tile the fewest of MR / 3, 2 MR / 3 and MR
-    // that cover `rows` (the padded rows of a packed panel are zeros), so that a product of
-    // 64 rows in tiles of 12 does not pay for 72.
-    constexpr std::size_t R1 = MR / 3 / 2 * 2, R2 = 2 * MR / 3 / 2 * 2;
-    const auto tile = [&](auto run) {
-        if (R1 > 0 && rows <= R1)
-            run(std::integral_constant<std::size_t, R1>{});
-        else if (R2 > 0 && rows <= R2)
-            run(std::integral_constant<std::size_t, R2>{});
-        else
-            run(std::integral_constant<std::size_t, MR>{});
-    };
+    // that cover `rows`, so that a product of 64 rows in tiles of 12 does not pay for 72.
+    constexpr std::size_t R1 = MR / 3, R2 = 2 * MR / 3;
     if (cols == NR && rows == MR) return micro_full(k, Ap, Bp, C, ldc, accumulate, bias);
-    tile([&](auto r) {
-        constexpr std::size_t R = decltype(r)::value;
-        if (cols == NR && rows == R) return micro_full<R>(k, Ap, Bp, C, ldc, accumulate, bias);
-        // An edge tile: work on a full tile of R rows in a local buffer (the padded columns
-        // of the packed panels are zeros), then copy out the part that exists.
-        alignas(64) float out[R * NR] = {};
-        alignas(64) float b[NR] = {};
-        if (accumulate)
-            for (std::size_t i = 0; i < rows; ++i) std::copy_n(C + i * ldc, cols, out + i * NR);
-        if (bias) std::copy_n(bias, cols, b);
-        micro_full<R>(k, Ap, Bp, out, NR, accumulate, bias ? b : nullptr);
-        for (std::size_t i = 0; i < rows; ++i) std::copy_n(out + i * NR, cols, C + i * ldc);
-    });
+    if constexpr (R1 > 0)
+        if (rows <= R1) return micro_edge<R1>(k, Ap, Bp, C, ldc, rows, cols, accumulate, bias);
+    if constexpr (R2 > 0)
+        if (rows <= R2) return micro_edge<R2>(k, Ap, Bp, C, ldc, rows, cols, accumulate, bias);
+    micro_edge<MR>(k, Ap, Bp, C, ldc, rows, cols, accumulate, bias);
 }
 
 // ------------------------------------------------------------------ packing (copies only)

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <type_traits>
 #include <utility>
 
 #include "attn/kernels/kernels.hpp"
