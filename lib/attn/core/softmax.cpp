@@ -12,7 +12,6 @@
 #include <limits>
 #include <string>
 
-
 namespace attn {
 
 namespace {
@@ -131,7 +130,6 @@ Tensor masked_softmax(const Tensor& x) {
     }
     return y;
 }
-
 
 Tensor repeat_interleave(const Tensor& x, std::size_t repeats, long dim) {
     return repeat_impl("repeat_interleave", x, repeats, dim, true);
