@@ -31,10 +31,11 @@ def load(path):
 # ----------------------------------------------------------------------------- numbers
 
 def ms(v):
-    """A time in ms with three significant digits (thousands grouped by a space)."""
+    """A time in ms with three significant digits, trailing zeros kept ("35.0", not "35"), or
+    from 999.5 whole (thousands grouped by a space)."""
     if v is None:
         return "–"
-    return f"{v:.3g}" if v < 1000 else f"{v:,.0f}".replace(",", " ")
+    return f"{v:#.3g}".rstrip(".") if v < 999.5 else f"{v:,.0f}".replace(",", " ")
 
 
 def ratio(v):
