@@ -145,7 +145,6 @@ std::vector<Case> book_cases() {
         textbook::Entry e; e.id = "x"; e.text = "tensor([1., 2.])"; textbook::printed_matrix(e, 2, 2); return true; }, IA,
         "book entry x: expected at least 4 printed numbers, got 2");
 
-
     // --- issue 19: the manifest's lines, fields and paths.
     auto crlf = [](std::string s) {
         std::string out;

@@ -100,10 +100,6 @@ TEST_CASE("the layouts' shape errors name what is wrong") {
     test::require_invalid([&] { attn::to_torch_layout(mha)(x, x, x, {.attn_mask = &causal3}); }, {"attn_mask"});
 }
 
-namespace {
-
-}  // namespace
-
 TEST_CASE("nn.MultiheadAttention's layout equals PyTorch's module (oracle, seeds 123 and 0)") {
     for (const auto& [name, seed, d, heads, bias] :
          {std::tuple{"torch_mha_seed123", 123, 2u, 2u, false}, std::tuple{"torch_mha_random", 0, 8u, 4u, true}}) {

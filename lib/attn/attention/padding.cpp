@@ -123,5 +123,4 @@ std::size_t count_nan(const Tensor& x) {
     return count;
 }
 
-
 }  // namespace attn

@@ -304,7 +304,6 @@ Tensor softmax_naive(const Tensor& x);
 /// @throws std::invalid_argument when `x` is 0-d.
 Tensor masked_softmax(const Tensor& x);
 
-
 // ---------------------------------------------------------------- loss
 
 /// `torch.log_softmax(x, dim=-1)` over the last dimension, in the order of PyTorch's CPU

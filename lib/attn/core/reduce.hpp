@@ -90,5 +90,4 @@ float reduce_all_sum_of(std::size_t n, Term term) {
     return lane_tree_sum(acc);
 }
 
-
 }  // namespace attn::detail

@@ -21,13 +21,6 @@
 
 namespace attn::fast {
 
-namespace {
-
-
-
-
-}  // namespace
-
 std::size_t softmax_block_width() { return detail::active().nr; }
 
 void softmax_block(float* St, const SoftmaxBlock& block) { detail::active().softmax_block(St, block); }

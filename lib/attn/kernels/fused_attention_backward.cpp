@@ -32,9 +32,6 @@ namespace {
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 
-
-
-
 // C[m, n] (row stride ldc) += Ap @ Bp, both packed with k terms per panel: every element
 // continues its in-order sum from the value C holds.
 void accumulate(const detail::Kernels& kn, std::size_t m, std::size_t n, std::size_t k,

@@ -143,8 +143,6 @@ void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const
     }
 }
 
-
-
 }  // namespace
 
 void absorb_tile(float* s, std::size_t nk, const float* V, std::size_t ldv, std::size_t dv,

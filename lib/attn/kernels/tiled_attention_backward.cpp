@@ -28,8 +28,6 @@ namespace {
 constexpr float neg_inf = -std::numeric_limits<float>::infinity();
 constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
 
-
-
 bool finite_rows(const float* x, std::size_t rows, std::size_t cols, std::size_t ld) {
     for (std::size_t i = 0; i < rows; ++i)
         for (std::size_t j = 0; j < cols; ++j)

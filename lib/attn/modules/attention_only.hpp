@@ -84,7 +84,6 @@ public:
     /// @throws as `operator()`.
     std::vector<Tensor> attn_weights(const LongTensor& ids) const;
 
-
     nn::Embedding tok_emb;                   ///< `[V, d]`
     nn::Embedding pos_emb;                   ///< `[context_length, d]`
     nn::ModuleList<MultiHeadAttention> blocks;  ///< `num_layers` blocks of `MultiHeadAttention(d, d)`

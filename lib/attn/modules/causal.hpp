@@ -95,8 +95,6 @@ public:
     /// replaced by one that does not fit since the forward.
     Tensor backward(const AttentionSaved& saved, const Tensor& grad_output);
 
-
-
     /// The input width `d_in`.
     std::size_t d_in() const { return W_query.in_features(); }
     /// The output width `d_out`.
@@ -162,7 +160,6 @@ public:
 
     /// `forward` keeping each head's output.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
-
 
     /// The number of heads.
     std::size_t num_heads() const { return heads.size(); }

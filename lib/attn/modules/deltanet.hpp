@@ -138,7 +138,6 @@ public:
     /// @throws std::invalid_argument as `operator()`.
     Gates gates(const Tensor& x) const;
 
-
     std::size_t d_in() const { return W_query.in_features(); }   ///< input width
     std::size_t d_out() const { return W_query.out_features(); }  ///< output width
 

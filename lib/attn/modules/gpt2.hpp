@@ -88,7 +88,6 @@ public:
     /// `forward` keeping every intermediate tensor (same draws, same result).
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
 
-
     std::size_t max_positions;  ///< `block_size`
 private:
     // Checks x and the public fields; returns x's shape.

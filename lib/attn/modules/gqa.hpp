@@ -75,7 +75,6 @@ public:
     /// then).
     Tensor forward(const Tensor& x, KVCache& cache, Generator& gen = default_generator()) const;
 
-
     std::size_t num_kv_heads;    ///< key/value heads G (Raschka's `num_kv_groups`)
     std::size_t group_size;      ///< `H / G` query heads per key/value head
     /// The position scheme and its state: RoPE's `cos`, `sin` `[context_length, head_dim]`, or

@@ -150,8 +150,6 @@ public:
     /// (nothing accumulated then).
     Tensor backward(const AttentionSaved& saved, const Tensor& grad_output, const Tensor& grad_x_before);
 
-
-
     /// The input width `d_in`.
     std::size_t d_in() const { return W_query.in_features(); }
     /// The output width `d_out` (all heads together).

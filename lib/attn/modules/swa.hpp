@@ -60,7 +60,6 @@ public:
     /// @throws std::invalid_argument when `sliding_window_size` (public) is 0.
     KVCache make_cache() const;
 
-
     std::size_t sliding_window_size;  ///< W
 
 private:

@@ -12,7 +12,6 @@
 
 namespace attn::print_detail {
 
-
 /// The elements of any of the tensor types, flattened in row-major order.
 template <class T, class E>
 std::vector<T> flatten(const E& t) {

@@ -250,7 +250,6 @@ std::string torch_repr(const Shape& shape, const std::vector<T>& flat, const Pri
     return prefix + layout.tensor_str(0, 0, indent) + ")";
 }
 
-
 }  // namespace
 
 PrintOptions& printoptions() {
