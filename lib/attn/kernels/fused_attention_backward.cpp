@@ -129,8 +129,9 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
     detail::pack_a_panels(kn, hd, Tk, a.K, a.ldk, true, Kt);
     detail::pack_a_panels(kn, Tk, dv, a.V, a.ldv, false, Vp);
 
-    // Skipping keys is exact only when every term it drops is an exact zero.
-    bool skip = detail::all_finite(a.K, Tk, hd, a.ldk) && detail::all_finite(a.V, Tk, dv, a.ldv);
+    // Skipping keys is exact only when every term it drops is an exact zero. (Keys and values
+    // checked on their packed copies, every value or a zero, contiguous and in cache.)
+    bool skip = detail::all_finite(Kp, 1, Tkm * hd, Tkm * hd) && detail::all_finite(Vp, 1, Tkm * dv, Tkm * dv);
     for (std::size_t h = 0; h < n; ++h)
         skip = skip && detail::all_finite(heads[h].Q, a.Tq, hd, a.ldq) && detail::all_finite(heads[h].dO, a.Tq, dv, a.ldo);
     // A query that sees no key has NaN weights in the step path (torch.softmax): its NaN then
