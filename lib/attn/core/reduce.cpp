@@ -1,7 +1,7 @@
-// attn::detail::torch_sum and column_sums (reduce.hpp): PyTorch's cascade sum, one column at a
-// time. PyTorch runs several columns (or vector lanes) in lockstep, but each column's
-// additions depend only on its own values, so summing one column after the other gives the
-// same bits.
+// attn::detail::torch_sum and column_sums (reduce.hpp): PyTorch's cascade sum. PyTorch runs
+// several columns (or vector lanes) in lockstep; each column's additions depend only on its own
+// values, so any grouping of the columns (one at a time, 32 in lockstep, blocks of columns on
+// different threads) gives the same bits.
 #include "attn/core/reduce.hpp"
 
 #include <algorithm>
@@ -12,6 +12,10 @@
 namespace attn::detail {
 
 namespace {
+
+// Floats from which a pass over a buffer is shared among the threads (1 MB: waking them costs
+// microseconds, the pass over 1 MB tens of them).
+constexpr std::size_t kParallelFloats = std::size_t{1} << 18;
 
 // c10's CeilLog2 as SumKernel.cpp uses it (1 for x <= 2).
 std::size_t ceil_log2(std::size_t x) {
@@ -39,6 +43,38 @@ float cascade(const float* x, std::size_t stride, std::size_t n) {
     for (; i < n; ++i) acc[0] += x[i * stride];
     for (std::size_t j = 1; j < levels; ++j) acc[0] += acc[j];
     return acc[0];
+}
+
+// cascade for the columns c < w (w <= kLockstep) of x (row stride `stride`) in lockstep, as
+// PyTorch runs a group of columns: each column's additions, in cascade's order, run across
+// the columns, so one pass reads whole rows (a column at a time read one float of every
+// cache line, of a matrix larger than the cache, 32 times over).
+constexpr std::size_t kLockstep = 32;
+void cascade_columns(const float* x, std::size_t stride, std::size_t n, std::size_t w, float* out) {
+    constexpr std::size_t levels = 4;
+    const std::size_t power = std::max<std::size_t>(4, ceil_log2(n) / levels);
+    const std::size_t step = std::size_t{1} << power, mask = step - 1;
+    float acc[levels][kLockstep] = {};
+    const auto add_row = [&](std::size_t i) {
+        for (std::size_t c = 0; c < w; ++c) acc[0][c] += x[i * stride + c];
+    };
+    std::size_t i = 0;
+    while (i + step <= n) {
+        for (std::size_t j = 0; j < step; ++j, ++i) add_row(i);
+        for (std::size_t j = 1; j < levels; ++j) {
+            for (std::size_t c = 0; c < w; ++c) {
+                acc[j][c] += acc[j - 1][c];
+                acc[j - 1][c] = 0.0f;
+            }
+            if ((i & (mask << (j * power))) != 0) break;
+        }
+    }
+    for (; i < n; ++i) add_row(i);
+    for (std::size_t c = 0; c < w; ++c) {
+        float total = acc[0][c];
+        for (std::size_t j = 1; j < levels; ++j) total += acc[j][c];
+        out[c] = total;
+    }
 }
 
 // row_sum for one column: four partial cascades over rows 4i + k, the rest into partial 0.
@@ -80,7 +116,13 @@ void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out)
     // a row_sum.
     const std::size_t group = cols >= 8 ? 32 : 4;
     const std::size_t grouped = cols / group * group;
-    for (std::size_t c = 0; c < grouped; ++c) out[c] = cascade(x + c, cols, rows);
+    const long blocks = static_cast<long>((grouped + kLockstep - 1) / kLockstep);
+    // The blocks of columns are independent: a large matrix is shared among the threads.
+#pragma omp parallel for schedule(static) if (double(rows) * double(cols) >= double(kParallelFloats))
+    for (long b = 0; b < blocks; ++b) {
+        const std::size_t c0 = std::size_t(b) * kLockstep;
+        cascade_columns(x + c0, cols, rows, std::min(kLockstep, grouped - c0), out + c0);
+    }
     for (std::size_t c = grouped; c < cols; ++c) out[c] = ilp_sum(x + c, cols, rows);
 }
 
@@ -186,6 +228,18 @@ void strided_sum(const float* x, const std::vector<SumDim>& dims, float* out) {
         }
         reduce_2d(x + xo, out + oo, d[0].size, d[0].stride, d[0].out, d[1].size, d[1].stride, d[1].out);
     }
+}
+
+void add_into(float* into, const float* from, std::size_t n) {
+    const long count = static_cast<long>(n);
+#pragma omp parallel for schedule(static) if (n >= kParallelFloats)
+    for (long i = 0; i < count; ++i) into[i] = into[i] + from[i];
+}
+
+void zero_fill(float* x, std::size_t n) {
+    const long count = static_cast<long>(n);
+#pragma omp parallel for schedule(static) if (n >= kParallelFloats)
+    for (long i = 0; i < count; ++i) x[i] = 0.0f;
 }
 
 float lane_tree_sum(const float* l) {

@@ -2,7 +2,7 @@
 /// @brief Sums in the order of PyTorch 1.13's CPU `sum` (`cascade_sum` in
 /// aten/src/ATen/native/cpu/SumKernel.cpp, AVX2 build, one thread), for the backward passes and
 /// losses that must give PyTorch's bits: a bias gradient is `grad.sum(0)`, a mean is
-/// `sum / numel`.
+/// `sum / numel`; and the sum of two gradients, `grad += g` (`add_into`).
 ///
 /// PyTorch's order, which these functions reproduce step for step (checked against Debian's
 /// python3-torch 1.13.1 on random sizes up to 10^5 elements):
@@ -73,6 +73,16 @@ float lane_tree_sum(const float* lanes);
 /// `j % 8 == l`, in order), then the lanes' tree (`lane_tree_sum`). `x`: `[n]` contiguous
 /// float32 (may be null when `n == 0`: the sum is then 0). Never throws.
 float reduce_all_sum(const float* x, std::size_t n);
+
+/// `into[i] = into[i] + from[i]` for `i < n` (float32, contiguous): autograd's accumulation of
+/// a gradient, `grad += g`, one rounding per element as PyTorch's `add_`. From 2^18 floats
+/// (1 MB) the elements are shared among the OpenMP threads (the bits do not depend on it).
+/// Never throws.
+void add_into(float* into, const float* from, std::size_t n);
+
+/// `x[i] = +0` for `i < n` (float32): `grad.zero_()`, shared among the threads as `add_into`.
+/// Never throws.
+void zero_fill(float* x, std::size_t n);
 
 /// `reduce_all_sum` of `term(0), ..., term(n - 1)`, each term computed where it is added (as
 /// `vec::map_reduce_all` maps then sums: `_vec_log_softmax_lastdim`'s `exp(x - max)`).

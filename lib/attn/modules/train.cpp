@@ -12,6 +12,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "attn/core/reduce.hpp"
 #include "attn/modules/scratch.hpp"
 
 namespace attn::detail {
@@ -138,14 +139,14 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
     Tensor dx = grad_x_before ? Tensor(*grad_x_before) : Tensor::from_shape(sx);
     if (grad_x_before) {
         W_value.backward_into(saved.x.data(), rows, dv, part);
-        for (std::size_t i = 0; i < m; ++i) dx.data()[i] = dx.data()[i] + part[i];
+        detail::add_into(dx.data(), part, m);
     } else {
         W_value.backward_into(saved.x.data(), rows, dv, dx.data());
     }
     W_key.backward_into(saved.x.data(), rows, dk, part);
-    for (std::size_t i = 0; i < m; ++i) dx.data()[i] = dx.data()[i] + part[i];
+    detail::add_into(dx.data(), part, m);
     W_query.backward_into(saved.x.data(), rows, dq, part);
-    for (std::size_t i = 0; i < m; ++i) dx.data()[i] = dx.data()[i] + part[i];
+    detail::add_into(dx.data(), part, m);
     return dx;
 }
 

@@ -129,10 +129,7 @@ float* grad_target(std::optional<Tensor>& grad, const Tensor& value, const std::
     return grad->data();
 }
 
-void add_into(Tensor& grad, const float* g) {
-    float* d = grad.data();
-    for (std::size_t i = 0; i < grad.size(); ++i) d[i] = d[i] + g[i];
-}
+void add_into(Tensor& grad, const float* g) { detail::add_into(grad.data(), g, grad.size()); }
 
 }  // namespace
 

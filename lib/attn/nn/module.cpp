@@ -4,13 +4,15 @@
 
 #include <algorithm>
 
+#include "attn/core/reduce.hpp"
+
 namespace attn::nn {
 
 void zero_grad(const std::vector<NamedParameter>& parameters, bool set_to_none) {
     for (const NamedParameter& p : parameters) {
         if (!p.grad || !*p.grad) continue;
         if (set_to_none) p.grad->reset();
-        else std::fill_n((*p.grad)->data(), (*p.grad)->size(), 0.0f);
+        else detail::zero_fill((*p.grad)->data(), (*p.grad)->size());
     }
 }
 
