@@ -25,36 +25,16 @@ std::size_t ceil_log2(std::size_t x) {
     return bits;
 }
 
-// multi_row_sum for one column: element i at x[i * stride], i < n.
-float cascade(const float* x, std::size_t stride, std::size_t n) {
-    constexpr std::size_t levels = 4;
-    const std::size_t power = std::max<std::size_t>(4, ceil_log2(n) / levels);
-    const std::size_t step = std::size_t{1} << power, mask = step - 1;
-    std::array<float, levels> acc{};
-    std::size_t i = 0;
-    while (i + step <= n) {
-        for (std::size_t j = 0; j < step; ++j, ++i) acc[0] += x[i * stride];
-        for (std::size_t j = 1; j < levels; ++j) {
-            acc[j] += acc[j - 1];
-            acc[j - 1] = 0.0f;
-            if ((i & (mask << (j * power))) != 0) break;
-        }
-    }
-    for (; i < n; ++i) acc[0] += x[i * stride];
-    for (std::size_t j = 1; j < levels; ++j) acc[0] += acc[j];
-    return acc[0];
-}
-
-// cascade for the columns c < w (w <= kLockstep) of x (row stride `stride`) in lockstep, as
-// PyTorch runs a group of columns: each column's additions, in cascade's order, run across
-// the columns, so one pass reads whole rows (a column at a time read one float of every
-// cache line, of a matrix larger than the cache, 32 times over).
-constexpr std::size_t kLockstep = 32;
+// multi_row_sum for the columns c < w (w <= W) of x (row stride `stride`, n rows) in
+// lockstep, as PyTorch runs a group of columns: each column's additions in its order, run
+// across the columns, so that one pass reads whole rows (one column at a time would read one
+// float of every cache line, of a matrix larger than the cache, W times over).
+template <std::size_t W>
 void cascade_columns(const float* x, std::size_t stride, std::size_t n, std::size_t w, float* out) {
     constexpr std::size_t levels = 4;
     const std::size_t power = std::max<std::size_t>(4, ceil_log2(n) / levels);
     const std::size_t step = std::size_t{1} << power, mask = step - 1;
-    float acc[levels][kLockstep] = {};
+    float acc[levels][W] = {};
     const auto add_row = [&](std::size_t i) {
         for (std::size_t c = 0; c < w; ++c) acc[0][c] += x[i * stride + c];
     };
@@ -75,6 +55,13 @@ void cascade_columns(const float* x, std::size_t stride, std::size_t n, std::siz
         for (std::size_t j = 1; j < levels; ++j) total += acc[j][c];
         out[c] = total;
     }
+}
+
+// multi_row_sum for one column: element i at x[i * stride], i < n.
+float cascade(const float* x, std::size_t stride, std::size_t n) {
+    float out = 0.0f;
+    cascade_columns<1>(x, stride, n, 1, &out);
+    return out;
 }
 
 // row_sum for one column: four partial cascades over rows 4i + k, the rest into partial 0.
@@ -102,28 +89,33 @@ float torch_sum(const float* x, std::size_t n) {
     return total;
 }
 
-void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out) {
+void outer_sum(const float* x, std::size_t rows, std::size_t cols, float* out) {
     if (rows == 0) {  // x may be null
         std::fill_n(out, cols, 0.0f);
-        return;
-    }
-    if (cols == 1) {  // a contiguous column: PyTorch reduces it as one row
-        out[0] = torch_sum(x, rows);
         return;
     }
     // vectorized_outer_sum (cols >= 8): 4 vectors of 8 columns at a time; scalar_outer_sum
     // (cols < 8): 4 columns at a time. Either way those columns get a plain cascade, the others
     // a row_sum.
+    constexpr std::size_t block = 32;
     const std::size_t group = cols >= 8 ? 32 : 4;
     const std::size_t grouped = cols / group * group;
-    const long blocks = static_cast<long>((grouped + kLockstep - 1) / kLockstep);
+    const long blocks = static_cast<long>((grouped + block - 1) / block);
     // The blocks of columns are independent: a large matrix is shared among the threads.
 #pragma omp parallel for schedule(static) if (double(rows) * double(cols) >= double(kParallelFloats))
     for (long b = 0; b < blocks; ++b) {
-        const std::size_t c0 = std::size_t(b) * kLockstep;
-        cascade_columns(x + c0, cols, rows, std::min(kLockstep, grouped - c0), out + c0);
+        const std::size_t c0 = std::size_t(b) * block;
+        cascade_columns<block>(x + c0, cols, rows, std::min(block, grouped - c0), out + c0);
     }
     for (std::size_t c = grouped; c < cols; ++c) out[c] = ilp_sum(x + c, cols, rows);
+}
+
+void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out) {
+    if (cols == 1 && rows > 0) {  // a contiguous column: PyTorch reduces it as one row
+        out[0] = torch_sum(x, rows);
+        return;
+    }
+    outer_sum(x, rows, cols, out);
 }
 
 namespace {

@@ -34,8 +34,18 @@ float torch_sum(const float* x, std::size_t n);
 float welford_var(const float* x, std::size_t n, std::size_t stride, std::size_t correction);
 
 /// `x.sum(0)` of a row-major `[rows, cols]` float32 matrix into `out [cols]`, in PyTorch's
-/// CPU order (see the file comment); zeros for `rows == 0`.
+/// CPU order (see the file comment): `outer_sum`, except that a single column (`cols == 1`,
+/// contiguous) is summed as one row (`torch_sum`), as PyTorch coalesces it; zeros for
+/// `rows == 0`. Never throws.
 void column_sums(const float* x, std::size_t rows, std::size_t cols, float* out);
+
+/// PyTorch's sum over the rows of a row-major `[rows, cols]` float32 block with a contiguous
+/// output (`vectorized_outer_sum` for `cols >= 8`, `scalar_outer_sum` below), into
+/// `out [cols]`: the columns in whole groups of 32 (of 4 when `cols < 8`) each a
+/// `multi_row_sum` down all rows, the others a `row_sum`. Large blocks (from 2^18 floats) are
+/// shared among the OpenMP threads by blocks of columns (each column's order unchanged).
+/// Zeros for `rows == 0` (`x` may then be null). Never throws.
+void outer_sum(const float* x, std::size_t rows, std::size_t cols, float* out);
 
 /// One dimension of a strided view for `strided_sum`: its size, its stride in elements, and
 /// whether the sum runs over it.
