@@ -26,6 +26,10 @@
 //       a forward of N tokens without the cache: the prefill of an N-token prompt, and the time
 //       a step without the cache takes at context N - 1. GFLOPs: 2 flops per multiply-add of
 //       the products, the attention's causal pairs only.
+//   decode_fma/context:C/threads:{1,2}, prefill_fma/T:N/threads:{1,2}
+//       the same under ArithmeticGuard(Arithmetic::fma): every product of the model by fused
+//       multiply-adds (the linear layers, the scores, weights x values). A prefill's products
+//       are bound by the multiply-adds, a decode step's by reading the weights.
 //
 // Counters: bench.hpp's (faults, peak_rss_MB, rss_before_MB, threads), and the above.
 #include <cstdint>
@@ -38,6 +42,7 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/kernels/arithmetic.hpp"
 #include "attn/model/generate.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "bench.hpp"
@@ -106,7 +111,9 @@ void BM_generate(benchmark::State& state, bool use_cache) {
                                                     benchmark::Counter::kIsRate);
 }
 
+template <attn::Arithmetic A>
 void BM_decode(benchmark::State& state) {
+    const attn::ArithmeticGuard arithmetic(A);
     const auto C = std::size_t(state.range(0));
     const attn::GPTModel& m = model();
     bench::Run run(state, int(state.range(1)));
@@ -135,7 +142,9 @@ void BM_decode(benchmark::State& state) {
                                                 benchmark::Counter::kIsRate);
 }
 
+template <attn::Arithmetic A>
 void BM_prefill(benchmark::State& state) {
+    const attn::ArithmeticGuard arithmetic(A);
     const auto T = std::size_t(state.range(0));
     const attn::GPTModel& m = model();
     bench::Run run(state, int(state.range(1)));
@@ -152,9 +161,13 @@ BENCHMARK_CAPTURE(BM_generate, cached, true)->Name("generate")->ArgNames({"token
     ->Args({200, 1})->Args({200, 2})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_generate, recomputed, false)->Name("generate_no_cache")->ArgNames({"tokens", "threads"})
     ->Args({200, 1})->Args({200, 2})->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
-BENCHMARK(BM_decode)->Name("decode")->ArgNames({"context", "threads"})
+BENCHMARK_TEMPLATE(BM_decode, attn::Arithmetic::exact)->Name("decode")->ArgNames({"context", "threads"})
     ->ArgsProduct({{16, 64, 256, 1023}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_prefill)->Name("prefill")->ArgNames({"T", "threads"})
+BENCHMARK_TEMPLATE(BM_decode, attn::Arithmetic::fma)->Name("decode_fma")->ArgNames({"context", "threads"})
+    ->ArgsProduct({{16, 64, 256, 1023}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_prefill, attn::Arithmetic::exact)->Name("prefill")->ArgNames({"T", "threads"})
+    ->ArgsProduct({{16, 64, 256, 1024}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_TEMPLATE(BM_prefill, attn::Arithmetic::fma)->Name("prefill_fma")->ArgNames({"T", "threads"})
     ->ArgsProduct({{16, 64, 256, 1024}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {

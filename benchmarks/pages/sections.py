@@ -366,6 +366,7 @@ def generation(data_dir, source_root):
                           f"{lib['bound_tokens_per_s']:.1f} tokens/s bound, the library "
                           f"{lib['tokens_per_s']:.1f} ({100 * lib['fraction_of_bound']:.0f} %), PyTorch "
                           f"{torch.get('tokens_per_s', 0):.1f}")
+    fma_rows = _generation_fma_rows(data["summary"])
     weights = data.get("checks", {}).get("weights_read_MB")
     what = ("Raschka's GPT (GPT_CONFIG_124M, seed 123) generating from \"Hello, I am\", each run in a "
             "process of its own, the fastest round kept (ms); tokens/s of the generation and of one decode "
@@ -377,7 +378,31 @@ def generation(data_dir, source_root):
         text.append(f"A decode step reads {weights:.0f} MB of weights (every weight but the two embedding "
                     "tables, of which it reads one row each), so this machine's read bandwidth, measured in "
                     "the same recording, bounds the generation: " + "; ".join(bounds) + ".")
+    if fma_rows:
+        text.append("The same decode steps and prefills with every product by fused multiply-adds (the "
+                    "library's fma arithmetic; chapter 11, What exactness costs). A prefill is "
+                    "bound by its products, read against the multiply-then-add limit (exact) and the fused "
+                    "multiply-add limit (fma); a decode step by reading the weights, the same bound in both "
+                    "arithmetics. Times in ms, each side's fastest round:")
+        text.append(table(["case", "threads", "exact", "of limit", "fma", "of limit", "exact / fma"],
+                          fma_rows, "lrrrrrr"))
     return "\n\n".join(text)
+
+
+def _generation_fma_rows(summary):
+    """The rows of generation.json's summary with both arithmetics, as the fma table's cells."""
+    def of_limit(side):
+        f = side.get("fraction_of_bound", side.get("fraction"))
+        return "\u2013" if f is None else f"{100 * f:.0f} %"
+    rows = []
+    for row in summary:
+        ex, fm = row["sides"].get("library"), row["sides"].get("library-fma")
+        if not ex or not fm:
+            continue
+        rows.append([_GENERATION_CASES.get(row["case"], row["case"]).format(row.get("arg")), str(row["threads"]),
+                     ms(ex["time_ms"]), of_limit(ex), ms(fm["time_ms"]), of_limit(fm),
+                     f"{ex['time_ms'] / fm['time_ms']:.2f}"])
+    return rows
 
 
 GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,

@@ -15,6 +15,8 @@ one at each thread count:
                      round only (--no-uncached skips it)
 Sides, one process per run, the order rotating from round to round (interleaved):
   library          build/benchmarks/generation_benchmark
+  library-fma      the same in Arithmetic::fma (decode_fma, prefill_fma): every product by fused
+                   multiply-adds; decode and prefill only
   pytorch-default  his script's classes (tools/oracle/reference/kv_cache.py), glibc's malloc
   pytorch-reuse    the same with malloc keeping and reusing freed memory
 PyTorch runs with torch.set_num_threads(threads) and OPENBLAS_NUM_THREADS = OMP_NUM_THREADS =
@@ -24,7 +26,9 @@ A decode step reads every weight of the model once but the two embedding tables 
 each): `weights_read_MB`. Its tokens per second are therefore bound by this machine's read
 bandwidth, measured in the same recording (limits_benchmark's `read`, recording.py):
 bound = read GB/s / weights_read_MB. The summary gives each side's generation as a fraction of
-that bound, and of the bound the whole model's size sets (652 MB, 163,009,536 float32).
+that bound, and of the bound the whole model's size sets (652 MB, 163,009,536 float32). A
+prefill is bound by the products instead: the library's against the multiply-then-add limit,
+library-fma's against the fused multiply-add limit (recording.py's Limits).
 
 Writes DIR/generation.json (default data/benchmarks/): machine, commit, versions, environment,
 load average before, between rounds and after, this CPU's limits, every run, the summary. It
@@ -50,11 +54,11 @@ class Sides(rec.Sides):
         super().__init__()
         self.exe = exe
 
-    def library(self, name, min_time, output=None):
+    def library(self, name, min_time, output=None, side="library"):
         extra = [f"--output={output}"] if output else []
         data = rec.gbench(self.exe, f"{name}/real_time", min_time, extra, self.env_library)
         b = data["benchmarks"][0]
-        r = rec.gbench_record(b, "library", data)
+        r = rec.gbench_record(b, side, data)
         for k in ("new_tokens_per_s", "weights_read_MB"):
             if k in b:
                 r[k] = b[k]
@@ -71,13 +75,15 @@ class Sides(rec.Sides):
         return self.run_torch("torch_generation.py", args, th, reuse, output)
 
 
-def case_name(case, arg, th):
-    """The Google Benchmark case of `case` (with its context or T) at `th` threads."""
+def case_name(case, arg, th, side="library"):
+    """The Google Benchmark case of `case` (with its context or T) at `th` threads (library-fma:
+    decode_fma, prefill_fma)."""
     if case == "generate_no_cache":  # one iteration: minutes per run
         return f"{case}/tokens:{TOKENS}/threads:{th}/iterations:1"
     if case.startswith("generate"):
         return f"{case}/tokens:{TOKENS}/threads:{th}"
-    return f"{case}/{'context' if case == 'decode' else 'T'}:{arg}/threads:{th}"
+    tail = "_fma" if side == "library-fma" else ""
+    return f"{case}{tail}/{'context' if case == 'decode' else 'T'}:{arg}/threads:{th}"
 
 
 def summarise(runs, limits, weights_mb):
@@ -99,7 +105,10 @@ def summarise(runs, limits, weights_mb):
                 s["bound_limit"] = rec.limit_key("read", limits.library_isa, th)
             elif s.get("GFLOPs"):
                 s.update(limits.fraction(s, side, th))
-        rows.append(rec.ratios({"case": case, "arg": arg, "threads": th, "sides": sides}, sides))
+        row = rec.ratios({"case": case, "arg": arg, "threads": th, "sides": sides}, sides)
+        if "library-fma" in sides and "library" in sides:
+            row["library_fma_over_library"] = sides["library-fma"]["time_ms"] / sides["library"]["time_ms"]
+        rows.append(row)
     return rows
 
 
@@ -144,13 +153,15 @@ def main():
     if a.smoke:  # a smoke run proves each kind of case runs, at the smallest size
         cases = [c for c in cases if c[0] == "generate" or c[1] in (CONTEXTS[0], PREFILL[0])]
     runs = []
-    order = ["library", "pytorch-default", "pytorch-reuse"]
     for rnd in range(rounds):
         recording.round_starts()
         for case, arg, th in cases:
+            order = ["library", "pytorch-default", "pytorch-reuse"]
+            if case in ("decode", "prefill"):
+                order[1:1] = ["library-fma"]
             for side in rec.interleaved(order, rnd):
-                if side == "library":
-                    r = sides.library(case_name(case, arg, th), min_time)
+                if side.startswith("library"):
+                    r = sides.library(case_name(case, arg, th, side), min_time, side=side)
                 else:
                     r = sides.torch(case, arg, th, min_time, side == "pytorch-reuse")
                 r.update(case=case, arg=arg, threads_asked=th, round=rnd)
@@ -160,7 +171,7 @@ def main():
     if not a.no_uncached and not a.smoke:
         recording.round_starts()
         for th in threads:
-            for side in order:
+            for side in ["library", "pytorch-default", "pytorch-reuse"]:
                 r = (sides.library(case_name("generate_no_cache", 0, th), min_time) if side == "library"
                      else sides.torch("generate_no_cache", 0, th, 0.01, side == "pytorch-reuse"))
                 r.update(case="generate_no_cache", arg=0, threads_asked=th, round=rounds)
