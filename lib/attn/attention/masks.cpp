@@ -5,14 +5,11 @@
 
 #include "attn/core/require.hpp"
 #include "attn/core/functional.hpp"
+#include "attn/core/reduce.hpp"
 
 namespace attn {
 
 namespace {
-
-// Floats of the mask from which read_buffer's scan is shared among the threads (1 MB: waking
-// them costs microseconds, the scan of 1 MB about 0.1 ms).
-constexpr double kParallelScan = 262144.0;
 
 // The top-left [T, T] corner of a square buffer [n, n] (or [1, 1, n, n]): its data and row
 // stride, after the checks.
@@ -108,8 +105,9 @@ BufferMask read_buffer(const std::string& where, const Tensor& buffer, std::size
     // took about 2 % of a two-thread forward while the other thread waited).
     const bool nonzero_hides = hidden_value != 0.0f;
     const long rows = static_cast<long>(T);
+    const bool shared = double(T) * double(Tk) >= double(detail::kParallelFloats);
     std::size_t wrong = 0;
-#pragma omp parallel for schedule(static) reduction(+ : wrong) if (double(T) * double(Tk) >= kParallelScan)
+#pragma omp parallel for schedule(static) reduction(+ : wrong) if (shared)
     for (long i = 0; i < rows; ++i) {
         const std::size_t q = P + std::size_t(i);
         const float* row = m + q * ld;

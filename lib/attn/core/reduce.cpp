@@ -13,10 +13,6 @@ namespace attn::detail {
 
 namespace {
 
-// Floats from which a pass over a buffer is shared among the threads (1 MB: waking them costs
-// microseconds, the pass over 1 MB tens of them).
-constexpr std::size_t kParallelFloats = std::size_t{1} << 18;
-
 // c10's CeilLog2 as SumKernel.cpp uses it (1 for x <= 2).
 std::size_t ceil_log2(std::size_t x) {
     if (x <= 2) return 1;

@@ -24,6 +24,11 @@
 
 namespace attn::detail {
 
+/// Floats from which an elementwise pass or a scan is shared among the OpenMP threads (2^18,
+/// 1 MB: waking the threads costs microseconds, a pass over 1 MB tens of them). Used by this
+/// file's passes and by `read_buffer`'s scan of a mask.
+inline constexpr std::size_t kParallelFloats = std::size_t{1} << 18;
+
 /// `x.sum()` of `n` contiguous float32 values in PyTorch's CPU order (see the file comment);
 /// 0 for `n == 0`.
 float torch_sum(const float* x, std::size_t n);
