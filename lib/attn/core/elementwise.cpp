@@ -45,6 +45,17 @@ Tensor map(const Tensor& x, F into) {
 
 float exp_torch(float x) { return has_fma ? Sleef_expf1_u10purecfma(x) : Sleef_expf1_u10purec(x); }
 
+namespace detail {
+// In exp_avx2.cpp, compiled with -mavx2 -mfma.
+void exp_shifted_avx2(float* x, std::size_t n, float shift);
+}  // namespace detail
+
+void exp_torch_shifted(float* x, std::size_t n, float shift) {
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (avx2) return detail::exp_shifted_avx2(x, n, shift);
+    for (std::size_t i = 0; i < n; ++i) x[i] = exp_torch(x[i] - shift);
+}
+
 float log_torch(float x) { return has_fma ? Sleef_logf1_u10purecfma(x) : Sleef_logf1_u10purec(x); }
 
 void sigmoid_into(const float* x, std::size_t n, float* y) {

@@ -51,6 +51,11 @@ Tensor log(const Tensor& x);
 /// CPUs that have FMA, as PyTorch's AVX2 kernels).
 float exp_torch(float x);
 
+/// `x[i] = exp_torch(x[i] - shift)` for `n` contiguous floats (a softmax row's
+/// `exp(x - max)`), bit for bit; on CPUs with AVX2 and FMA 8 at a time by SLEEF's 8-lane
+/// `expf_u10`, as PyTorch's kernel (each lane's bits are the one-lane function's). Never throws.
+void exp_torch_shifted(float* x, std::size_t n, float shift);
+
 /// One float as `torch.log` of a tensor computes it: SLEEF's `logf_u10` (the FMA variant on
 /// CPUs that have FMA, as PyTorch's AVX2 kernels). `log(0)` is `-inf`, the log of a negative
 /// number NaN. Never throws.

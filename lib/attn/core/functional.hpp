@@ -11,6 +11,7 @@
 #include <optional>
 #include <vector>
 
+#include "attn/core/reduce.hpp"
 #include "attn/core/tensor.hpp"
 
 namespace attn {
@@ -233,7 +234,9 @@ Tensor softmax_inner(const Tensor& x, std::size_t dim, bool log);
 
 /// `row_fn(row, n)` on every row along the last dimension of a copy of `x` (float32
 /// `[..., n]`; `row` points at the row's `n` contiguous floats), which it returns: the row loop
-/// of `softmax`, `log_softmax` and chapter 12's online softmax.
+/// of `softmax`, `log_softmax` and chapter 12's online softmax. `row_fn` reads and writes its
+/// row only, so a large tensor's rows (from `detail::kParallelFloats` floats) are shared among
+/// the OpenMP threads, with the same bits.
 /// @throws std::invalid_argument naming `where` when `x` is 0-d.
 template <class RowFn>
 Tensor map_rows(const std::string& where, const Tensor& x, RowFn row_fn) {
@@ -241,7 +244,10 @@ Tensor map_rows(const std::string& where, const Tensor& x, RowFn row_fn) {
     if (s.empty()) throw_shape_error(where, "at least 1-D", s);
     Tensor y = x;
     const std::size_t n = s.back(), rows = n ? y.size() / n : 0;
-    for (std::size_t r = 0; r < rows; ++r) row_fn(y.data() + r * n, n);
+    const bool shared = y.size() >= kParallelFloats;
+    float* data = y.data();
+#pragma omp parallel for schedule(static) if (shared)
+    for (long r = 0; r < long(rows); ++r) row_fn(data + std::size_t(r) * n, n);
     return y;
 }
 

@@ -54,8 +54,7 @@ Tensor repeat_impl(const std::string& where, const Tensor& x, std::size_t repeat
 void softmax_row(float* row, std::size_t n) {
     float mx = -std::numeric_limits<float>::infinity();
     for (std::size_t j = 0; j < n; ++j) mx = std::max(mx, row[j]);
-    for (std::size_t j = 0; j < n; ++j)
-        row[j] = exp_torch(row[j] - mx);  // all -inf: exp(NaN) = NaN, as PyTorch
+    exp_torch_shifted(row, n, mx);  // all -inf: exp(NaN) = NaN, as PyTorch
     const float inv = 1.0f / detail::reduce_all_sum(row, n);
     for (std::size_t j = 0; j < n; ++j) row[j] *= inv;
 }
