@@ -344,14 +344,19 @@ def generation(data_dir, source_root):
     path = Path(data_dir) / "benchmarks" / "generation.json"
     if not path.is_file():
         return ("No recording of the generation benchmark is in `data/benchmarks/generation.json` "
-                "yet: `benchmarks/run/record_generation.py` makes one (about 40 minutes on a quiet "
+                "yet: `benchmarks/run/record_generation.py` makes one (about 55 minutes on a quiet "
                 "2-core machine).")
     data = load(path)
     if not isinstance(data.get("meta"), dict) or not all("sides" in r for r in data.get("summary", [])):
         raise DataError(f"{path}: not the format of benchmarks/run/record_generation.py")
     threads = tuple(data["meta"].get("threads", [1]))
     rows, bounds = [], []
-    for row in data["summary"]:
+    # The recorder sorts its summary as text (context 1023 before 16): the page orders the
+    # cases as _GENERATION_CASES does, then by context or T, then by threads.
+    cases = list(_GENERATION_CASES)
+    summary = sorted(data["summary"], key=lambda r: (cases.index(r["case"]) if r["case"] in cases else len(cases),
+                                                     r.get("arg") or 0, r["threads"]))
+    for row in summary:
         sides = row["sides"]
         lib = sides.get("library", {})
         torch = min((sides[k] for k in ("pytorch-default", "pytorch-reuse") if k in sides),
@@ -366,7 +371,7 @@ def generation(data_dir, source_root):
                           f"{lib['bound_tokens_per_s']:.1f} tokens/s bound, the library "
                           f"{lib['tokens_per_s']:.1f} ({100 * lib['fraction_of_bound']:.0f} %), PyTorch "
                           f"{torch.get('tokens_per_s', 0):.1f}")
-    fma_rows = _generation_fma_rows(data["summary"])
+    fma_rows = _generation_fma_rows(summary)
     weights = data.get("checks", {}).get("weights_read_MB")
     what = ("Raschka's GPT (GPT_CONFIG_124M, seed 123) generating from \"Hello, I am\", each run in a "
             "process of its own, the fastest round kept (ms); tokens/s of the generation and of one decode "

@@ -11,9 +11,8 @@ record_attention.py and record_cross_attention.py with the same --build, --smoke
 --out (and --install-peers to those that need PyTorch and ONNX Runtime first),
 each as its own process; stops at the first that fails. Every recorder refuses a tree with
 uncommitted changes (commit first), measures this CPU's limits in its own recording, and
-writes its own file. The whole set takes about 2 h 10 min on a quiet 2-core machine (the
-attention recording about an hour of it, the generation one 40 minutes); --smoke about 15
-minutes.
+writes its own file. The whole set takes about 1 h 45 min on a quiet 2-core machine (the
+generation recording 55 minutes of it, the attention one 20); --smoke about 15 minutes.
 """
 import subprocess
 import sys

@@ -34,8 +34,8 @@ Writes DIR/generation.json (default data/benchmarks/): machine, commit, versions
 load average before, between rounds and after, this CPU's limits, every run, the summary. It
 builds the programs it runs (unless --no-build) and refuses to record from a tree with
 uncommitted changes unless --allow-dirty (benchmarks/run/provenance.py). Chapter 23's figure
-and speed section are generated from it. Not part of the tests. About 40 minutes on a quiet
-2-core machine (the generation without the cache takes most of it).
+and speed section are generated from it. Not part of the tests. About 55 minutes on a quiet
+2-core machine (the generation without the cache about 20 of them; --rounds 2 --no-uncached 25).
 """
 import sys
 from pathlib import Path
