@@ -1,4 +1,5 @@
-// Regenerates data/tokenizer/gpt2_gpt-3-encoder.tsv and gpt2_gpt-3-encoder_endoftext.tsv: GPT-2
+// Regenerates data/tokenizer/gpt2_gpt-3-encoder.tsv, gpt2_gpt-3-encoder_endoftext.tsv and
+// gpt2_the-verdict.tsv (Raschka's chapter 5 texts, at the end): GPT-2
 // token ids of varied texts (punctuation, contractions, digits, whitespace runs with trailing
 // spaces, newlines and tabs, non-ASCII letters, CJK, emoji, <|endoftext|>) produced by an
 // implementation independent of this project's: the npm package gpt-3-encoder (a JavaScript
@@ -137,7 +138,22 @@ for (const text of endoftextTexts) {
   special.push(['text_json', jsonText(text), ids.join(' ')].join('\t'));
 }
 
-for (const [name, lines] of [['gpt2_gpt-3-encoder.tsv', ordinary], ['gpt2_gpt-3-encoder_endoftext.tsv', special]]) {
+// Raschka's chapter 5 (his In [3], [19], [20]): The Verdict (data/text/the-verdict.txt) whole, its
+// training and validation parts (split_idx = int(0.9 * len(text_data)), by characters), and his
+// start context. The story holds no <|endoftext|>, so encode() is what his allowed_special encode gives.
+const verdict = readFileSync(join(root, 'data', 'text', 'the-verdict.txt'), 'utf8');
+const verdictChars = Array.from(verdict);
+const splitIdx = Math.floor(0.9 * verdictChars.length);
+const story = header("Raschka's chapter 5 texts tokenised by GPT-2's tokenizer: The Verdict whole, its first 90 % and last 10 % by characters, his start context.",
+  `ids = encode(text) of the package; data/text/the-verdict.txt has SHA-256 ${sha256(join(root, 'data', 'text', 'the-verdict.txt'))}, ` +
+  `${verdictChars.length} characters, split at character ${splitIdx}.`);
+for (const text of [verdict, verdictChars.slice(0, splitIdx).join(''), verdictChars.slice(splitIdx).join(''), 'Every effort moves you']) {
+  if (text.includes(endoftext)) throw new Error('a chapter 5 text holds <|endoftext|>');
+  story.push(['text_json', jsonText(text), check(text, encode(text)).join(' ')].join('\t'));
+}
+
+for (const [name, lines] of [['gpt2_gpt-3-encoder.tsv', ordinary], ['gpt2_gpt-3-encoder_endoftext.tsv', special],
+                             ['gpt2_the-verdict.tsv', story]]) {
   const out = join(root, 'data', 'tokenizer', name);
   writeFileSync(out, lines.join('\n') + '\n');
   console.log(`wrote ${out}`);
