@@ -58,6 +58,13 @@ std::size_t max_tensor_bytes() {
     return limit;
 }
 
+float* sized(Tensor& t, const Shape& shape, const std::string& where) {
+    if (Shape(t.shape().begin(), t.shape().end()) == shape && t.size() == numel(shape)) return t.data();
+    check_allocation(where, shape);
+    t.resize(shape);
+    return t.data();
+}
+
 void check_allocation(const std::string& where, const Shape& shape, std::size_t element_size) {
     const auto n = checked_product(shape);
     std::size_t bytes = 0;

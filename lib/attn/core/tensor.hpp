@@ -90,6 +90,12 @@ std::size_t max_tensor_bytes();
 void check_allocation(const std::string& where, const Shape& shape,
                       std::size_t element_size = sizeof(float));
 
+/// Gives `t` the shape `shape` and returns its data: the storage is reused when `t` already
+/// has that shape (a saved activation refilled at every training step, without allocating),
+/// else `t` is resized (its values then unspecified).
+/// @throws std::length_error as `check_allocation(where, shape)`.
+float* sized(Tensor& t, const Shape& shape, const std::string& where);
+
 /// Checks that a tensor's storage holds as many elements as its shape multiplies out to.
 /// xtensor computes sizes without an overflow check, so an array made directly with a shape
 /// such as `[2^32, 2^32]` gets that shape and 0 elements; the library refuses to read it.

@@ -35,7 +35,8 @@ void GPTConfig::check(const std::string& where) const {
 
 AttentionConfig GPTConfig::attention() const {
     return {.d_in = emb_dim, .d_out = emb_dim, .context_length = context_length, .dropout = drop_rate,
-            .num_heads = n_heads, .qkv_bias = qkv_bias, .backend = backend};
+            .num_heads = n_heads, .qkv_bias = qkv_bias, .backend = backend,
+            .projection_order = ProjectionOrder::key_query_value};  // his `keys = self.W_key(x)` first
 }
 
 GPTConfig get_config(const GPTConfig& base, const std::string& model_name) {

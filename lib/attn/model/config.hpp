@@ -46,7 +46,8 @@ struct GPTConfig {
 
     /// The config of a block's attention, as his `TransformerBlock` passes it:
     /// `MultiHeadAttention(d_in=emb_dim, d_out=emb_dim, context_length, num_heads=n_heads,
-    /// dropout=drop_rate, qkv_bias)` (the output projection with its bias).
+    /// dropout=drop_rate, qkv_bias)` (the output projection with its bias), his keys projected
+    /// first (`ProjectionOrder::key_query_value`).
     AttentionConfig attention() const;
 };
 

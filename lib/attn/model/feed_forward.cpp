@@ -1,6 +1,7 @@
 // FeedForward (feed_forward.hpp): Raschka ch. 4.3.
 #include "attn/model/feed_forward.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <vector>
 
@@ -61,6 +62,42 @@ void FeedForward::forward_into(const float* x, std::size_t rows, float* y) const
     layers.get<0>().forward_into(x, rows, h);
     gelu_into(h, rows * hidden, h);
     layers.get<2>().forward_into(h, rows, y);
+}
+
+Tensor FeedForward::forward(const Tensor& x, Saved& saved) const {
+    check_layers();
+    const nn::Linear& fc1 = layers.get<0>();
+    const std::size_t E = fc1.in_features(), hidden = fc1.out_features();
+    const Shape s = shape_of(x);
+    if (s.empty() || s.back() != E) throw_shape_error("FeedForward", "[..., " + std::to_string(E) + "]", s);
+    const std::size_t rows = numel(Shape(s.begin(), s.end() - 1));
+    Shape sh = s;
+    sh.back() = hidden;
+    std::copy_n(x.data(), x.size(), sized(saved.x, s, "FeedForward (saved x)"));
+    float* h = sized(saved.hidden, sh, "FeedForward (saved hidden)");
+    float* a = sized(saved.activated, sh, "FeedForward (saved activated)");
+    fc1.forward_into(x.data(), rows, h);
+    gelu_into(h, rows * hidden, a);
+    Tensor y = Tensor::from_shape(s);
+    layers.get<2>().forward_into(a, rows, y.data());
+    return y;
+}
+
+Tensor FeedForward::backward(const Saved& saved, const Tensor& grad_output) {
+    check_layers();
+    nn::Linear& fc1 = layers.get<0>();
+    nn::Linear& fc2 = layers.get<2>();
+    const Shape s = shape_of(saved.x);
+    if (s.empty() || s.back() != fc1.in_features())
+        throw_shape_error("FeedForward::backward (saved.x)", "[..., " + std::to_string(fc1.in_features()) + "]", s);
+    check_same_shape("FeedForward::backward (grad_output)", s, shape_of(grad_output));
+    Shape sh = s;
+    sh.back() = fc1.out_features();
+    check_same_shape("FeedForward::backward (saved.hidden)", sh, shape_of(saved.hidden));
+    check_same_shape("FeedForward::backward (saved.activated)", sh, shape_of(saved.activated));
+    const Tensor d_activated = fc2.backward(saved.activated, grad_output);
+    const Tensor d_hidden = gelu_backward(d_activated, saved.hidden);
+    return fc1.backward(saved.x, d_hidden);
 }
 
 }  // namespace attn

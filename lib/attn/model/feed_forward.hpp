@@ -42,6 +42,24 @@ public:
     /// @throws std::invalid_argument as `operator()`.
     void forward_into(const float* x, std::size_t rows, float* y) const;
 
+    /// What the training forward keeps for `backward`, for `x [..., E]` (reused across steps).
+    struct Saved {
+        Tensor x;          ///< the input `[..., E]` (a copy): `layers[0]`'s input
+        Tensor hidden;     ///< `layers[0](x)`: `[..., 4E]`, GELU's input
+        Tensor activated;  ///< `gelu(hidden)`: `[..., 4E]`, `layers[2]`'s input
+    };
+
+    /// `forward(x)` keeping in `saved` what `backward` needs (the same bits as `operator()`).
+    /// @throws std::invalid_argument as `operator()`.
+    Tensor forward(const Tensor& x, Saved& saved) const;
+
+    /// The backward pass (llm.c's `matmul_backward`, `gelu_backward`, `matmul_backward`):
+    /// `layers[2].backward` (its `.grad` and dL/d activated), `gelu_backward`, `layers[0].backward`
+    /// (its `.grad` and dL/dx). `grad_output`: `[..., E]`; returns `dL/dx`, `[..., E]`.
+    /// @throws std::invalid_argument when `grad_output` or `saved` do not fit, or a layer was
+    /// replaced by one that does not fit (before any `.grad` changes).
+    Tensor backward(const Saved& saved, const Tensor& grad_output);
+
     /// `"FeedForward"`.
     std::string type_name() const override { return "FeedForward"; }
     /// `layers`.

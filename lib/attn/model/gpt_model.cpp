@@ -1,8 +1,10 @@
 // GPTModel (gpt_model.hpp): Raschka ch. 4.6, and the KV-cached forward of his ch04/03_kv-cache.
 #include "attn/model/gpt_model.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "attn/core/reduce.hpp"
 #include "attn/modules/module.hpp"
 
 namespace attn {
@@ -62,7 +64,7 @@ std::size_t GPTModel::vocab_size() const {
     return tok_emb.weight.shape()[0];
 }
 
-Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start, Generator& gen) const {
+Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start) const {
     const std::string where = "GPTModel";
     const Shape s = shape_of(in_idx);
     if (s.size() != 2) throw_shape_error(where + " (in_idx)", "[batch_size, seq_len]", s);
@@ -90,7 +92,7 @@ Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start, Generator& g
     float* px = x.data();
     for (std::size_t i = 0; T * E != 0 && i < b; ++i)
         for (std::size_t j = 0; j < T * E; ++j) px[i * T * E + j] = px[i * T * E + j] + pos[j];
-    return drop_emb(x, gen);
+    return x;
 }
 
 Tensor GPTModel::head(const Tensor& x) const {
@@ -98,7 +100,7 @@ Tensor GPTModel::head(const Tensor& x) const {
 }
 
 Tensor GPTModel::operator()(const LongTensor& in_idx, Generator& gen) const {
-    Tensor x = embed(in_idx, 0, gen);
+    Tensor x = drop_emb(embed(in_idx, 0), gen);
     for (const TransformerBlock& block : trf_blocks) x = block(x, gen);
     return head(x);
 }
@@ -110,7 +112,7 @@ Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& g
                                     " blocks' keys and values, the model has " +
                                     std::to_string(trf_blocks.size()) + " blocks");
     const std::size_t start = cache.current_pos();
-    Tensor x = embed(in_idx, start, gen);
+    Tensor x = drop_emb(embed(in_idx, start), gen);
     // Every block's cache is checked before the first is appended to (a batch of another size,
     // another model's cache), so that a refused call changes nothing.
     const Shape s = shape_of(in_idx);
@@ -122,6 +124,38 @@ Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& g
     if (cache.layers.empty()) cache.layers.resize(trf_blocks.size());
     for (std::size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, cache.layers[i], gen);
     return head(x);
+}
+
+Tensor GPTModel::forward(const LongTensor& in_idx, Saved& saved, Generator& gen) const {
+    Tensor x = drop_emb.forward(embed(in_idx, 0), saved.drop_emb, gen);
+    saved.in_idx = in_idx;
+    saved.blocks.resize(trf_blocks.size());
+    for (std::size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, saved.blocks[i], gen);
+    const Tensor h = final_norm.forward(x, saved.final_norm);
+    std::copy_n(h.data(), h.size(), sized(saved.head_input, shape_of(h), "GPTModel (saved head_input)"));
+    return out_head(h);
+}
+
+void GPTModel::backward(const Saved& saved, const Tensor& grad_logits) {
+    const std::string where = "GPTModel::backward";
+    const Shape s = shape_of(saved.in_idx);
+    if (s.size() != 2) throw_shape_error(where + " (saved.in_idx)", "[batch_size, seq_len] (a forward's)", s);
+    const std::size_t b = s[0], T = s[1], E = tok_emb.weight.shape()[1];
+    check_same_shape(where + " (grad_logits)", Shape{b, T, vocab_size()}, shape_of(grad_logits));
+    if (saved.blocks.size() != trf_blocks.size())
+        throw std::invalid_argument(where + ": saved holds " + std::to_string(saved.blocks.size()) +
+                                    " blocks' tensors, the model has " + std::to_string(trf_blocks.size()) + " blocks");
+    check_same_shape(where + " (saved.head_input)", Shape{b, T, E}, shape_of(saved.head_input));
+    Tensor g = final_norm.backward(saved.final_norm, out_head.backward(saved.head_input, grad_logits));
+    for (std::size_t i = trf_blocks.size(); i-- > 0;) g = trf_blocks[i].backward(saved.blocks[i], g);
+    g = nn::Dropout::backward(g, saved.drop_emb);
+    // x = tok_embeds + pos_embeds: both receive g; pos_embeds [T, E] its sum over the batch.
+    tok_emb.backward(saved.in_idx, g);
+    Tensor g_pos = Tensor::from_shape({T, E});
+    detail::column_sums(g.data(), b, T * E, g_pos.data());
+    LongTensor positions = LongTensor::from_shape({T});
+    for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<std::int64_t>(t);
+    pos_emb.backward(positions, g_pos);
 }
 
 }  // namespace attn

@@ -80,6 +80,32 @@ public:
     /// changed then).
     Tensor forward(const LongTensor& in_idx, GPTCache& cache, Generator& gen = default_generator()) const;
 
+    /// What the training forward keeps for `backward` (reused across steps): for ids `[b, T]`.
+    struct Saved {
+        LongTensor in_idx;                          ///< the ids `[b, T]` (a copy)
+        Tensor drop_emb;                            ///< `drop_emb`'s multipliers `[b, T, E]` (empty: none drawn)
+        std::vector<TransformerBlock::Saved> blocks;  ///< one per block
+        LayerNorm::Saved final_norm;                ///< `final_norm`'s
+        Tensor head_input;                          ///< `final_norm(x)`: `[b, T, E]`, `out_head`'s input
+    };
+
+    /// `forward(in_idx)` keeping in `saved` what `backward` needs: the same draws and bits as
+    /// `operator()`. Returns the logits `[b, T, vocab_size]`.
+    /// @throws std::invalid_argument as `operator()`.
+    Tensor forward(const LongTensor& in_idx, Saved& saved, Generator& gen = default_generator()) const;
+
+    /// The backward pass of the whole model, without autograd (llm.c's `gpt2_backward`), given
+    /// `grad_logits = dL/d logits` (`[b, T, vocab_size]`, e.g. `cross_entropy_backward` of the
+    /// flattened logits): `out_head.backward`, `final_norm.backward`, each block's `backward`
+    /// from the last to the first, `drop_emb`'s mask reused, then the embeddings: `tok_emb`'s
+    /// rows receive their tokens' gradients (`Embedding::backward`), `pos_emb`'s rows the
+    /// gradient summed over the batch (`sum_to` of `tok_embeds + pos_embeds`, PyTorch's
+    /// column-sum order). Accumulates `.grad` of every parameter, as `loss.backward()` does;
+    /// with Debian's reference BLAS these are PyTorch's bits (tests/test_gpt_training.cpp).
+    /// @throws std::invalid_argument when `grad_logits` or `saved` do not fit the model, or a
+    /// layer was replaced since the forward.
+    void backward(const Saved& saved, const Tensor& grad_logits);
+
     /// `"GPTModel"`.
     std::string type_name() const override { return "GPTModel"; }
     /// `tok_emb`, `pos_emb`, `drop_emb`, `trf_blocks`, `final_norm`, `out_head`.
@@ -103,9 +129,9 @@ public:
     nn::Linear out_head;                          ///< `Linear(E, vocab_size, bias=False)`
 
 private:
-    // Checks the ids and the fields, and returns the embeddings of positions start.. after
-    // drop_emb: [b, T, E].
-    Tensor embed(const LongTensor& in_idx, std::size_t start, Generator& gen) const;
+    // Checks the ids and the fields, and returns the embeddings of positions start..,
+    // tok_emb(in_idx) + pos_emb(arange(start, start + T)), before drop_emb: [b, T, E].
+    Tensor embed(const LongTensor& in_idx, std::size_t start) const;
     // final_norm and out_head.
     Tensor head(const Tensor& x) const;
 };

@@ -2,12 +2,14 @@
 #include "attn/model/layer_norm.hpp"
 
 #include <cmath>
+#include <vector>
 
 #include <xtensor/xbuilder.hpp>
 #include <xtensor/xmath.hpp>
 
 #include "attn/core/functional.hpp"
 #include "attn/core/reduce.hpp"
+#include "attn/nn/nn.hpp"
 
 namespace attn {
 
@@ -63,6 +65,93 @@ Tensor LayerNorm::operator()(const Tensor& x) const {
     Tensor y = Tensor::from_shape(s);
     forward_into(x.data(), numel(Shape(s.begin(), s.end() - 1)), y.data());
     return y;
+}
+
+Tensor LayerNorm::forward(const Tensor& x, Saved& saved) const {
+    const Shape s = check_rows(*this, x);
+    const std::size_t E = emb_dim(), rows = numel(Shape(s.begin(), s.end() - 1));
+    float* xs = sized(saved.x, s, "LayerNorm (saved x)");
+    std::copy_n(x.data(), x.size(), xs);
+    float* mean = sized(saved.mean, {rows}, "LayerNorm (saved mean)");
+    float* denom = sized(saved.denom, {rows}, "LayerNorm (saved denom)");
+    float* norm = sized(saved.norm_x, s, "LayerNorm (saved norm_x)");
+    Tensor y = Tensor::from_shape(s);
+    float* py = y.data();
+    const float* sc = scale.data();
+    const float* sh = shift.data();
+    const auto e = static_cast<float>(eps);
+    const auto count = static_cast<float>(E);
+    const auto n = static_cast<long>(rows);
+    // forward_into's arithmetic, keeping the row's mean, denominator and normalised values
+#pragma omp parallel for schedule(static) if (rows >= 16)
+    for (long r = 0; r < n; ++r) {
+        const std::size_t o = static_cast<std::size_t>(r) * E;
+        mean[r] = detail::torch_sum(xs + o, E) / count;
+        denom[r] = std::sqrt(detail::welford_var(xs + o, E, 1, 0) + e);
+        for (std::size_t j = 0; j < E; ++j) {
+            norm[o + j] = (xs[o + j] - mean[r]) / denom[r];
+            py[o + j] = sc[j] * norm[o + j] + sh[j];
+        }
+    }
+    return y;
+}
+
+Tensor LayerNorm::backward(const Saved& saved, const Tensor& grad_output, const Tensor* grad_x_before) {
+    const std::string where = "LayerNorm::backward";
+    const Shape s = check_rows(*this, saved.x);
+    const std::size_t E = emb_dim(), rows = numel(Shape(s.begin(), s.end() - 1));
+    check_same_shape(where + " (grad_output)", s, shape_of(grad_output));
+    if (grad_x_before) check_same_shape(where + " (the gradient x received before)", s, shape_of(*grad_x_before));
+    check_same_shape(where + " (saved.norm_x)", s, shape_of(saved.norm_x));
+    check_same_shape(where + " (saved.mean)", Shape{rows}, shape_of(saved.mean));
+    check_same_shape(where + " (saved.denom)", Shape{rows}, shape_of(saved.denom));
+    if (scale_grad) check_same_shape("LayerNorm (scale.grad)", shape_of(scale), shape_of(*scale_grad));
+    if (shift_grad) check_same_shape("LayerNorm (shift.grad)", shape_of(shift), shape_of(*shift_grad));
+    const float* g = grad_output.data();
+    const float* x = saved.x.data();
+    const float* norm = saved.norm_x.data();
+    const float* sc = scale.data();
+
+    // AddBackward0 and MulBackward0: the parameters' gradients, summed over the rows (sum_to).
+    Tensor g_shift = Tensor::from_shape({E}), g_scale = Tensor::from_shape({E});
+    detail::column_sums(g, rows, E, g_shift.data());
+    {
+        std::vector<float> g_norm(rows * E);
+        for (std::size_t i = 0; i < rows * E; ++i) g_norm[i] = g[i] * norm[i];
+        detail::column_sums(g_norm.data(), rows, E, g_scale.data());
+    }
+    Tensor dx = Tensor::from_shape(s);
+    float* out = dx.data();
+    const float* before = grad_x_before ? grad_x_before->data() : nullptr;
+    const float two_over_E = static_cast<float>(2.0 / static_cast<double>(E));  // (2.0 / dof) * grad
+    const auto count = static_cast<float>(E);
+    const auto n = static_cast<long>(rows);
+#pragma omp parallel for schedule(static) if (rows >= 16)
+    for (long r = 0; r < n; ++r) {
+        const std::size_t o = static_cast<std::size_t>(r) * E;
+        const float mean = saved.mean.data()[r], d = saved.denom.data()[r];
+        thread_local std::vector<float> g_a, t;
+        g_a.resize(E);
+        t.resize(E);
+        for (std::size_t j = 0; j < E; ++j) {
+            const float g_n = g[o + j] * sc[j];  // MulBackward0: grad * scale
+            const float a = x[o + j] - mean;
+            g_a[j] = g_n / d;                    // DivBackward0, self: grad / other
+            t[j] = -g_n * ((a / d) / d);         // DivBackward0, other: -grad * ((self / other) / other)
+        }
+        const float g_d = detail::torch_sum(t.data(), E);  // sum_to [.., 1]
+        const float g_v = g_d / (2.0f * d);                // SqrtBackward0: grad / (2 * result)
+        const float var_scale = two_over_E * g_v;          // VarBackward0: (2 / dof) * grad, then * (x - mean)
+        for (std::size_t j = 0; j < E; ++j) t[j] = -g_a[j];
+        const float g_mean = detail::torch_sum(t.data(), E) / count;  // SubBackward0's -grad, sum_to; MeanBackward1: / n
+        for (std::size_t j = 0; j < E; ++j) {
+            const float first = before ? before[o + j] + g_a[j] : g_a[j];
+            out[o + j] = (first + var_scale * (x[o + j] - mean)) + g_mean;
+        }
+    }
+    nn::accumulate_grad(shift_grad, std::move(g_shift), "LayerNorm (shift)");
+    nn::accumulate_grad(scale_grad, std::move(g_scale), "LayerNorm (scale)");
+    return dx;
 }
 
 LayerNorm::Steps LayerNorm::forward_steps(const Tensor& x) const {

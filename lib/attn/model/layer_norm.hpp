@@ -50,6 +50,41 @@ public:
     /// @throws std::invalid_argument as `check_parameters`.
     void forward_into(const float* x, std::size_t rows, float* y) const;
 
+    /// What the training forward keeps for `backward`, for `x [..., E]` with `rows` rows
+    /// (autograd's saved tensors of his forward, written out; reusing one object across steps
+    /// reuses its storage).
+    struct Saved {
+        Tensor x;       ///< the input `[..., E]` (a copy): `self` of `x - mean` and of `VarBackward0`
+        Tensor mean;    ///< `x.mean(dim=-1)`: `[rows]`
+        Tensor denom;   ///< `torch.sqrt(var + eps)`: `[rows]`, `result` of `SqrtBackward0`
+        Tensor norm_x;  ///< `(x - mean) / denom`: `[..., E]`, `other` of `scale * norm_x`
+    };
+
+    /// `forward(x)` keeping in `saved` what `backward` needs (the same bits as `operator()`).
+    /// @throws std::invalid_argument as `operator()`.
+    Tensor forward(const Tensor& x, Saved& saved) const;
+
+    /// The backward pass of his forward, without autograd: every node autograd records for
+    /// `scale * ((x - mean) / torch.sqrt(var + eps)) + shift`, in the order its engine runs
+    /// them and with its formulas (torch 1.13's derivatives.yaml), per row of `E` features:
+    /// - `AddBackward0`, `MulBackward0`: `shift.grad += g.sum(rows)`, `scale.grad += (g *
+    ///   norm_x).sum(rows)` (`sum_to`: PyTorch's column-sum order); `g_n = g * scale`;
+    /// - `DivBackward0`: `g_a = g_n / denom` for `a = x - mean`, and for the denominator
+    ///   `g_d = sum(-g_n * ((a / denom) / denom))` (the row's sum in PyTorch's order);
+    /// - `SqrtBackward0`: `g_v = g_d / (2 * denom)`; `AddBackward1` (`+ eps`) passes it on;
+    /// - `SubBackward0` gives `x` the share `g_a` and `mean` the share `sum(-g_a)`;
+    /// - `VarBackward0`: `((2 / E) * g_v) * (x - mean)`, `2 / E` a Python float made float32;
+    /// - `MeanBackward1`: `sum(-g_a) / E` on every feature.
+    /// `x` receives its three shares in the order the engine delivers them, `(g_a + var's) +
+    /// mean's`, after `grad_x_before` when given (what `x` received first from a later use, a
+    /// shortcut's identity): `((grad_x_before + g_a) + var's) + mean's`. Checked bit for bit
+    /// against Debian's python3-torch 1.13 (data/oracle/gpt_backward.json). Accumulates
+    /// `scale.grad`, `shift.grad` (`nn::accumulate_grad`) and returns `dL/dx`, `[..., E]`.
+    /// @throws std::invalid_argument when `grad_output` or `grad_x_before` is not the saved
+    /// input's shape, `saved` does not fit it, or `scale`/`shift` no longer fit (before any
+    /// `.grad` changes).
+    Tensor backward(const Saved& saved, const Tensor& grad_output, const Tensor* grad_x_before = nullptr);
+
     /// The normalised width `E`: `scale`'s size.
     /// @throws std::invalid_argument when `scale` is not 1-D.
     std::size_t emb_dim() const;
@@ -68,8 +103,8 @@ public:
     double eps = 1e-5;  ///< `self.eps`, added to the variance as a float32 (a Python float)
     Tensor scale;       ///< `[E]`, ones at construction
     Tensor shift;       ///< `[E]`, zeros at construction
-    std::optional<Tensor> scale_grad;  ///< `scale.grad`: no backward fills it yet
-    std::optional<Tensor> shift_grad;  ///< `shift.grad`: no backward fills it yet
+    std::optional<Tensor> scale_grad;  ///< `scale.grad`, empty until a backward
+    std::optional<Tensor> shift_grad;  ///< `shift.grad`, empty until a backward
 };
 
 }  // namespace attn

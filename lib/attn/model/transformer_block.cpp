@@ -66,6 +66,23 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, Generator& gen
     return finish(x, att.forward(norm1(x), cache, gen), gen);
 }
 
+Tensor TransformerBlock::forward(const Tensor& x, Saved& saved, Generator& gen) const {
+    check(x);
+    const Tensor a = att.forward(norm1.forward(x, saved.norm1), saved.att, gen);
+    const Tensor x1 = add_shortcut(drop_shortcut.forward(a, saved.drop1, gen), x);
+    const Tensor f = ff.forward(norm2.forward(x1, saved.norm2), saved.ff);
+    return add_shortcut(drop_shortcut.forward(f, saved.drop2, gen), x1);
+}
+
+Tensor TransformerBlock::backward(const Saved& saved, const Tensor& grad_output) {
+    check(saved.norm1.x);
+    check_same_shape("TransformerBlock::backward (grad_output)", shape_of(saved.norm1.x), shape_of(grad_output));
+    const Tensor g_f = nn::Dropout::backward(grad_output, saved.drop2);
+    const Tensor g_x1 = norm2.backward(saved.norm2, ff.backward(saved.ff, g_f), &grad_output);
+    const Tensor g_a = nn::Dropout::backward(g_x1, saved.drop1);
+    return norm1.backward(saved.norm1, att.backward(saved.att, g_a), &g_x1);
+}
+
 TransformerBlock::Steps TransformerBlock::forward_steps(const Tensor& x, Generator& gen) const {
     check(x);
     Steps st;

@@ -14,6 +14,7 @@
 #include "attn/model/feed_forward.hpp"
 #include "attn/model/layer_norm.hpp"
 #include "attn/modules/multihead.hpp"
+#include "attn/modules/saved.hpp"
 #include "attn/nn/module.hpp"
 #include "attn/nn/nn.hpp"
 
@@ -61,6 +62,36 @@ public:
     /// core's step backend): the same draws and the same bits as `operator()`.
     /// @throws std::invalid_argument as `operator()`.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;
+
+    /// What the training forward keeps for `backward` (reused across steps).
+    struct Saved {
+        LayerNorm::Saved norm1;   ///< `norm1(x)`'s
+        AttentionSaved att;       ///< `att(norm1(x))`'s (projections, log-sum-exp, dropout multipliers)
+        Tensor drop1;             ///< `drop_shortcut`'s multipliers after the attention (empty: none drawn)
+        LayerNorm::Saved norm2;   ///< `norm2(shortcut1)`'s
+        FeedForward::Saved ff;    ///< `ff(norm2(shortcut1))`'s
+        Tensor drop2;             ///< `drop_shortcut`'s multipliers after the feed-forward network
+    };
+
+    /// `forward(x)` keeping in `saved` what `backward` needs: the same draws and bits as
+    /// `operator()` (the attention through `att.forward(x, saved)`).
+    /// @throws std::invalid_argument as `operator()`.
+    Tensor forward(const Tensor& x, Saved& saved, Generator& gen = default_generator()) const;
+
+    /// The backward pass, without autograd: given `grad_output = dL/d output` (`[b, T, E]`),
+    /// accumulates `.grad` of every parameter and returns `dL/dx`, each tensor's gradient
+    /// summed in the order autograd's engine delivers its shares:
+    /// ```
+    /// g_f   = drop_shortcut.backward(grad_output)          # x2 = drop(ff(norm2(x1))) + x1
+    /// g_x1  = norm2.backward(ff.backward(g_f), before = grad_output)
+    /// g_a   = drop_shortcut.backward(g_x1)                 # x1 = drop(att(norm1(x))) + x
+    /// dL/dx = norm1.backward(att.backward(g_a), before = g_x1)
+    /// ```
+    /// (a shortcut's identity reaches its input first, then the norm's three shares: see
+    /// `LayerNorm::backward`). With Debian's reference BLAS these are PyTorch's bits.
+    /// @throws std::invalid_argument when `grad_output` or `saved` do not fit, or a layer was
+    /// replaced by one that does not fit since the forward.
+    Tensor backward(const Saved& saved, const Tensor& grad_output);
 
     /// `"TransformerBlock"`.
     std::string type_name() const override { return "TransformerBlock"; }

@@ -31,6 +31,7 @@ const char* field_name(ConfigField f) {
         case ConfigField::positions: return "positions";
         case ConfigField::rope_base: return "rope_base";
         case ConfigField::rope_freq: return "rope_freq";
+        case ConfigField::projection_order: return "projection_order";
     }
     return "?";
 }
@@ -58,6 +59,8 @@ std::string changed(const AttentionConfig& c, ConfigField f) {
         case ConfigField::backend: return c.backend == d.backend ? "" : std::to_string(static_cast<int>(c.backend));
         case ConfigField::positions:
             return c.positions == d.positions ? "" : std::to_string(static_cast<int>(c.positions));
+        case ConfigField::projection_order:
+            return c.projection_order == d.projection_order ? "" : std::to_string(static_cast<int>(c.projection_order));
         case ConfigField::rope_base: return c.rope_base == d.rope_base ? "" : std::to_string(c.rope_base);
         case ConfigField::rope_freq: return c.rope_freq ? "a RopeFreqConfig" : "";
     }
@@ -105,6 +108,9 @@ void AttentionConfig::check(const std::string& module, const std::vector<ConfigF
         throw std::invalid_argument(module + ": ties is not an IndexTies value (" +
                                     std::to_string(static_cast<int>(ties)) + ")");
     nn::check_backend(backend, module.c_str());
+    if (projection_order != ProjectionOrder::query_key_value && projection_order != ProjectionOrder::key_query_value)
+        throw std::invalid_argument(module + ": projection_order is not a ProjectionOrder value (" +
+                                    std::to_string(static_cast<int>(projection_order)) + ")");
     if (positions != PositionScheme::none && positions != PositionScheme::rope && positions != PositionScheme::alibi)
         throw std::invalid_argument(module + ": positions is not a PositionScheme value (" +
                                     std::to_string(static_cast<int>(positions)) + ")");

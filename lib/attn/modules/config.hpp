@@ -34,11 +34,24 @@ enum class PositionScheme {
     alibi,  ///< the scores biased by `-m_h |i - j|` (ALiBi), one slope per head
 };
 
+/// The order in which the PyTorch code a module mirrors projects its input into queries, keys
+/// and values. Nothing in the forward depends on it; autograd adds the three projections'
+/// shares of `x.grad` in the reverse order of their creation (the last made delivers first), so
+/// it decides the last bits of `dL/dx`.
+enum class ProjectionOrder {
+    /// `queries = W_query(x)` first: notebooks 002 and 004, and this project's oracle runs of his
+    /// chapter 3 class (tools/oracle/reference/ch03.py); `x.grad = (value + key) + query`.
+    query_key_value,
+    /// `keys = self.W_key(x)` first, as Raschka writes his chapter 3-5 classes (his GPT's);
+    /// `x.grad = (value + query) + key`.
+    key_query_value,
+};
+
 /// The fields of `AttentionConfig`, to say which ones a module takes.
 enum class ConfigField {
     d_in, d_out, context_length, dropout, num_heads, num_kv_groups, qkv_bias, out_bias,
     sliding_window_size, latent_dim, index_n_heads, index_head_dim, topk, ties, backend,
-    positions, rope_base, rope_freq,
+    positions, rope_base, rope_freq, projection_order,
 };
 
 /// The arguments of the attention modules, in the order of Raschka's constructors (designated
@@ -69,6 +82,9 @@ struct AttentionConfig {
     /// RoPE's frequency smoothing (Llama 3.1 and 3.2: `RopeFreqConfig::llama3_1()`,
     /// `llama3_2()`); with `positions = rope` only.
     std::optional<RopeFreqConfig> rope_freq{};
+    /// Which projection the mirrored PyTorch code makes first (`MultiHeadAttention`): the order
+    /// in which its backward adds the three shares of `dL/dx`.
+    ProjectionOrder projection_order = ProjectionOrder::query_key_value;
 
     /// Checks the config for a module that takes `takes` (every other field must keep its
     /// default): each taken size > 0 (`latent_dim` when set), `num_heads` dividing `d_out`

@@ -44,7 +44,7 @@ void MultiHeadAttention::validate(const AttentionConfig& c) {
     c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::context_length,
                     ConfigField::dropout, ConfigField::num_heads, ConfigField::qkv_bias,
                     ConfigField::out_bias, ConfigField::backend, ConfigField::positions,
-                    ConfigField::rope_base, ConfigField::rope_freq});
+                    ConfigField::rope_base, ConfigField::rope_freq, ConfigField::projection_order});
     require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
     require_weight_size(where, "d_out", c.d_out, "d_out", c.d_out);
     require_mask_size(where, "context_length", c.context_length);
@@ -59,7 +59,8 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, G
       W_value(config.d_in, config.d_out, config.qkv_bias, gen),
       out_proj(config.d_out, config.d_out, config.out_bias, gen),
       dropout(config.dropout, config.backend),
-      mask(attn::triu(attn::ones({config.context_length, config.context_length}), 1)) {}
+      mask(attn::triu(attn::ones({config.context_length, config.context_length}), 1)),
+      projection_order(config.projection_order) {}
 
 MultiHeadAttention::MultiHeadAttention(nn::Linear Wq, nn::Linear Wk, nn::Linear Wv,
                                        nn::Linear out, std::size_t context_length,
@@ -185,13 +186,13 @@ Tensor MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Gener
 
 Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& grad_output) {
     return detail::train_backward(W_query, W_key, W_value, &out_proj, saved, grad_output,
-                                  "MultiHeadAttention::backward", nullptr, &positions);
+                                  "MultiHeadAttention::backward", nullptr, &positions, projection_order);
 }
 
 Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& grad_output,
                                     const Tensor& grad_x_before) {
     return detail::train_backward(W_query, W_key, W_value, &out_proj, saved, grad_output,
-                                  "MultiHeadAttention::backward", &grad_x_before, &positions);
+                                  "MultiHeadAttention::backward", &grad_x_before, &positions, projection_order);
 }
 
 MultiHeadAttention stack_heads(const MultiHeadAttentionWrapper& wrapper) {

@@ -136,7 +136,8 @@ public:
     ///    saved mask, the softmax's Jacobian-vector product, the mask, the scale): dQ, dK, dV in
     ///    the projections' merged layout (the backward of `.view().transpose(1, 2)`);
     /// 3. `W_query.backward`, `W_key.backward`, `W_value.backward`: their weight gradients and
-    ///    three shares of `dL/dx`, added as PyTorch's autograd adds them, `(value + key) + query`.
+    ///    three shares of `dL/dx`, added as PyTorch's autograd adds them: `(value + key) + query`
+    ///    for `projection_order = query_key_value`, `(value + query) + key` for `key_query_value`.
     /// With the step or fast backend these are PyTorch's bits on the reference BLAS.
     /// @throws std::invalid_argument when `grad_output` or `saved` do not fit, or a layer was
     /// replaced by one that does not fit since the forward.
@@ -172,6 +173,9 @@ public:
     nn::Linear out_proj;    ///< `Linear(d_out, d_out)` (notebook 004 calls it `out`)
     nn::Dropout dropout;    ///< on the attention weights
     Tensor mask;            ///< `[context_length, context_length]`: 1 above the diagonal
+    /// Which projection the mirrored PyTorch code makes first: the order in which `backward`
+    /// adds the three shares of `dL/dx` (config.hpp; `key_query_value` in his GPT's blocks).
+    ProjectionOrder projection_order = ProjectionOrder::query_key_value;
 
 private:
     // Checks a config for this module before anything is drawn (AttentionConfig::check, then

@@ -19,12 +19,7 @@ namespace attn::detail {
 
 namespace {
 
-// `t` with `shape`, its storage reused when the size is unchanged.
-float* sized(Tensor& t, const Shape& shape) {
-    check_allocation("AttentionSaved", shape);
-    if (shape_of(t) != shape) t.resize(shape);
-    return t.data();
-}
+float* sized(Tensor& t, const Shape& shape) { return attn::sized(t, shape, "AttentionSaved"); }
 
 }  // namespace
 
@@ -74,7 +69,7 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
 Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
                       nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
                       const std::string& where, const Tensor* grad_x_before,
-                      const ModulePositions* positions) {
+                      const ModulePositions* positions, ProjectionOrder order) {
     const Shape sx = shape_of(saved.x);
     if (sx.size() != 3) throw_shape_error(where + " (saved.x)", "[b, T, d_in] (a forward's)", sx);
     if (grad_x_before) check_same_shape(where + " (the gradient x received before)", sx, shape_of(*grad_x_before));
@@ -102,6 +97,9 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
                               std::string("[context_length >= ").append(std::to_string(sx[1])).append(", ")
                                   .append(std::to_string(saved.head_dim)).append("], both"), c);
     }
+    if (order != ProjectionOrder::query_key_value && order != ProjectionOrder::key_query_value)
+        throw std::invalid_argument(where + ": projection_order is not a ProjectionOrder value (" +
+                                    std::to_string(static_cast<int>(order)) + ")");
     const std::size_t rows = sx[0] * sx[1];
     const std::size_t n = checked_mul(rows, width, where + " (b * T * d_out)");
     // 1. out_proj: its .grad, and dL/d(merged heads)
@@ -143,9 +141,10 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
     } else {
         W_value.backward_into(saved.x.data(), rows, dv, dx.data());
     }
-    W_key.backward_into(saved.x.data(), rows, dk, part);
+    const bool keys_first = order == ProjectionOrder::key_query_value;  // then the query's share comes second
+    (keys_first ? W_query : W_key).backward_into(saved.x.data(), rows, keys_first ? dq : dk, part);
     detail::add_into(dx.data(), part, m);
-    W_query.backward_into(saved.x.data(), rows, dq, part);
+    (keys_first ? W_key : W_query).backward_into(saved.x.data(), rows, keys_first ? dk : dq, part);
     detail::add_into(dx.data(), part, m);
     return dx;
 }

@@ -32,7 +32,9 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
 /// The backward pass of `train_forward`: accumulates every layer's `.grad`, returns `dL/dx`.
 /// `grad_x_before`, when given, is what `x` received from its other uses before the module's
 /// three shares arrive (`[b, T, d_in]`): dL/dx is then `((grad_x_before + dx_value) + dx_key)
-/// + dx_query`, autograd's order of arrival (a residual connection's identity comes first).
+/// + dx_query`, autograd's order of arrival (a residual connection's identity comes first);
+/// with `order = key_query_value` (the forward projected the keys first) the key's and the
+/// query's shares swap places.
 /// Under RoPE (`saved.positions`) the gradients of the rotated queries and keys are rotated
 /// back (`compute_rope_backward`) with the module's tables `positions` before the projections'
 /// backward.
@@ -42,6 +44,7 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
 Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
                       nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
                       const std::string& where, const Tensor* grad_x_before = nullptr,
-                      const ModulePositions* positions = nullptr);
+                      const ModulePositions* positions = nullptr,
+                      ProjectionOrder order = ProjectionOrder::query_key_value);
 
 }  // namespace attn::detail

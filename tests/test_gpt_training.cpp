@@ -1,0 +1,202 @@
+// Tests for the GPT model's backward pass and training step (chapter 26): every layer's backward
+// and the whole model's `.grad` against PyTorch's autograd through Raschka's own chapter 5
+// classes, recorded by tools/oracle/gpt_backward.py from Debian's python3-torch 1.13 on the
+// reference BLAS (data/oracle/gpt_backward.json): LayerNorm, cross-entropy over flattened
+// logits, a TransformerBlock in training mode, three small GPTModels with one AdamW step, and
+// his first training step at GPT_CONFIG_124M (SHA-256 of every gradient and parameter).
+#include <catch2/catch.hpp>
+
+#include <openssl/sha.h>
+
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/functional.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/model/gpt_model.hpp"
+#include "attn/nn/optim.hpp"
+#include "oracle.hpp"
+#include "textbook/text_file.hpp"
+#include "textbook/tokenizer_data.hpp"
+
+namespace test_gpt_training {  // every test file is a namespace of its own (tests/meson.build)
+
+namespace {
+
+using attn::LongTensor;
+using attn::Shape;
+using attn::Tensor;
+
+const nlohmann::json& oracle() { return test::oracle_file("gpt_backward.json"); }
+
+std::vector<std::uint32_t> bits_of(const Tensor& t) {
+    std::vector<std::uint32_t> out(t.size());
+    for (std::size_t i = 0; i < t.size(); ++i) out[i] = std::bit_cast<std::uint32_t>(t.data()[i]);
+    return out;
+}
+
+// How many elements of `t` differ from the oracle's bits (0: PyTorch's bits exactly).
+std::size_t differing(const Tensor& t, const nlohmann::json& bits) {
+    REQUIRE(bits.size() == t.size());
+    std::size_t n = 0;
+    const std::vector<std::uint32_t> ours = bits_of(t);
+    for (std::size_t i = 0; i < ours.size(); ++i) n += ours[i] != bits[i].get<std::uint32_t>();
+    return n;
+}
+
+std::string sha256(const Tensor& t) {
+    unsigned char h[SHA256_DIGEST_LENGTH];
+    SHA256(reinterpret_cast<const unsigned char*>(t.data()), t.size() * sizeof(float), h);
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (const unsigned char c : h) out += {hex[c >> 4], hex[c & 15]};
+    return out;
+}
+
+LongTensor ids(const nlohmann::json& rows) {
+    LongTensor t = LongTensor::from_shape({rows.size(), rows[0].size()});
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        for (std::size_t j = 0; j < rows[i].size(); ++j) t(i, j) = rows[i][j].get<std::int64_t>();
+    return t;
+}
+
+attn::GPTConfig config_of(const nlohmann::json& c) {
+    return {.vocab_size = c["vocab_size"], .context_length = c["context_length"], .emb_dim = c["emb_dim"],
+            .n_heads = c["n_heads"], .n_layers = c["n_layers"], .drop_rate = c["drop_rate"],
+            .qkv_bias = c["qkv_bias"]};
+}
+
+// His calc_loss_batch and loss.backward(): cross_entropy(logits.flatten(0, 1), targets.flatten())
+// through the model's saved forward.
+Tensor loss_and_backward(attn::GPTModel& model, const LongTensor& inputs, const LongTensor& targets) {
+    attn::GPTModel::Saved saved;
+    Tensor logits = model.forward(inputs, saved);
+    const Shape s = attn::shape_of(logits);
+    Tensor flat = logits;
+    flat.reshape({s[0] * s[1], s[2]});
+    LongTensor flat_targets = targets;
+    flat_targets.reshape({s[0] * s[1]});
+    const Tensor loss = attn::cross_entropy(flat, flat_targets);
+    Tensor grad = attn::cross_entropy_backward(attn::scalar_tensor(1.0f), flat, flat_targets);
+    grad.reshape(s);
+    model.backward(saved, grad);
+    return loss;
+}
+
+}  // namespace
+
+TEST_CASE("LayerNorm's backward gives autograd's bits through his forward", "[gpt_training]") {
+    const auto& o = oracle()["layer_norm"];
+    attn::LayerNorm ln(24);
+    ln.scale = test::oracle_bits_tensor({24}, o["scale_bits"]);
+    ln.shift = test::oracle_bits_tensor({24}, o["shift_bits"]);
+    const Tensor x = test::oracle_bits_tensor({2, 5, 24}, o["x_bits"]);
+    const Tensor g = test::oracle_bits_tensor({2, 5, 24}, o["g_bits"]);
+    attn::LayerNorm::Saved saved;
+    const Tensor y = ln.forward(x, saved);
+    CHECK(differing(y, o["y_bits"]) == 0);
+    const Tensor dx = ln.backward(saved, g);
+    CHECK(differing(dx, o["x_grad_bits"]) == 0);
+    CHECK(differing(*ln.scale_grad, o["scale_grad_bits"]) == 0);
+    CHECK(differing(*ln.shift_grad, o["shift_grad_bits"]) == 0);
+    // A second backward adds to .grad (AccumulateGrad); a wrong grad_output is refused first.
+    CHECK_THROWS_AS(ln.backward(saved, attn::zeros({2, 5, 23})), std::invalid_argument);
+}
+
+TEST_CASE("cross_entropy over flattened logits: loss and gradient as autograd's", "[gpt_training]") {
+    const auto& o = oracle()["cross_entropy"];
+    Tensor logits = test::oracle_bits_tensor({6, 11}, o["logits_bits"]);
+    LongTensor targets = ids(o["targets"]);
+    targets.reshape({6});
+    CHECK(std::bit_cast<std::uint32_t>(attn::cross_entropy(logits, targets)()) == o["loss_bits"][0]);
+    CHECK(differing(attn::cross_entropy_backward(attn::scalar_tensor(1.0f), logits, targets), o["logits_grad_bits"]) == 0);
+}
+
+TEST_CASE("TransformerBlock's backward in training mode: every gradient as autograd's", "[gpt_training]") {
+    const auto& o = oracle()["transformer_block"];
+    attn::manual_seed(33);
+    attn::TransformerBlock block(config_of(o["config"]));
+    const Tensor x = attn::randn({2, 7, 24});
+    const Tensor g = attn::randn({2, 7, 24});
+    CHECK(differing(x, o["x_bits"]) == 0);
+    CHECK(differing(g, o["g_bits"]) == 0);
+    attn::TransformerBlock::Saved saved;
+    const Tensor y = block.forward(x, saved);  // dropout masks from the default generator, as his
+    CHECK(differing(y, o["y_bits"]) == 0);
+    CHECK(differing(block.backward(saved, g), o["x_grad_bits"]) == 0);
+    for (const auto& p : block.named_parameters()) {
+        INFO(p.name);
+        REQUIRE(p.grad->has_value());
+        CHECK(differing(**p.grad, o["grads"][p.name]) == 0);
+    }
+}
+
+TEST_CASE("small GPTModels: the loss, every .grad and one AdamW step as PyTorch's", "[gpt_training]") {
+    for (const auto& o : oracle()["small_models"]) {
+        const attn::GPTConfig cfg = config_of(o["config"]);
+        INFO("qkv_bias " << cfg.qkv_bias << ", drop_rate " << cfg.drop_rate);
+        attn::manual_seed(34);
+        attn::GPTModel model(cfg);
+        attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+        const LongTensor inputs = attn::randint(0, 97, {2, 12});
+        const LongTensor targets = attn::randint(0, 97, {2, 12});
+        CHECK(inputs == ids(o["inputs"]));
+        optimizer.zero_grad();
+        const Tensor loss = loss_and_backward(model, inputs, targets);
+        CHECK(std::bit_cast<std::uint32_t>(loss()) == o["loss_bits"][0]);
+        for (const auto& p : model.named_parameters()) {
+            INFO(p.name);
+            REQUIRE(p.grad->has_value());
+            CHECK(differing(**p.grad, o["grads"][p.name]) == 0);
+        }
+        optimizer.step();
+        for (const auto& p : model.named_parameters()) {
+            INFO(p.name << " after optimizer.step()");
+            CHECK(differing(*p.value, o["after_step"][p.name]) == 0);
+        }
+    }
+}
+
+TEST_CASE("his first training step at GPT_CONFIG_124M: every .grad and parameter as PyTorch's", "[gpt_training]") {
+    const auto& o = oracle()["first_step"];
+    // His In [20]: the first 90 % of The Verdict's characters, windows of 256 tokens, stride 256.
+    const std::string text = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
+    const std::vector<std::int64_t> tokens = textbook::gpt2_tokenizer().encode(text.substr(0, 18431));
+    REQUIRE(tokens.size() == 4612);
+    attn::GPTConfig cfg = attn::GPT_CONFIG_124M;
+    cfg.context_length = 256;
+    attn::manual_seed(123);  // his In [27]
+    attn::GPTModel model(cfg);
+    attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+    // iter(train_loader): the loader's base seed, then the sampler's seed (test_data_loader checks
+    // which windows they give); the batch is the two windows the oracle's first ids name.
+    attn::default_generator().random64();
+    attn::default_generator().random64();
+    LongTensor inputs = LongTensor::from_shape({2, 256}), targets = LongTensor::from_shape({2, 256});
+    for (std::size_t row = 0; row < 2; ++row) {
+        std::size_t found = 0, start = 0;
+        for (std::size_t w = 0; w * 256 + 256 < tokens.size(); ++w)
+            if (tokens[w * 256] == o["first_window_ids"][row][0] && tokens[w * 256 + 1] == o["first_window_ids"][row][1] &&
+                tokens[w * 256 + 2] == o["first_window_ids"][row][2] && tokens[w * 256 + 3] == o["first_window_ids"][row][3])
+                ++found, start = w * 256;
+        REQUIRE(found == 1);
+        for (std::size_t t = 0; t < 256; ++t) inputs(row, t) = tokens[start + t], targets(row, t) = tokens[start + t + 1];
+    }
+    optimizer.zero_grad();
+    const Tensor loss = loss_and_backward(model, inputs, targets);
+    CHECK(std::bit_cast<std::uint32_t>(loss()) == o["loss_bits"][0]);
+    for (const auto& p : model.named_parameters()) {
+        INFO(p.name);
+        REQUIRE(p.grad->has_value());
+        CHECK(sha256(**p.grad) == o["grads_sha256"][p.name]);
+    }
+    optimizer.step();
+    for (const auto& p : model.named_parameters()) {
+        INFO(p.name << " after optimizer.step()");
+        CHECK(sha256(*p.value) == o["after_step_sha256"][p.name]);
+    }
+}
+
+}  // namespace test_gpt_training
