@@ -39,7 +39,7 @@ Shape with_tokens(Shape s, std::size_t tokens) {
 
 // Rows [first, first + n) of the token axis of `src`, wrapping around `slots` (a ring) when
 // `slots` > 0: [outer, n, inner].
-Tensor token_rows(const Tensor& src, std::size_t first, std::size_t n, std::size_t slots) {
+Tensor cache_token_rows(const Tensor& src, std::size_t first, std::size_t n, std::size_t slots) {
     const Shape s = shape_of(src);
     const Around a = around(s);
     Tensor out = Tensor::from_shape(with_tokens(s, n));
@@ -152,7 +152,7 @@ Tensor recent_rows(const KVCache& cache, const Tensor& t, const char* which, std
     if (t.dimension() < 2)  // nothing appended: no shape to give even 0 tokens
         throw std::invalid_argument(where + ": the cache is empty (nothing appended yet)");
     const std::size_t start = cache.window ? (cache.pos - n) % cache.window : cache.pos - n;
-    return token_rows(t, start, n, cache.window);
+    return cache_token_rows(t, start, n, cache.window);
 }
 
 }  // namespace

@@ -14,13 +14,13 @@ namespace attn::flash {
 
 namespace {
 
-constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+constexpr float online_neg_inf = -std::numeric_limits<float>::infinity();
 
 }  // namespace
 
 Tensor softmax_three_pass(const Tensor& x) {
     return attn::detail::map_rows("softmax_three_pass", x, [](float* row, std::size_t n) {
-        float m = neg_inf;  // pass 1: the maximum
+        float m = online_neg_inf;  // pass 1: the maximum
         for (std::size_t j = 0; j < n; ++j) m = std::max(m, row[j]);
         float l = 0.0f;  // pass 2: the sum of exp(x - m)
         for (std::size_t j = 0; j < n; ++j) l += exp_torch(row[j] - m);
@@ -34,7 +34,7 @@ Normalizer online_normalizer(const float* x, std::size_t n, std::vector<Normaliz
         const float m_new = std::max(st.m, x[j]);
         if (std::isnan(x[j]))
             st.l = std::numeric_limits<float>::quiet_NaN();  // max() skips a NaN; the sum may not
-        else if (m_new != neg_inf)
+        else if (m_new != online_neg_inf)
             st.l = st.l * exp_torch(st.m - m_new) + exp_torch(x[j] - m_new);
         st.m = m_new;
         if (trace) trace->push_back(st);
@@ -60,7 +60,7 @@ std::vector<RowState> fused_row_trace(const Tensor& q, const Tensor& k, const Te
     if (block_k == 0)
         throw std::invalid_argument("fused_row_trace: expected block_k > 0, got 0");
     const std::size_t d = sq[0], T = sk[0], dv = sv[1];
-    RowState st{.keys_seen = 0, .m = neg_inf, .l = 0.0f, .O = std::vector<float>(dv, 0.0f)};
+    RowState st{.keys_seen = 0, .m = online_neg_inf, .l = 0.0f, .O = std::vector<float>(dv, 0.0f)};
     std::vector<RowState> trace;
     std::vector<float> s(std::min(block_k, std::max<std::size_t>(T, 1)));
     bool saw_nan = false;

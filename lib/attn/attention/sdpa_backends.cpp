@@ -22,13 +22,13 @@ constexpr detail::Backend kBackends[] = {
     {SDPABackend::fast, Arithmetic::fma, "fast", detail::fast_fma_forward, detail::fast_fma_backward, false},
 };
 
-std::atomic<SDPABackend>& process_default() {
+std::atomic<SDPABackend>& backend_process_default() {
     static std::atomic<SDPABackend> backend{SDPABackend::fast};
     return backend;
 }
 
 // The row of backend `b` in arithmetic `a` (its first, exact, row when `a` is automatic).
-const detail::Backend* find(SDPABackend b, Arithmetic a = Arithmetic::automatic) {
+const detail::Backend* find_backend_row(SDPABackend b, Arithmetic a = Arithmetic::automatic) {
     for (const detail::Backend& row : kBackends)
         if (row.id == b && (a == Arithmetic::automatic || row.arithmetic == a)) return &row;
     return nullptr;
@@ -40,8 +40,8 @@ const detail::Backend* find(SDPABackend b, Arithmetic a = Arithmetic::automatic)
 }
 
 // A choice of default: a backend of the table (automatic would choose itself); returns it.
-SDPABackend require_choice(const char* where, SDPABackend b) {
-    if (!find(b))
+SDPABackend require_backend(const char* where, SDPABackend b) {
+    if (!find_backend_row(b))
         throw std::invalid_argument(std::string(where) + ": expected step, tiled or fast, got SDPABackend value " +
                                     std::to_string(static_cast<int>(b)));
     return b;
@@ -51,32 +51,32 @@ SDPABackend require_choice(const char* where, SDPABackend b) {
 
 const char* backend_name(SDPABackend backend) {
     if (backend == SDPABackend::automatic) return "automatic";
-    if (const detail::Backend* row = find(backend)) return row->name;
+    if (const detail::Backend* row = find_backend_row(backend)) return row->name;
     unknown("backend_name", backend);
 }
 
 // The innermost SDPABackendGuard of this thread, if any: other threads never see it.
-SDPABackend default_sdpa_backend() { return detail::thread_choice<SDPABackend>.value_or(process_default().load()); }
+SDPABackend default_sdpa_backend() { return detail::thread_choice<SDPABackend>.value_or(backend_process_default().load()); }
 
 void set_default_sdpa_backend(SDPABackend backend) {
-    require_choice("set_default_sdpa_backend", backend);
-    process_default().store(backend);
+    require_backend("set_default_sdpa_backend", backend);
+    backend_process_default().store(backend);
 }
 
 SDPABackendGuard::SDPABackendGuard(SDPABackend backend)
-    : ThreadChoiceGuard(require_choice("SDPABackendGuard", backend)) {}
+    : ThreadChoiceGuard(require_backend("SDPABackendGuard", backend)) {}
 
 namespace detail {
 
-bool known_backend(SDPABackend b) { return b == SDPABackend::automatic || find(b) != nullptr; }
+bool known_backend(SDPABackend b) { return b == SDPABackend::automatic || find_backend_row(b) != nullptr; }
 
 const Backend& backend_for(const SDPAOptions& options) {
     const SDPABackend requested = options.backend;
     const SDPABackend b = requested == SDPABackend::automatic ? default_sdpa_backend() : requested;
-    const Backend* exact = find(b);
+    const Backend* exact = find_backend_row(b);
     if (!exact) unknown("scaled_dot_product_attention", requested);
     const Arithmetic a = resolve_arithmetic(options.arithmetic);
-    if (const Backend* row = find(b, a)) return *row;
+    if (const Backend* row = find_backend_row(b, a)) return *row;
     if (options.arithmetic == Arithmetic::automatic) return *exact;  // a guard's wish, not the call's
     throw std::invalid_argument(std::string("scaled_dot_product_attention: the ") + exact->name +
                                 " backend has no " + arithmetic_name(a) +

@@ -19,7 +19,7 @@ namespace attn::detail {
 
 namespace {
 
-constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+constexpr float step_neg_inf = -std::numeric_limits<float>::infinity();
 
 // Keys or values [B, Hkv, T, *] for each of the H query heads (a copy when g > 1).
 Tensor per_query_head(const HeadsView& x, std::size_t group) {
@@ -67,7 +67,7 @@ SDPASteps step_attention(const SDPAProblem& p, const Tensor& noise) {
                     const float add = p.score_bias(b, h, i, j, has);  // attn_bias, ALiBi, or their sum
                     if (has) x = x + add;
                     *scaled = x;
-                    *s = *hidden ? neg_inf : x;
+                    *s = *hidden ? step_neg_inf : x;
                 }
     st.attn_weights = p.options->fully_masked_rows == FullyMaskedRows::zero
                           ? attn::masked_softmax(st.masked_scores)
@@ -82,11 +82,11 @@ Tensor step_logsumexp(const SDPAProblem& p, const SDPASteps& st) {
     const std::size_t rows = p.B * p.H * p.Tq;
     for (std::size_t r = 0; r < rows; ++r) {  // m + log(sum exp(s - m)), in order
         const float* s = st.masked_scores.data() + r * p.Tk;
-        float m = neg_inf, l = 0.0f;
+        float m = step_neg_inf, l = 0.0f;
         for (std::size_t j = 0; j < p.Tk; ++j) m = std::max(m, s[j]);
-        if (m != neg_inf)
+        if (m != step_neg_inf)
             for (std::size_t j = 0; j < p.Tk; ++j) l += std::exp(s[j] - m);
-        lse.data()[r] = l == 0.0f ? neg_inf : m + std::log(l);
+        lse.data()[r] = l == 0.0f ? step_neg_inf : m + std::log(l);
     }
     return lse;
 }

@@ -10,7 +10,7 @@ namespace attn {
 
 namespace {
 
-std::atomic<Arithmetic>& process_default() {
+std::atomic<Arithmetic>& arithmetic_process_default() {
     static std::atomic<Arithmetic> arithmetic{Arithmetic::exact};
     return arithmetic;
 }
@@ -20,7 +20,7 @@ bool known(Arithmetic a) {
 }
 
 // A choice: exact or fma (automatic would choose itself); returns it.
-Arithmetic require_choice(const char* where, Arithmetic a) {
+Arithmetic require_arithmetic(const char* where, Arithmetic a) {
     if (a != Arithmetic::exact && a != Arithmetic::fma)
         throw std::invalid_argument(std::string(where) + ": expected Arithmetic::exact or fma, got " +
                                     (a == Arithmetic::automatic ? std::string("automatic")
@@ -41,7 +41,7 @@ const char* arithmetic_name(Arithmetic a) {
 }
 
 // The innermost ArithmeticGuard of this thread, if any: other threads never see it.
-Arithmetic default_arithmetic() { return detail::thread_choice<Arithmetic>.value_or(process_default().load()); }
+Arithmetic default_arithmetic() { return detail::thread_choice<Arithmetic>.value_or(arithmetic_process_default().load()); }
 
 Arithmetic resolve_arithmetic(Arithmetic a) {
     if (!known(a))
@@ -51,10 +51,10 @@ Arithmetic resolve_arithmetic(Arithmetic a) {
 }
 
 void set_default_arithmetic(Arithmetic a) {
-    require_choice("set_default_arithmetic", a);
-    process_default().store(a);
+    require_arithmetic("set_default_arithmetic", a);
+    arithmetic_process_default().store(a);
 }
 
-ArithmeticGuard::ArithmeticGuard(Arithmetic a) : ThreadChoiceGuard(require_choice("ArithmeticGuard", a)) {}
+ArithmeticGuard::ArithmeticGuard(Arithmetic a) : ThreadChoiceGuard(require_arithmetic("ArithmeticGuard", a)) {}
 
 }  // namespace attn

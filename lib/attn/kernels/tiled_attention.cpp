@@ -26,8 +26,8 @@ namespace attn::fast {
 
 namespace {
 
-constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+constexpr float tile_neg_inf = -std::numeric_limits<float>::infinity();
+constexpr float tile_nan = std::numeric_limits<float>::quiet_NaN();
 
 // exp as attn::softmax takes it (SLEEF's expf_u10, PyTorch's vectorised CPU exp).
 float exp_u10(float x) {
@@ -41,13 +41,13 @@ inline __attribute__((always_inline)) void absorb(float* s, std::size_t nk, cons
                                                   const float* noise, long noise_sj, float& m,
                                                   float& l, float* O, unsigned char& saw_nan,
                                                   bool skip_zeros = true) {
-    float tile_max = neg_inf;
+    float tile_max = tile_neg_inf;
     for (std::size_t c = 0; c < nk; ++c) {
         tile_max = std::max(tile_max, s[c]);
         saw_nan |= std::isnan(s[c]);
     }
     const float m_new = std::max(m, tile_max);
-    if (m_new == neg_inf) return;  // the row may attend to nothing yet
+    if (m_new == tile_neg_inf) return;  // the row may attend to nothing yet
     const float alpha = exp_u10(m - m_new);  // exp(-inf) = 0 on the first tile
     float sum = 0.0f;
     for (std::size_t c = 0; c < nk; ++c) {
@@ -85,7 +85,7 @@ void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const
     const std::size_t Bq = std::min(ts.block_q, a.Tq), Bk = std::min(ts.block_k, a.Tk);
     for (std::size_t i0 = 0; i0 < a.Tq; i0 += Bq) {
         const std::size_t nq = std::min(Bq, a.Tq - i0);
-        std::fill_n(w.m, nq, neg_inf);
+        std::fill_n(w.m, nq, tile_neg_inf);
         std::fill_n(w.l, nq, 0.0f);
         std::fill_n(w.O, nq * a.dv, 0.0f);
         std::fill_n(w.nan, nq, 0);
@@ -117,7 +117,7 @@ void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const
                     const bool hidden = (mk.causal && lag < 0) ||
                                         (mk.window && lag >= long(mk.window)) ||
                                         (q.allow && !q.allow[long(i) * mk.allow_si + j * mk.allow_sj]);
-                    sr[c] = hidden ? neg_inf : x;
+                    sr[c] = hidden ? tile_neg_inf : x;
                 }
                 const float* noise = q.noise ? q.noise + long(i) * mk.noise_si + long(j0) * mk.noise_sj
                                              : nullptr;
@@ -129,16 +129,16 @@ void attend_one(const HeadArgs& a, const HeadMask& mk, const QueryHead& q, const
             // A row with nothing to attend to has l = 0: zeros (masked_softmax) or NaN
             // (torch.softmax), never 0/0; a row that met a NaN score is NaN, as the step
             // path; a NaN value multiplied in has made O NaN already.
-            const bool empty = w.l[r] == 0.0f && w.m[r] == neg_inf;
-            const float inv = w.nan[r] ? nan_f
-                              : empty  ? (mk.zero_fully_masked ? 0.0f : nan_f)
+            const bool empty = w.l[r] == 0.0f && w.m[r] == tile_neg_inf;
+            const float inv = w.nan[r] ? tile_nan
+                              : empty  ? (mk.zero_fully_masked ? 0.0f : tile_nan)
                                        : 1.0f / w.l[r];
             float* o = q.O + (i0 + r) * a.ldo;
             for (std::size_t e = 0; e < a.dv; ++e)
                 // An empty row is the sum of 0 * v_j: NaN in a column with a NaN or inf value.
-                o[e] = empty && !w.nan[r] ? (w.bad_column[e] ? nan_f : inv) : w.O[r * a.dv + e] * inv;
+                o[e] = empty && !w.nan[r] ? (w.bad_column[e] ? tile_nan : inv) : w.O[r * a.dv + e] * inv;
             if (q.logsumexp)
-                q.logsumexp[i0 + r] = w.nan[r] ? nan_f : empty ? neg_inf : w.m[r] + std::log(w.l[r]);
+                q.logsumexp[i0 + r] = w.nan[r] ? tile_nan : empty ? tile_neg_inf : w.m[r] + std::log(w.l[r]);
         }
     }
 }
@@ -164,7 +164,7 @@ void tiled_attend_head(const HeadArgs& a, const HeadMask& mask, const QueryHead*
     if (a.Tk == 0) {  // the softmax of an empty row, times [0, dv] values, is 0
         for (std::size_t h = 0; h < n; ++h) {
             for (std::size_t i = 0; i < a.Tq; ++i) std::fill_n(heads[h].O + i * a.ldo, a.dv, 0.0f);
-            if (heads[h].logsumexp) std::fill_n(heads[h].logsumexp, a.Tq, neg_inf);
+            if (heads[h].logsumexp) std::fill_n(heads[h].logsumexp, a.Tq, tile_neg_inf);
         }
         return;
     }

@@ -25,8 +25,8 @@ namespace attn::fast {
 
 namespace {
 
-constexpr float neg_inf = -std::numeric_limits<float>::infinity();
-constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+constexpr float backward_neg_inf = -std::numeric_limits<float>::infinity();
+constexpr float backward_nan = std::numeric_limits<float>::quiet_NaN();
 
 bool finite_rows(const float* x, std::size_t rows, std::size_t cols, std::size_t ld) {
     for (std::size_t i = 0; i < rows; ++i)
@@ -118,8 +118,8 @@ void tiled_attend_head_backward(const HeadGradArgs& a, const HeadMask& mk,
                         const bool hidden = (mk.causal && lag < 0) || (mk.window && lag >= long(mk.window)) ||
                                             (q.allow && !q.allow[i * mk.allow_si + j * mk.allow_sj]);
                         // A row that saw no key (L = -inf): weights 0, or NaN as torch.softmax.
-                        if (L == neg_inf) sr[c] = mk.zero_fully_masked ? neg_inf : nan_f;
-                        else sr[c] = (hidden ? neg_inf : x) - L;
+                        if (L == backward_neg_inf) sr[c] = mk.zero_fully_masked ? backward_neg_inf : backward_nan;
+                        else sr[c] = (hidden ? backward_neg_inf : x) - L;
                     }
                     exp_inplace(sr, nk);
                 }

@@ -17,12 +17,12 @@ namespace attn {
 namespace {
 
 // Checks the sizes before anything is drawn (a constructor's member initialisers run first).
-const AttentionOnlyConfig& validated(const AttentionOnlyConfig& config) {
+const AttentionOnlyConfig& validated_attention_only(const AttentionOnlyConfig& config) {
     config.validate();
     return config;
 }
 
-std::vector<MultiHeadAttention> make_blocks(const AttentionOnlyConfig& c, Generator& gen) {
+std::vector<MultiHeadAttention> make_attention_blocks(const AttentionOnlyConfig& c, Generator& gen) {
     std::vector<MultiHeadAttention> blocks;
     for (std::size_t i = 0; i < c.num_layers; ++i)
         blocks.emplace_back(MultiHeadAttentionConfig{.d_in = c.emb_dim, .d_out = c.emb_dim,
@@ -54,9 +54,9 @@ void AttentionOnlyConfig::validate() const {
 }
 
 AttentionOnlyTransformer::AttentionOnlyTransformer(const AttentionOnlyConfig& config, Generator& gen)
-    : tok_emb(validated(config).vocab_size, config.emb_dim, gen),
+    : tok_emb(validated_attention_only(config).vocab_size, config.emb_dim, gen),
       pos_emb(config.context_length, config.emb_dim, gen),
-      blocks(make_blocks(config, gen)),
+      blocks(make_attention_blocks(config, gen)),
       out_head(config.emb_dim, config.vocab_size, /*bias=*/false, gen) {}
 
 Tensor AttentionOnlyTransformer::forward(const LongTensor& ids, Saved& saved) const {
@@ -135,7 +135,7 @@ std::pair<LongTensor, LongTensor> next_token_pairs(const LongTensor& seq) {
 namespace {
 
 // logits[:, from:to].reshape(-1, V) and targets[:, from:to].reshape(-1), checked.
-std::pair<Tensor, LongTensor> positions(const Tensor& logits, const LongTensor& targets,
+std::pair<Tensor, LongTensor> loss_positions(const Tensor& logits, const LongTensor& targets,
                                         std::size_t from, std::size_t to, const char* where) {
     const Shape s = shape_of(logits);
     if (s.size() != 3) throw_shape_error(where, "logits [b, T, V]", s);
@@ -158,12 +158,12 @@ std::pair<Tensor, LongTensor> positions(const Tensor& logits, const LongTensor& 
 }  // namespace
 
 Tensor sequence_cross_entropy(const Tensor& logits, const LongTensor& targets, std::size_t from, std::size_t to) {
-    const auto rows = positions(logits, targets, from, to, "sequence_cross_entropy");
+    const auto rows = loss_positions(logits, targets, from, to, "sequence_cross_entropy");
     return cross_entropy(rows.first, rows.second);
 }
 
 Tensor sequence_cross_entropy_backward(const Tensor& logits, const LongTensor& targets) {
-    const auto rows = positions(logits, targets, 0, 0, "sequence_cross_entropy_backward");
+    const auto rows = loss_positions(logits, targets, 0, 0, "sequence_cross_entropy_backward");
     Tensor grad = cross_entropy_backward(scalar_tensor(1.0f), rows.first, rows.second);
     grad.reshape(logits.shape());
     return grad;

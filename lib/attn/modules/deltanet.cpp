@@ -17,7 +17,7 @@ namespace attn {
 
 namespace {
 
-const char* const kModule = "GatedDeltaNet";
+const char* const kDeltaNetModule = "GatedDeltaNet";
 
 // One head's sequence, as pointers and token strides (in floats): q and k rows of dk, v and
 // beta rows of dv, alpha_log one float per token, the outputs rows of dv.
@@ -187,7 +187,7 @@ void DeltaNetState::reset() {
 // ---------------------------------------------------------------- the layer
 
 void GatedDeltaNet::validate(const AttentionConfig& c) {
-    const std::string where = kModule;
+    const std::string where = kDeltaNetModule;
     c.check(where, {ConfigField::d_in, ConfigField::d_out, ConfigField::dropout,
                     ConfigField::num_heads, ConfigField::qkv_bias, ConfigField::backend});
     require_weight_size(where, "d_out", c.d_out, "d_in", c.d_in);
@@ -219,7 +219,7 @@ GatedDeltaNet::GatedDeltaNet(const GatedDeltaNetConfig& c, Generator& gen)
       dropout(c.dropout, c.backend) {}
 
 Shape GatedDeltaNet::check(const Tensor& x) const {
-    const std::string where = kModule;
+    const std::string where = kDeltaNetModule;
     // The widths most fields agree on: a replaced layer (or head field) is the one named.
     const std::size_t in = agreed_width({width_of(W_query, true), width_of(W_key, true), width_of(W_value, true),
                                          width_of(W_gate, true), width_of(W_beta, true), width_of(W_alpha, true)});
@@ -326,7 +326,7 @@ Tensor GatedDeltaNet::operator()(const Tensor& x, Generator& gen) const {
 }
 
 Tensor GatedDeltaNet::forward(const Tensor& x, DeltaNetState& state, Generator& gen) const {
-    const std::string where = kModule;
+    const std::string where = kDeltaNetModule;
     const Shape s = check(x);
     state.validate(where + " (state)");
     const Shape state_shape{s[0], num_heads, head_dim, head_dim};

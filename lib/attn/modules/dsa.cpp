@@ -19,7 +19,7 @@ namespace attn {
 
 namespace {
 
-const char* const kModule = "MultiHeadAttentionWithDSA";
+const char* const kDsaModule = "MultiHeadAttentionWithDSA";
 
 // torch.topk's order (largest): NaN above every number, then by value.
 bool torch_greater(float x, float y) { return (std::isnan(x) && !std::isnan(y)) || x > y; }
@@ -216,13 +216,13 @@ void DSACache::reset() {
 // ---------------------------------------------------------------- the module
 
 std::size_t MultiHeadAttentionWithDSA::checked_topk(const AttentionConfig& c) {
-    require_weight_size(kModule, "index_n_heads * index_head_dim",
-                        index_width(kModule, c.index_n_heads, c.index_head_dim), "d_in", c.d_in);
+    require_weight_size(kDsaModule, "index_n_heads * index_head_dim",
+                        index_width(kDsaModule, c.index_n_heads, c.index_head_dim), "d_in", c.d_in);
     return c.topk;
 }
 
 MultiHeadAttentionWithDSA::MultiHeadAttentionWithDSA(const MultiHeadAttentionWithDSAConfig& c, Generator& gen)
-    : ProjectedAttention(kModule, c,
+    : ProjectedAttention(kDsaModule, c,
                          {ConfigField::index_n_heads, ConfigField::index_head_dim, ConfigField::topk, ConfigField::ties}),
       topk(checked_topk(c)),
       ties(c.ties),

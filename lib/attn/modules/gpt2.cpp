@@ -16,13 +16,13 @@ namespace attn {
 
 namespace {
 
-long to_long(std::size_t n) { return static_cast<long>(n); }
+long gpt2_long(std::size_t n) { return static_cast<long>(n); }
 
 // Rows [begin, end) of a Linear's weight (and bias): the layer that computes those outputs.
 nn::Linear linear_rows(const nn::Linear& l, std::size_t begin, std::size_t end) {
-    Tensor w = attn::slice(l.weight, 0, to_long(begin), to_long(end));
+    Tensor w = attn::slice(l.weight, 0, gpt2_long(begin), gpt2_long(end));
     std::optional<Tensor> b;
-    if (l.bias) b = attn::slice(l.bias_vector(), 0, to_long(begin), to_long(end));
+    if (l.bias) b = attn::slice(l.bias_vector(), 0, gpt2_long(begin), gpt2_long(end));
     return nn::Linear(std::move(w), std::move(b));
 }
 
@@ -50,8 +50,8 @@ std::vector<Tensor> split(const Tensor& x, std::size_t split_size, long dim) {
     const std::size_t n = x.shape()[d];
     std::vector<Tensor> parts;
     for (std::size_t start = 0; start < n; start += split_size)
-        parts.push_back(attn::slice(x, to_long(d), to_long(start),
-                                    to_long(std::min(n, start + split_size))));
+        parts.push_back(attn::slice(x, gpt2_long(d), gpt2_long(start),
+                                    gpt2_long(std::min(n, start + split_size))));
     if (parts.empty()) parts.push_back(x);  // torch.split of an empty dim gives one empty chunk
     return parts;
 }
@@ -66,7 +66,7 @@ GPT2Attention::GPT2Attention(const GPT2Config& config, nn::BernoulliBackend back
       c_proj(config.n_embd, config.n_embd, config.bias, gen),
       attn_dropout(config.dropout, backend),
       resid_dropout(config.dropout, backend) {
-    const long n = to_long(config.block_size);
+    const long n = gpt2_long(config.block_size);
     bias = attn::view(attn::tril(attn::ones({config.block_size, config.block_size})),
                       {1, 1, n, n});
 }
@@ -106,8 +106,8 @@ SDPAOptions GPT2Attention::options(const BufferMask& causal, Generator& gen) con
 
 GPT2Attention::Steps GPT2Attention::forward_steps(const Tensor& x, Generator& gen) const {
     const Shape s = check(x);
-    const long B = to_long(s[0]), T = to_long(s[1]), S = to_long(s[2]);
-    const long H = to_long(num_heads), hs = to_long(head_dim);
+    const long B = gpt2_long(s[0]), T = gpt2_long(s[1]), S = gpt2_long(s[2]);
+    const long H = gpt2_long(num_heads), hs = gpt2_long(head_dim);
     // bias[:, :, :T, :T] == 0 marks the future; [1, 1, T, T] broadcasts over B and H.
     const BufferMask causal = read_buffer("GPT2Attention", bias, s[1], 0.0f);
     Steps st;

@@ -14,7 +14,7 @@
 namespace attn {
 
 namespace {
-long to_long(std::size_t n) { return static_cast<long>(n); }
+long gqa_long(std::size_t n) { return static_cast<long>(n); }
 }  // namespace
 
 GroupedQueryAttention::GroupedQueryAttention(const GroupedQueryAttentionConfig& c, Generator& gen)
@@ -75,9 +75,9 @@ Tensor GroupedQueryAttention::forward(const Tensor& x, KVCache& cache, Generator
 MultiHeadAttention expand_kv_groups(const GroupedQueryAttention& gqa) {
     // W_key's weight [G * hd, d_in] viewed as [G, hd, d_in]; each group's rows repeated.
     const auto expand = [&](const nn::Linear& l) {
-        const long G = to_long(gqa.num_kv_heads), hd = to_long(gqa.head_dim);
-        Tensor w = attn::view(l.weight, {G, hd, to_long(gqa.d_in())});
-        w = attn::view(repeat_interleave(w, gqa.group_size, 0), {-1, to_long(gqa.d_in())});
+        const long G = gqa_long(gqa.num_kv_heads), hd = gqa_long(gqa.head_dim);
+        Tensor w = attn::view(l.weight, {G, hd, gqa_long(gqa.d_in())});
+        w = attn::view(repeat_interleave(w, gqa.group_size, 0), {-1, gqa_long(gqa.d_in())});
         std::optional<Tensor> bias;
         if (l.bias)
             bias = attn::view(repeat_interleave(attn::view(l.bias_vector(), {G, hd}), gqa.group_size, 0), {-1});

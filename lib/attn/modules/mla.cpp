@@ -51,7 +51,7 @@ void append_latents(KVCache& cache, const nn::Linear& W_DKV, const Tensor& x, co
     cache.append(W_DKV(x), Tensor::from_shape({s[0], s[1], 0}));
 }
 
-long to_long(std::size_t n) { return static_cast<long>(n); }
+long mla_long(std::size_t n) { return static_cast<long>(n); }
 
 }  // namespace
 
@@ -123,8 +123,8 @@ Tensor MultiHeadLatentAttention::forward(const Tensor& x, KVCache& cache, Genera
 
 AbsorbedLatentAttention absorb(const MultiHeadLatentAttention& m) {
     m.check(Tensor::from_shape({1, 1, m.d_in()}));  // every public field must still fit
-    const long H = to_long(m.num_heads), hd = to_long(m.head_dim), L = to_long(m.latent_dim);
-    const long d_in = to_long(m.d_in()), d = to_long(m.d_out());
+    const long H = mla_long(m.num_heads), hd = mla_long(m.head_dim), L = mla_long(m.latent_dim);
+    const long d_in = mla_long(m.d_in()), d = mla_long(m.d_out());
     Tensor Wq = Tensor::from_shape({m.num_heads * m.latent_dim, m.d_in()});
     Tensor Wo = Tensor::from_shape({m.d_out(), m.num_heads * m.latent_dim});
     std::optional<Tensor> bq;

@@ -49,7 +49,7 @@ void linears_into(const nn::Linear* const* layers, float* const* ys, std::size_t
 }
 
 // B * T of x [B, T, in_features], checked against the layer.
-std::size_t token_rows(const nn::Linear& layer, const Shape& s) {
+std::size_t linear_token_rows(const nn::Linear& layer, const Shape& s) {
     if (s.size() != 3 || s[2] != layer.in_features())
         throw_shape_error("project_heads (x)", "[B, T, " + std::to_string(layer.in_features()) + "]", s);
     return checked_mul(s[0], s[1], "project_heads (B * T)");
@@ -69,7 +69,7 @@ float* scratch(std::size_t slot, std::size_t floats) {
 HeadsView project_heads(std::size_t slot, const nn::Linear& layer, const Tensor& x,
                         std::size_t num_heads, std::size_t head_dim) {
     const Shape s = shape_of(x);
-    const std::size_t out = layer.out_features(), rows = token_rows(layer, s);
+    const std::size_t out = layer.out_features(), rows = linear_token_rows(layer, s);
     float* y = scratch(slot, checked_mul(rows, out, "project_heads (B * T * out_features)"));
     layer.forward_into(x.data(), rows, y);
     return HeadsView::split(y, s[0], s[1], out, num_heads, head_dim);
@@ -83,7 +83,7 @@ QKVHeads project_qkv(const nn::Linear& W_query, const nn::Linear& W_key,
     float* ys[3];
     std::size_t rows = 0;
     for (std::size_t r = 0; r < 3; ++r) {
-        rows = token_rows(*layers[r], s);
+        rows = linear_token_rows(*layers[r], s);
         ys[r] = scratch(r, checked_mul(rows, layers[r]->out_features(),
                                        "project_heads (B * T * out_features)"));
     }

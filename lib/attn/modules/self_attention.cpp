@@ -9,7 +9,7 @@
 namespace attn {
 
 namespace {
-void check_tokens(const char* where, const Tensor& x, std::size_t d_in) {
+void check_tokens_2d(const char* where, const Tensor& x, std::size_t d_in) {
     const Shape s = shape_of(x);
     if (s.size() != 2 || s[1] != d_in)
         throw_shape_error(where, "[T, " + std::to_string(d_in) + "]", s);
@@ -26,7 +26,7 @@ Tensor SelfAttention_v1::operator()(const Tensor& x) const {
     if (w.size() != 2) throw_shape_error("SelfAttention_v1 (W_query)", "[d_in, d_out]", w);
     check_same_shape("SelfAttention_v1 (W_key)", w, shape_of(W_key));
     check_same_shape("SelfAttention_v1 (W_value)", w, shape_of(W_value));
-    check_tokens("SelfAttention_v1", x, w[0]);
+    check_tokens_2d("SelfAttention_v1", x, w[0]);
     const Tensor queries = attn::matmul(x, W_query);
     const Tensor keys = attn::matmul(x, W_key);
     const Tensor values = attn::matmul(x, W_value);
@@ -43,7 +43,7 @@ SelfAttention_v2::SelfAttention_v2(std::size_t d_in, std::size_t d_out, bool qkv
       W_value(d_in, d_out, qkv_bias, gen) {}
 
 Tensor SelfAttention_v2::operator()(const Tensor& x) const {
-    check_tokens("SelfAttention_v2", x, W_query.in_features());
+    check_tokens_2d("SelfAttention_v2", x, W_query.in_features());
     const Tensor queries = W_query(x);
     const Tensor keys = W_key(x);
     const Tensor values = W_value(x);

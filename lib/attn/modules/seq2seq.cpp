@@ -15,9 +15,9 @@ namespace attn {
 
 namespace {
 
-const std::string kWhere = "AttentionOnlySeq2Seq";
+const std::string kSeq2SeqWhere = "AttentionOnlySeq2Seq";
 
-const Seq2SeqConfig& validated(const Seq2SeqConfig& c) {
+const Seq2SeqConfig& validated_seq2seq(const Seq2SeqConfig& c) {
     c.validate();
     return c;
 }
@@ -29,10 +29,10 @@ MultiheadAttentionConfig attention_config(const Seq2SeqConfig& c) {
 // Checks ids [B, T] against the position table and returns T.
 std::size_t check_ids(const LongTensor& ids, const nn::Embedding& pos_emb, const char* what) {
     const Shape s = shape_of(ids);
-    if (s.size() != 2) throw_shape_error(kWhere + " (" + what + ")", "[B, T] token ids", s);
-    check_rank(kWhere + " (pos_emb.weight)", shape_of(pos_emb.weight), 2);
+    if (s.size() != 2) throw_shape_error(kSeq2SeqWhere + " (" + what + ")", "[B, T] token ids", s);
+    check_rank(kSeq2SeqWhere + " (pos_emb.weight)", shape_of(pos_emb.weight), 2);
     if (s[1] > pos_emb.weight.shape()[0])
-        throw std::invalid_argument(kWhere + ": " + what + " has " + std::to_string(s[1]) +
+        throw std::invalid_argument(kSeq2SeqWhere + ": " + what + " has " + std::to_string(s[1]) +
                                     " tokens, beyond context_length " + std::to_string(pos_emb.weight.shape()[0]));
     return s[1];
 }
@@ -48,8 +48,8 @@ Tensor embed(const nn::Embedding& emb, const nn::Embedding& pos_emb, const LongT
     return x;
 }
 
-void add_into(Tensor& x, const Tensor& y) {
-    check_same_shape(kWhere + " (residual)", shape_of(x), shape_of(y));
+void add_tensor_into(Tensor& x, const Tensor& y) {
+    check_same_shape(kSeq2SeqWhere + " (residual)", shape_of(x), shape_of(y));
     for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = x.data()[i] + y.data()[i];
 }
 
@@ -66,18 +66,18 @@ void embed_backward(nn::Embedding& emb, nn::Embedding& pos_emb, const LongTensor
 }  // namespace
 
 void Seq2SeqConfig::validate() const {
-    require_positive(kWhere, "vocab_size", vocab_size);
-    require_positive(kWhere, "context_length", context_length);
-    require_positive(kWhere, "emb_dim", emb_dim);
-    require_positive(kWhere, "num_heads", num_heads);
-    require_divisible(kWhere, "emb_dim", emb_dim, "num_heads", num_heads);
-    check_allocation(kWhere + " (src_emb)", Shape{vocab_size, emb_dim});
-    check_allocation(kWhere + " (pos_emb)", Shape{context_length, emb_dim});
+    require_positive(kSeq2SeqWhere, "vocab_size", vocab_size);
+    require_positive(kSeq2SeqWhere, "context_length", context_length);
+    require_positive(kSeq2SeqWhere, "emb_dim", emb_dim);
+    require_positive(kSeq2SeqWhere, "num_heads", num_heads);
+    require_divisible(kSeq2SeqWhere, "emb_dim", emb_dim, "num_heads", num_heads);
+    check_allocation(kSeq2SeqWhere + " (src_emb)", Shape{vocab_size, emb_dim});
+    check_allocation(kSeq2SeqWhere + " (pos_emb)", Shape{context_length, emb_dim});
     attention_config(*this).validate();
 }
 
 AttentionOnlySeq2Seq::AttentionOnlySeq2Seq(const Seq2SeqConfig& config, Generator& gen)
-    : src_emb(validated(config).vocab_size, config.emb_dim, gen),
+    : src_emb(validated_seq2seq(config).vocab_size, config.emb_dim, gen),
       tgt_emb(config.vocab_size, config.emb_dim, gen),
       pos_emb(config.context_length, config.emb_dim, gen),
       encoder(attention_config(config), gen),
@@ -87,7 +87,7 @@ AttentionOnlySeq2Seq::AttentionOnlySeq2Seq(const Seq2SeqConfig& config, Generato
 
 Tensor AttentionOnlySeq2Seq::encode(const LongTensor& src) const {
     Tensor x = embed(src_emb, pos_emb, src, "src");
-    add_into(x, encoder(x, x, x, {.need_weights = false}).attn_output);
+    add_tensor_into(x, encoder(x, x, x, {.need_weights = false}).attn_output);
     return x;
 }
 
@@ -98,7 +98,7 @@ Tensor decoder_stream(const AttentionOnlySeq2Seq& m, const LongTensor& tgt, Mult
     Tensor y = embed(m.tgt_emb, m.pos_emb, tgt, "tgt");
     const BoolTensor causal = causal_attn_mask(tgt.shape()[1]);
     const MultiheadAttentionArgs args{.need_weights = false, .attn_mask = &causal};
-    add_into(y, saved ? m.self_attn.forward(y, y, y, args, *saved).attn_output : m.self_attn(y, y, y, args).attn_output);
+    add_tensor_into(y, saved ? m.self_attn.forward(y, y, y, args, *saved).attn_output : m.self_attn(y, y, y, args).attn_output);
     return y;
 }
 
@@ -106,13 +106,13 @@ Tensor decoder_stream(const AttentionOnlySeq2Seq& m, const LongTensor& tgt, Mult
 
 Tensor AttentionOnlySeq2Seq::decode(const Tensor& memory, const LongTensor& tgt) const {
     Tensor y = decoder_stream(*this, tgt, nullptr);
-    add_into(y, cross_attn(y, memory, memory, {.need_weights = false}).attn_output);
+    add_tensor_into(y, cross_attn(y, memory, memory, {.need_weights = false}).attn_output);
     return out_head(y);
 }
 
 Tensor AttentionOnlySeq2Seq::decode(const KVCache& memory_cache, const LongTensor& tgt) const {
     Tensor y = decoder_stream(*this, tgt, nullptr);
-    add_into(y, cross_attn(y, memory_cache, {.need_weights = false}).attn_output);
+    add_tensor_into(y, cross_attn(y, memory_cache, {.need_weights = false}).attn_output);
     return out_head(y);
 }
 
@@ -122,10 +122,10 @@ Tensor AttentionOnlySeq2Seq::operator()(const LongTensor& src, const LongTensor&
 
 Tensor AttentionOnlySeq2Seq::forward(const LongTensor& src, const LongTensor& tgt, Saved& saved) const {
     Tensor x = embed(src_emb, pos_emb, src, "src");
-    add_into(x, encoder.forward(x, x, x, {.need_weights = false}, saved.encoder).attn_output);
+    add_tensor_into(x, encoder.forward(x, x, x, {.need_weights = false}, saved.encoder).attn_output);
     const Tensor& memory = x;
     Tensor y = decoder_stream(*this, tgt, &saved.self_attn);
-    add_into(y, cross_attn.forward(y, memory, memory, {.need_weights = false}, saved.cross_attn).attn_output);
+    add_tensor_into(y, cross_attn.forward(y, memory, memory, {.need_weights = false}, saved.cross_attn).attn_output);
     saved.src = src;
     saved.tgt = tgt;
     Tensor logits = out_head(y);
@@ -136,20 +136,20 @@ Tensor AttentionOnlySeq2Seq::forward(const LongTensor& src, const LongTensor& tg
 void AttentionOnlySeq2Seq::backward(const Saved& saved, const Tensor& grad_logits) {
     const Shape st = shape_of(saved.tgt);
     if (st.size() != 2 || shape_of(saved.src).size() != 2)
-        throw std::invalid_argument(kWhere + "::backward: saved is not a forward of this model");
-    check_same_shape(kWhere + "::backward (grad_logits)", Shape{st[0], st[1], out_head.out_features()},
+        throw std::invalid_argument(kSeq2SeqWhere + "::backward: saved is not a forward of this model");
+    check_same_shape(kSeq2SeqWhere + "::backward (grad_logits)", Shape{st[0], st[1], out_head.out_features()},
                      shape_of(grad_logits));
     // out_head, then the decoder's blocks: y2 = y1 + cross(y1, memory), y1 = y0 + self(y0)
     Tensor g = out_head.backward(saved.decoder_out, grad_logits);
     const MultiheadAttentionGrads cross = cross_attn.backward(saved.cross_attn, g);
-    add_into(g, cross.query);
+    add_tensor_into(g, cross.query);
     const MultiheadAttentionGrads self = self_attn.backward(saved.self_attn, g);
-    add_into(g, self.query);
+    add_tensor_into(g, self.query);
     embed_backward(tgt_emb, pos_emb, saved.tgt, g);
     // the memory's gradient (its keys and values, one tensor), back through x1 = x0 + encoder(x0)
     Tensor gm = *cross.key;
     const MultiheadAttentionGrads enc = encoder.backward(saved.encoder, gm);
-    add_into(gm, enc.query);
+    add_tensor_into(gm, enc.query);
     embed_backward(src_emb, pos_emb, saved.src, gm);
 }
 
@@ -161,12 +161,12 @@ Tensor AttentionOnlySeq2Seq::cross_attention_weights(const LongTensor& src, cons
 
 LongTensor AttentionOnlySeq2Seq::greedy_decode(const LongTensor& src, std::size_t length) const {
     if (length == 0 || length > pos_emb.weight.shape()[0])
-        throw std::invalid_argument(kWhere + "::greedy_decode: expected 1 <= length <= context_length = " +
+        throw std::invalid_argument(kSeq2SeqWhere + "::greedy_decode: expected 1 <= length <= context_length = " +
                                     std::to_string(pos_emb.weight.shape()[0]) + ", got " + std::to_string(length));
     const Tensor memory = encode(src);
     const KVCache memory_cache = cross_attn.memory_cache(memory, memory);  // once, for every step
     const std::size_t B = src.shape()[0];
-    check_allocation(kWhere + "::greedy_decode (the decoded ids [B, length])", Shape{B, length}, sizeof(std::int64_t));
+    check_allocation(kSeq2SeqWhere + "::greedy_decode (the decoded ids [B, length])", Shape{B, length}, sizeof(std::int64_t));
     LongTensor ys = LongTensor::from_shape({B, length});
     for (std::size_t b = 0; b < B; ++b) ys(b, 0) = 1;
     for (std::size_t t = 1; t < length; ++t) {

@@ -22,7 +22,7 @@ namespace attn {
 
 namespace {
 
-const std::string kWhere = "MultiheadAttention";
+const std::string kMhaWhere = "MultiheadAttention";
 
 std::string dims(std::initializer_list<std::size_t> d) { return shape_str(Shape(d)); }
 
@@ -43,7 +43,7 @@ Tensor xavier_normal_kv(std::size_t E, Generator& gen) {
     return t;
 }
 
-const MultiheadAttentionConfig& validated(const MultiheadAttentionConfig& c) {
+const MultiheadAttentionConfig& validated_mha(const MultiheadAttentionConfig& c) {
     c.validate();
     return c;
 }
@@ -158,7 +158,7 @@ CoreMasks core_masks(const MultiheadAttentionArgs& args, const Dims& d, std::siz
     if (am || args.key_padding_mask) {
         // The padding's batch (B, 0 included), else the mask's (B for a 3-D one, else 1).
         const std::size_t b_n = args.key_padding_mask ? d.B : mb;
-        check_allocation(kWhere + " (the merged masks)", Shape{b_n, mh, d.L, Sp}, sizeof(bool));
+        check_allocation(kMhaWhere + " (the merged masks)", Shape{b_n, mh, d.L, Sp}, sizeof(bool));
         c.allow = xt::empty<bool>(Shape{b_n, mh, d.L, Sp});
         bool* a = c.allow.data();
         for (std::size_t b = 0; b < (c.allow.size() ? b_n : 0); ++b)
@@ -312,20 +312,20 @@ SDPAOptions mha_saved_options(const MultiheadAttentionSaved& s) {
 // ------------------------------------------------------------------------- construction
 
 void MultiheadAttentionConfig::validate() const {
-    require_positive(kWhere, "embed_dim", embed_dim);
-    require_positive(kWhere, "num_heads", num_heads);
-    require_divisible(kWhere, "embed_dim", embed_dim, "num_heads", num_heads);
-    if (kdim) require_positive(kWhere, "kdim", *kdim);
-    if (vdim) require_positive(kWhere, "vdim", *vdim);
-    require_probability(kWhere, "dropout", dropout);
-    nn::check_backend(backend, kWhere.c_str());
-    require_weight_size(kWhere, "3 * embed_dim", checked_mul(3, embed_dim, "3 * embed_dim"), "embed_dim", embed_dim);
-    require_weight_size(kWhere, "embed_dim", embed_dim, "kdim", kdim.value_or(embed_dim));
-    require_weight_size(kWhere, "embed_dim", embed_dim, "vdim", vdim.value_or(embed_dim));
+    require_positive(kMhaWhere, "embed_dim", embed_dim);
+    require_positive(kMhaWhere, "num_heads", num_heads);
+    require_divisible(kMhaWhere, "embed_dim", embed_dim, "num_heads", num_heads);
+    if (kdim) require_positive(kMhaWhere, "kdim", *kdim);
+    if (vdim) require_positive(kMhaWhere, "vdim", *vdim);
+    require_probability(kMhaWhere, "dropout", dropout);
+    nn::check_backend(backend, kMhaWhere.c_str());
+    require_weight_size(kMhaWhere, "3 * embed_dim", checked_mul(3, embed_dim, "3 * embed_dim"), "embed_dim", embed_dim);
+    require_weight_size(kMhaWhere, "embed_dim", embed_dim, "kdim", kdim.value_or(embed_dim));
+    require_weight_size(kMhaWhere, "embed_dim", embed_dim, "vdim", vdim.value_or(embed_dim));
 }
 
 MultiheadAttention::MultiheadAttention(const MultiheadAttentionConfig& config, Generator& gen)
-    : embed_dim(validated(config).embed_dim),
+    : embed_dim(validated_mha(config).embed_dim),
       kdim(config.kdim.value_or(config.embed_dim)),
       vdim(config.vdim.value_or(config.embed_dim)),
       num_heads(config.num_heads),
@@ -364,12 +364,12 @@ MultiheadAttention::MultiheadAttention(Tensor w, std::optional<Tensor> b, nn::Li
       in_proj_bias(std::move(b)), out_proj(std::move(out)) {
     embed_dim = out_proj.out_features();
     const std::size_t E = embed_dim;
-    check_same_shape(kWhere + " (out_proj)", Shape{E, E}, shape_of(out_proj.weight));
-    check_rank(kWhere + " (in_proj_weight)", shape_of(*in_proj_weight), 2);
+    check_same_shape(kMhaWhere + " (out_proj)", Shape{E, E}, shape_of(out_proj.weight));
+    check_rank(kMhaWhere + " (in_proj_weight)", shape_of(*in_proj_weight), 2);
     kdim = vdim = in_proj_weight->shape()[1];
-    check_same_shape(kWhere + " (in_proj_weight)", Shape{3 * E, kdim}, shape_of(*in_proj_weight));
-    if (in_proj_bias) check_same_shape(kWhere + " (in_proj_bias)", Shape{3 * E}, shape_of(*in_proj_bias));
-    require_divisible(kWhere, "embed_dim", E, "num_heads", num_heads);
+    check_same_shape(kMhaWhere + " (in_proj_weight)", Shape{3 * E, kdim}, shape_of(*in_proj_weight));
+    if (in_proj_bias) check_same_shape(kMhaWhere + " (in_proj_bias)", Shape{3 * E}, shape_of(*in_proj_bias));
+    require_divisible(kMhaWhere, "embed_dim", E, "num_heads", num_heads);
     head_dim = E / num_heads;
 }
 
@@ -420,7 +420,7 @@ MultiheadAttentionOutput attend_out(const MultiheadAttention& m, const float* q_
     } else {
         attend(q, k, v, context, o);
     }
-    check_allocation(kWhere + " (attn_output)", Shape{d.B, d.L, E});
+    check_allocation(kMhaWhere + " (attn_output)", Shape{d.B, d.L, E});
     Tensor y = Tensor::from_shape({d.B, d.L, E});
     m.out_proj.forward_into(context, d.B * d.L, y.data());
     out.attn_output = to_layout(std::move(y), m, d);
@@ -437,7 +437,7 @@ void scaled_queries(const MultiheadAttention& m, const Tensor& xq, const Dims& d
 // The keys (which = 1) or values (2) of the source with the appended ones into `out` [B, S', E].
 void source_projection(const MultiheadAttention& m, const Tensor& x, const Dims& d, int which, float* out) {
     const std::size_t E = m.embed_dim;
-    float* p = d.extra ? detail::mha_nonnull(detail::scratch(0, checked_mul(d.B * d.S, E, kWhere + " (B * S * E)"))) : out;
+    float* p = d.extra ? detail::mha_nonnull(detail::scratch(0, checked_mul(d.B * d.S, E, kMhaWhere + " (B * S * E)"))) : out;
     detail::mha_project(x.data(), d.B * d.S, detail::mha_block(m, which), E, p);
     const std::optional<Tensor>& appended = which == 1 ? m.bias_k : m.bias_v;
     if (d.extra) append_rows(m, p, d, appended ? &*appended : nullptr, out);
@@ -448,12 +448,12 @@ void source_projection(const MultiheadAttention& m, const Tensor& x, const Dims&
 MultiheadAttentionOutput run(const MultiheadAttention& m, const Tensor& query, const Tensor& key,
                              const Tensor& value, const MultiheadAttentionArgs& args,
                              MultiheadAttentionSaved* saved, Generator& gen) {
-    const Dims d = check_call(m, shape_of(query), shape_of(key), shape_of(value), args, kWhere);
+    const Dims d = check_call(m, shape_of(query), shape_of(key), shape_of(value), args, kMhaWhere);
     const std::size_t E = m.embed_dim, Sp = d.S + d.extra;
-    const std::size_t nq = checked_mul(d.B * d.L, E, kWhere + " (B * L * E)");
-    const std::size_t nk = checked_mul(checked_mul(d.B, Sp, kWhere + " (B * S)"), E, kWhere + " (B * S * E)");
-    check_allocation(kWhere + " (queries [B, L, E])", Shape{d.B, d.L, E});
-    check_allocation(kWhere + " (keys [B, S, E])", Shape{d.B, Sp, E});
+    const std::size_t nq = checked_mul(d.B * d.L, E, kMhaWhere + " (B * L * E)");
+    const std::size_t nk = checked_mul(checked_mul(d.B, Sp, kMhaWhere + " (B * S)"), E, kMhaWhere + " (B * S * E)");
+    check_allocation(kMhaWhere + " (queries [B, L, E])", Shape{d.B, d.L, E});
+    check_allocation(kMhaWhere + " (keys [B, S, E])", Shape{d.B, Sp, E});
     Tensor hq, hk, hv;
     const Tensor& xq = batch_major(query, m.batch_first, d.batched, hq);
     const Tensor& xk = &key == &query ? xq : batch_major(key, m.batch_first, d.batched, hk);
@@ -520,12 +520,12 @@ KVCache MultiheadAttention::memory_cache(const Tensor& key, const Tensor& value)
     // The checks of a call whose query has the key's batch and an E-wide token.
     Shape q = sk;
     if (!q.empty()) q.back() = in_proj_weight ? in_proj_weight->shape()[1] : embed_dim;
-    const Dims d = check_call(*this, q, sk, shape_of(value), {}, kWhere + "::memory_cache");
+    const Dims d = check_call(*this, q, sk, shape_of(value), {}, kMhaWhere + "::memory_cache");
     const std::size_t Sp = d.S + d.extra;
     Tensor hk, hv;
     const Tensor& xk = batch_major(key, batch_first, d.batched, hk);
     const Tensor& xv = &value == &key ? xk : batch_major(value, batch_first, d.batched, hv);
-    check_allocation(kWhere + "::memory_cache (keys [B, S, E])", Shape{d.B, Sp, embed_dim});
+    check_allocation(kMhaWhere + "::memory_cache (keys [B, S, E])", Shape{d.B, Sp, embed_dim});
     Tensor k = Tensor::from_shape({d.B, Sp, embed_dim}), v = Tensor::from_shape({d.B, Sp, embed_dim});
     source_projection(*this, xk, d, 1, k.data());
     source_projection(*this, xv, d, 2, v.data());
@@ -535,7 +535,7 @@ KVCache MultiheadAttention::memory_cache(const Tensor& key, const Tensor& value)
 
 MultiheadAttentionOutput MultiheadAttention::operator()(const Tensor& query, const KVCache& memory,
                                                         const MultiheadAttentionArgs& args, Generator& gen) const {
-    const std::string where = kWhere + " (cross-attention cache)";
+    const std::string where = kMhaWhere + " (cross-attention cache)";
     if (memory.window != 0)
         throw std::invalid_argument(where + ": expected a full KVCache from memory_cache, got a sliding-window one");
     memory.validate(where);
@@ -555,7 +555,7 @@ MultiheadAttentionOutput MultiheadAttention::operator()(const Tensor& query, con
     const Dims d = check_call(*this, q, k, v, args, where);
     Tensor hq;
     const Tensor& xq = batch_major(query, batch_first, d.batched, hq);
-    const std::size_t nq = checked_mul(d.B * d.L, embed_dim, kWhere + " (B * L * E)");
+    const std::size_t nq = checked_mul(d.B * d.L, embed_dim, kMhaWhere + " (B * L * E)");
     float* q_scaled = detail::mha_nonnull(detail::scratch(1, nq));
     scaled_queries(*this, xq, d, q_scaled);
     // The cache holds the heads [B, H, S', hd] themselves.

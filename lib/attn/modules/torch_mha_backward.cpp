@@ -98,7 +98,7 @@ std::vector<float> keys_grad_torch_layout(const Tensor& dk) {
     return out;
 }
 
-void add_into(std::vector<float>& a, const std::vector<float>& b) {
+void add_vectors_into(std::vector<float>& a, const std::vector<float>& b) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = a[i] + b[i];
 }
 
@@ -231,11 +231,11 @@ MultiheadAttentionGrads MultiheadAttention::backward(const MultiheadAttentionSav
     // One gradient per input tensor: the shares of a tensor read twice added (two terms, so
     // autograd's order of arrival does not matter).
     if (gx_v && s.value_is_key) {
-        add_into(*gx_k, *gx_v);
+        add_vectors_into(*gx_k, *gx_v);
         gx_v.reset();
     }
     if (gx_k && s.key_is_query) {
-        add_into(gx_q, *gx_k);
+        add_vectors_into(gx_q, *gx_k);
         gx_k.reset();
     }
     const std::size_t wq = s.query.shape()[2];

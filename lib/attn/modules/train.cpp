@@ -19,7 +19,7 @@ namespace attn::detail {
 
 namespace {
 
-float* sized(Tensor& t, const Shape& shape) { return attn::sized(t, shape, "AttentionSaved"); }
+float* sized_saved(Tensor& t, const Shape& shape) { return attn::sized(t, shape, "AttentionSaved"); }
 
 }  // namespace
 
@@ -39,10 +39,10 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
     const std::size_t rows = checked_mul(s[0], s[1], "attention (b * T)");
     const std::size_t width = checked_mul(num_heads, head_dim, "attention (num_heads * head_dim)");
     const Shape merged{s[0], s[1], width};
-    std::copy_n(x.data(), x.size(), sized(saved.x, s));
-    W_query.forward_into(x.data(), rows, sized(saved.queries, merged));
-    W_key.forward_into(x.data(), rows, sized(saved.keys, merged));
-    W_value.forward_into(x.data(), rows, sized(saved.values, merged));
+    std::copy_n(x.data(), x.size(), sized_saved(saved.x, s));
+    W_query.forward_into(x.data(), rows, sized_saved(saved.queries, merged));
+    W_key.forward_into(x.data(), rows, sized_saved(saved.keys, merged));
+    W_value.forward_into(x.data(), rows, sized_saved(saved.values, merged));
     saved.num_heads = num_heads;
     saved.head_dim = head_dim;
     saved.dropout_p = dropout_p;
@@ -58,7 +58,7 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
     const HeadsView q = HeadsView::split(saved.queries, num_heads, head_dim);
     const HeadsView k = HeadsView::split(saved.keys, num_heads, head_dim);
     const HeadsView v = HeadsView::split(saved.values, num_heads, head_dim);
-    attend(q, k, v, sized(saved.context, merged), options, saved.attention);
+    attend(q, k, v, sized_saved(saved.context, merged), options, saved.attention);
     if (!out_proj) return saved.context;
     check_allocation("attention (output)", Shape{s[0], s[1], out_proj->out_features()});
     Tensor y = Tensor::from_shape({s[0], s[1], out_proj->out_features()});
