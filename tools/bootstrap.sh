@@ -27,12 +27,23 @@ if [ ! -f build/build.ninja ]; then
   echo "Building the library, the chapters and the generated book; the first build takes about"
   echo "2 minutes on 2 cores (ninja's [n/N] shows the progress; the tests build with meson test)"
 fi
-meson compile -C build book
+meson compile -C build book-programs
 chapters=()
 for chapter in build/chapters/chapter_*; do
   [ -x "$chapter" ] && [ -f "$chapter" ] && chapters+=("$chapter")
 done
 # Every chapter in reading order, each saving its record, then the tally of the run.
-./tools/run_book.sh build/chapters/book_tally "${chapters[@]}" -- "$@"
+status=0
+./tools/run_book.sh build/chapters/book_tally "${chapters[@]}" -- "$@" || status=$?
+echo
+# The generated book. When the run above was the book's own (no flags, the project's data/,
+# every chapter done), its pages are made from that run's records (docs/tools/build_docs.py:
+# ATTN_BOOK_RECORDS) instead of running every chapter a second time.
+if [ "$status" -eq 0 ] && [ $# -eq 0 ] && [ -z "${ATTN_DATA_DIR:-}" ]; then
+  ATTN_BOOK_RECORDS="$PWD/build/chapters/records" meson compile -C build book
+else
+  meson compile -C build book
+fi
+[ "$status" -eq 0 ] || exit "$status"
 echo
 echo "The generated book (chapters with their output, formulas and pictures): build/docs/html/index.html"

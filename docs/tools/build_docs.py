@@ -9,6 +9,12 @@ Called by the `docs` target of docs/meson.build; Python 3 standard library only.
                   --chapter 01_name=/path/to/chapter_01_name ... --stamp O/docs.stamp
                   --depfile O/docs.d
 
+With ATTN_BOOK_RECORDS=DIR in its environment (tools/bootstrap.sh, which has just run every
+chapter with tools/run_book.sh and no flags), a chapter whose record DIR/chapter_<name>.json
+is newer than its program is not run again: that record is the one a run here would write
+(both runs are `--record=FILE` and nothing else), and its run succeeded. Its .txt and .err
+are then not written (the run printed to the terminal).
+
 Everything it writes goes under the output directory (never the source tree):
     O/output/<name>.txt   what each chapter printed (stdout), and .err (stderr)
     O/output/<name>.json  each chapter's record (--record), from which the figures are drawn
@@ -59,6 +65,23 @@ def run_chapter(exe, data_dir, out_dir, name):
     return blocks, stderr, rc
 
 
+def reused_run(records_dir, exe, out_dir, name):
+    """The record of the run of every chapter that just finished (ATTN_BOOK_RECORDS), copied
+    as a run here would write it; returns (blocks, stderr, returncode), or None when there is
+    no record newer than the program."""
+    record = records_dir / f"chapter_{name}.json"
+    try:
+        if record.stat().st_mtime < Path(exe).stat().st_mtime:
+            return None
+    except OSError:
+        return None
+    for stale in (out_dir / f"{name}.txt", out_dir / f"{name}.err"):
+        if stale.exists():
+            stale.unlink()
+    shutil.copyfile(record, out_dir / f"{name}.json")
+    return bookpages.load_record(out_dir / f"{name}.json")[1], "", 0
+
+
 def write_depfile(path, target, deps):
     def esc(p):
         return str(p).replace(" ", "\\ ")
@@ -86,15 +109,20 @@ def main():
     data_dir = src / "data"
     deps = [Path(__file__).resolve(), Path(bookpages.__file__).resolve(), args.doxyfile]
 
-    # 1. Run the chapters.
+    # 1. Run the chapters (or take the records of the run that just finished).
     output_dir = out / "output"
     output_dir.mkdir(parents=True, exist_ok=True)
+    records_dir = os.environ.get("ATTN_BOOK_RECORDS")
     chapters = []
     for spec in args.chapter:
         name, _, exe = spec.partition("=")
-        blocks, stderr, rc = run_chapter(exe, data_dir, output_dir, name)
+        run = reused_run(Path(records_dir), exe, output_dir, name) if records_dir else None
+        how = "took the record of the run of"
+        if run is None:
+            run, how = run_chapter(exe, data_dir, output_dir, name), "ran"
+        blocks, stderr, rc = run
         chapters.append(bookpages.ChapterRun(name=name, blocks=blocks, stderr=stderr, returncode=rc))
-        print(f"build_docs: ran chapter_{name}: exit {rc}, {len(blocks)} blocks")
+        print(f"build_docs: {how} chapter_{name}: exit {rc}, {len(blocks)} blocks")
 
     # 2. The figures, drawn by the project's own code from the chapters' records of step 1.
     fig_dir = out / "figures"
