@@ -15,8 +15,11 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/data/dataloader.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/nn/optim.hpp"
+#include "attn/text/utf8.hpp"
+#include "attn/train/train.hpp"
 #include "oracle.hpp"
 #include "textbook/text_file.hpp"
 #include "textbook/tokenizer_data.hpp"
@@ -163,39 +166,28 @@ TEST_CASE("his first training step at GPT_CONFIG_124M: every .grad and parameter
     const auto& o = oracle()["first_step"];
     // His In [20]: the first 90 % of The Verdict's characters, windows of 256 tokens, stride 256.
     const std::string text = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
-    const std::vector<std::int64_t> tokens = textbook::gpt2_tokenizer().encode(text.substr(0, 18431));
-    REQUIRE(tokens.size() == 4612);
+    const std::string_view train_data = attn::utf8_slice(text, 0, static_cast<std::size_t>(0.90 * static_cast<double>(attn::utf8_len(text))));
+    attn::manual_seed(123);
+    const attn::data::DataLoader train_loader = attn::data::create_dataloader_v1(
+        train_data, textbook::gpt2_tokenizer(), {.batch_size = 2, .max_length = 256, .stride = 256});
     attn::GPTConfig cfg = attn::GPT_CONFIG_124M;
     cfg.context_length = 256;
     attn::manual_seed(123);  // his In [27]
     attn::GPTModel model(cfg);
     attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
-    // iter(train_loader): the loader's base seed, then the sampler's seed (test_data_loader checks
-    // which windows they give); the batch is the two windows the oracle's first ids name.
-    attn::default_generator().random64();
-    attn::default_generator().random64();
-    LongTensor inputs = LongTensor::from_shape({2, 256}), targets = LongTensor::from_shape({2, 256});
-    for (std::size_t row = 0; row < 2; ++row) {
-        std::size_t found = 0, start = 0;
-        for (std::size_t w = 0; w * 256 + 256 < tokens.size(); ++w)
-            if (tokens[w * 256] == o["first_window_ids"][row][0] && tokens[w * 256 + 1] == o["first_window_ids"][row][1] &&
-                tokens[w * 256 + 2] == o["first_window_ids"][row][2] && tokens[w * 256 + 3] == o["first_window_ids"][row][3])
-                ++found, start = w * 256;
-        REQUIRE(found == 1);
-        for (std::size_t t = 0; t < 256; ++t) inputs(row, t) = tokens[start + t], targets(row, t) = tokens[start + t + 1];
-    }
-    optimizer.zero_grad();
-    const Tensor loss = loss_and_backward(model, inputs, targets);
+    auto it = train_loader.iter();
+    const std::optional<attn::data::Batch> batch = it.next();
+    REQUIRE(batch);
+    for (std::size_t row = 0; row < 2; ++row)
+        for (std::size_t t = 0; t < 4; ++t) CHECK(batch->input_ids(row, t) == o["first_window_ids"][row][t]);
+    attn::TrainStepState state;
+    const Tensor loss = attn::train_step(model, optimizer, batch->input_ids, batch->target_ids, state);
     CHECK(std::bit_cast<std::uint32_t>(loss()) == o["loss_bits"][0]);
     for (const auto& p : model.named_parameters()) {
         INFO(p.name);
+        CHECK(sha256(*p.value) == o["after_step_sha256"][p.name]);
         REQUIRE(p.grad->has_value());
         CHECK(sha256(**p.grad) == o["grads_sha256"][p.name]);
-    }
-    optimizer.step();
-    for (const auto& p : model.named_parameters()) {
-        INFO(p.name << " after optimizer.step()");
-        CHECK(sha256(*p.value) == o["after_step_sha256"][p.name]);
     }
 }
 
