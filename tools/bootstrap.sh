@@ -4,6 +4,7 @@
 # that is already there and rebuilds only what changed.
 #
 #   ./tools/bootstrap.sh            # as root, or as a user who may sudo
+#   ./tools/bootstrap.sh --whole-runs   # the same, with chapter 26's whole training run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +33,12 @@ chapters=()
 for chapter in build/chapters/chapter_*; do
   [ -x "$chapter" ] && [ -f "$chapter" ] && chapters+=("$chapter")
 done
-# Every chapter in reading order, each saving its record, then the tally of the run.
-./tools/run_book.sh build/chapters/book_tally "${chapters[@]}" -- "$@"
+# Every chapter in reading order, each saving its record, then the tally of the run. The Quick
+# start's run is --quick: a chapter whose whole run takes minutes (chapter 26 trains GPT-2 on a
+# story) does a shortened one and says what it leaves out; `./tools/bootstrap.sh --whole-runs`
+# runs them whole (chapter 26 alone: about 10 minutes of CPU).
+quick=(--quick)
+if [ "${1:-}" = "--whole-runs" ]; then shift; quick=(); fi
+./tools/run_book.sh build/chapters/book_tally "${chapters[@]}" -- "${quick[@]}" "$@"
 echo
 echo "The generated book (chapters with their output, formulas and pictures): build/docs/html/index.html"

@@ -23,6 +23,7 @@ Doxygen warnings are errors: any warning, or a non-zero exit, fails the build.
 
 import argparse
 import html
+import json
 import os
 import re
 import shutil
@@ -37,6 +38,8 @@ import attention_page  # noqa: E402  (the benchmarks page, from data/benchmarks/
 import training_page  # noqa: E402  (the training page, from data/benchmarks/training.json)
 import glossary  # noqa: E402
 import mainpage  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import recordings  # noqa: E402  (the chapters' recorded whole runs, data/recordings/)
 
 
 def run_chapter(exe, data_dir, out_dir, name):
@@ -46,7 +49,7 @@ def run_chapter(exe, data_dir, out_dir, name):
     if record.exists():
         record.unlink()
     try:
-        proc = subprocess.run([str(exe), f"--record={record}"], capture_output=True, env=env,
+        proc = subprocess.run([str(exe), f"--record={record}", "--quick"], capture_output=True, env=env,
                               timeout=300)
         stdout = proc.stdout.decode("utf-8", errors="replace")
         stderr = proc.stderr.decode("utf-8", errors="replace")
@@ -55,8 +58,21 @@ def run_chapter(exe, data_dir, out_dir, name):
         stdout, stderr, rc = "", f"could not run {exe}: {e}", -1
     (out_dir / f"{name}.txt").write_text(stdout, encoding="utf-8")
     (out_dir / f"{name}.err").write_text(stderr, encoding="utf-8")
+    recorded = None
+    if record.is_file() and rc == 0:
+        # A chapter with a whole run too long for the Quick start (chapter 26's training) ran
+        # --quick: its page shows the recording of the whole run, which the quick run must agree with.
+        found = recordings.load(name, data_dir)
+        if found is not None:
+            quick = json.loads(record.read_text(encoding="utf-8"))
+            try:
+                whole = recordings.merge(quick, found[0], name)
+            except recordings.Stale as e:
+                sys.exit(f"build_docs: {e}")
+            record.write_text(json.dumps(whole, indent=2) + "\n", encoding="utf-8")
+            recorded = found[1]
     blocks = bookpages.load_record(record)[1] if record.is_file() else []
-    return blocks, stderr, rc
+    return blocks, stderr, rc, recorded
 
 
 def write_depfile(path, target, deps):
@@ -92,8 +108,9 @@ def main():
     chapters = []
     for spec in args.chapter:
         name, _, exe = spec.partition("=")
-        blocks, stderr, rc = run_chapter(exe, data_dir, output_dir, name)
-        chapters.append(bookpages.ChapterRun(name=name, blocks=blocks, stderr=stderr, returncode=rc))
+        blocks, stderr, rc, recorded = run_chapter(exe, data_dir, output_dir, name)
+        chapters.append(bookpages.ChapterRun(name=name, blocks=blocks, stderr=stderr, returncode=rc,
+                                             recorded=recorded))
         print(f"build_docs: ran chapter_{name}: exit {rc}, {len(blocks)} blocks")
 
     # 2. The figures, drawn by the project's own code from the chapters' records of step 1.

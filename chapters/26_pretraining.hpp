@@ -1,0 +1,76 @@
+// Chapter 26's helpers: his fancy-indexed target probabilities, the loader checks of his In [22]
+// and In [23], and the training run's progress line and log. Compiled with the chapter, in the
+// chapters' unity file (chapters/meson.build): everything here is in namespace ch26.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/tensor.hpp"
+#include "attn/data/dataloader.hpp"
+#include "attn/print/print.hpp"
+#include "attn/train/train.hpp"
+#include "textbook/progress.hpp"
+#include "textbook/record.hpp"
+
+namespace ch26 {
+
+/// His `probas[text_idx, [0, 1, 2], targets[text_idx]]`: for each position `t` of text
+/// `text_idx`, the probability of its target token, `[T]`.
+inline attn::Tensor target_probas(const attn::Tensor& probas, std::size_t text_idx, const attn::LongTensor& targets) {
+    const std::size_t T = targets.shape()[1];
+    attn::Tensor out = attn::Tensor::from_shape({T});
+    for (std::size_t t = 0; t < T; ++t) out(t) = probas(text_idx, t, static_cast<std::size_t>(targets(text_idx, t)));
+    return out;
+}
+
+/// His `targets[i]` or `token_ids[i].flatten()`: row `i` of ids `[b, ...]`, flattened to `[n]`.
+inline attn::LongTensor row(const attn::LongTensor& ids, std::size_t i) {
+    const std::size_t n = ids.size() / ids.shape()[0];
+    attn::LongTensor out = attn::LongTensor::from_shape({n});
+    std::copy_n(ids.data() + i * n, n, out.data());
+    return out;
+}
+
+/// His In [22]: `for x, y in loader: print(x.shape, y.shape)` (a new iteration: it draws).
+inline std::string loader_shapes(const attn::data::DataLoader& loader) {
+    std::string out;
+    for (const auto& [x, y] : loader)
+        out += "\n" + attn::repr(attn::shape_of(x)) + " " + attn::repr(attn::shape_of(y));
+    return out;
+}
+
+/// His In [23]: `for input_batch, target_batch in loader: tokens += input_batch.numel()`.
+inline std::size_t loader_tokens(const attn::data::DataLoader& loader) {
+    std::size_t tokens = 0;
+    for (const auto& [input_batch, target_batch] : loader) tokens += input_batch.size();
+    return tokens;
+}
+
+/// What his In [28] plots, for the figure: the losses of each evaluation, the tokens seen, and
+/// `torch.linspace(0, num_epochs, len(train_losses))`, the epochs axis.
+inline std::vector<textbook::TensorRecord> history_tensors(const attn::TrainHistory& h, std::size_t num_epochs) {
+    const std::size_t n = h.train_losses.size();
+    std::vector<float> train(h.train_losses.begin(), h.train_losses.end()), val(h.val_losses.begin(), h.val_losses.end());
+    std::vector<float> tokens(h.tokens_seen.begin(), h.tokens_seen.end()), epochs(n);
+    const float step = n > 1 ? static_cast<float>(num_epochs) / static_cast<float>(n - 1) : 0.0f;
+    for (std::size_t i = 0; i < n; ++i)  // torch.linspace's two halves (chapter 22's linspace)
+        epochs[i] = i < n / 2 ? step * static_cast<float>(i) : static_cast<float>(num_epochs) - step * static_cast<float>(n - 1 - i);
+    return {{"train_losses", train}, {"val_losses", val}, {"tokens_seen", tokens}, {"epochs_seen", epochs}};
+}
+
+/// The training run's progress line (stderr, on a terminal only): step, loss, tokens/s, time left.
+struct TrainingProgress {
+    textbook::Progress line;
+    explicit TrainingProgress(std::size_t steps) : line("training", steps, "tokens") {}
+    void operator()(const attn::TrainProgress& p) {
+        char loss[32];
+        std::snprintf(loss, sizeof loss, "epoch %zu · loss %.3f", p.epoch, static_cast<double>(p.loss));
+        line.update(static_cast<std::size_t>(p.global_step + 1), static_cast<double>(p.tokens_seen), loss);
+    }
+};
+
+}  // namespace ch26
