@@ -6,10 +6,13 @@
 #
 # 0. benchmarks: the Google Benchmark programs, which the first build skips, built in the gcc
 #               build (`meson compile benchmarks`) so that they cannot rot.
+# 0b. recordings: every chapter with a recorded whole run (data/recordings/, chapter 26's
+#               training) run whole again: it must print its recording, block for block.
 # 1. clang:     a clang 14 build in build-clang; its test suite; every executable chapter
-#               must print byte for byte what the gcc build prints (default and --no-compare).
+#               must print byte for byte what the gcc build prints (--quick, with and without
+#               --no-compare).
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
-#               build-asan; its test suite and every chapter, halting on the first report.
+#               build-asan; its test suite and every chapter (--quick), halting on the first report.
 # 3. fuzzers:   the libFuzzer targets (tests/fuzz/, built in build-asan, so also under ASan +
 #               UBSan): the five data parsers, GPT-2's tokenizer (fuzz_gpt2_tokenizer),
 #               the attention modules' fuzzers (fuzz_modules, fuzz_cross_attention), the GPT
@@ -83,6 +86,16 @@ part_benchmarks() {
   fi
 }
 
+# The chapters whose whole run takes minutes (data/recordings/): run whole again in the gcc
+# build, each must print its recording block for block (tools/recordings.py check).
+part_recordings() {
+  if python3 tools/recordings.py check --build "$gcc_build" > "$logs/recordings.log" 2>&1; then
+    pass; cat "$logs/recordings.log"
+  else
+    tail -n 60 "$logs/recordings.log"; fail "a recorded whole run no longer prints its recording"
+  fi
+}
+
 part_clang() {
   if ! { setup build-clang && ninja -C build-clang > "$logs/build-clang.log" 2>&1; }; then
     tail -n 40 "$logs/build-clang.log"; fail "clang build"; return
@@ -96,7 +109,7 @@ part_clang() {
     n=$((n + 1))
     if [ ! -x "build-clang/chapters/$name" ]; then fail "clang did not build $name"; continue; fi
     local ok=1 args
-    for args in "" "--no-compare"; do
+    for args in "--quick" "--quick --no-compare"; do
       # shellcheck disable=SC2086
       if ! cmp -s <("$c" $args 2>&1) <("build-clang/chapters/$name" $args 2>&1); then
         ok=0
@@ -134,7 +147,7 @@ part_sanitizers() {
   for c in $(chapters_of build-asan); do
     name=$(basename "$c")
     log="$logs/$name.sanitizers.log"
-    if "$c" > /dev/null 2> "$log" && "$c" --no-compare > /dev/null 2>> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
+    if "$c" --quick > /dev/null 2> "$log" && "$c" --quick --no-compare > /dev/null 2>> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
       pass
     else
       tail -n 30 "$log"; fail "$name under ASan + UBSan"
@@ -190,6 +203,7 @@ for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-
 
 total_start=$SECONDS
 timed "benchmark programs (gcc)" part_benchmarks
+timed "the recorded whole runs, run whole again (gcc)" part_recordings
 timed "install clang 14" install_tools || fail "installing clang 14"
 timed "clang 14 build, tests, chapters byte-identical to gcc" part_clang
 timed "ASan + UBSan build, tests, chapters" part_sanitizers
