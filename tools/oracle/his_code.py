@@ -92,10 +92,12 @@ def define_blocks(namespace, export, names, edits=()):
         start, end = spans[name]
         old, new = old.split("\n"), new.split("\n")
         where = [i for i in range(start, end - len(old) + 1) if text[i:i + len(old)] == old]
-        lines = set(range(where[0], where[0] + len(old))) if len(where) == 1 else set()
-        if len(where) != 1 or len(new) != len(old) or lines & edited:
-            raise ValueError(f"{export}: {name}'s edit of {old[0].strip()!r} occurs {len(where)} times "
-                             f"(one wanted), overlaps another edit or changes the number of lines")
+        what = f"{export}: {name}'s edit of {old[0].strip()!r}"
+        if len(where) != 1:
+            raise ValueError(f"{what}: its lines occur {len(where)} times in his block (once wanted)")
+        lines = set(range(where[0], where[0] + len(old)))
+        if len(new) != len(old) or lines & edited:
+            raise ValueError(f"{what}: changes the number of lines or overlaps another edit")
         ran[where[0]:where[0] + len(old)] = new
         edited |= lines
     filename = "<" + os.path.relpath(export, ROOT) + ">"
