@@ -115,6 +115,24 @@ TEST_CASE("cross_entropy over flattened logits: loss and gradient as autograd's"
     targets.reshape({6});
     CHECK(std::bit_cast<std::uint32_t>(attn::cross_entropy(logits, targets)()) == o["loss_bits"][0]);
     CHECK(differing(attn::cross_entropy_backward(attn::scalar_tensor(1.0f), logits, targets), o["logits_grad_bits"]) == 0);
+    // The training step's one pass: the same loss and gradient, into a reused buffer.
+    Tensor grad;
+    CHECK(std::bit_cast<std::uint32_t>(attn::cross_entropy_with_grad(logits, targets, grad)) == o["loss_bits"][0]);
+    CHECK(differing(grad, o["logits_grad_bits"]) == 0);
+}
+
+TEST_CASE("cross_entropy_with_grad gives the two calls' bits on GPT-2's vocabulary, ignored rows too", "[gpt_training]") {
+    attn::manual_seed(35);
+    const Tensor logits = attn::randn({7, 50257}) * 3.0f;
+    LongTensor targets = attn::randint(0, 50257, {7});
+    targets(2) = -100;  // ignore_index
+    Tensor grad = attn::zeros({1});  // another shape: resized
+    const float loss = attn::cross_entropy_with_grad(logits, targets, grad);
+    CHECK(std::bit_cast<std::uint32_t>(loss) == std::bit_cast<std::uint32_t>(attn::cross_entropy(logits, targets)()));
+    const Tensor separate = attn::cross_entropy_backward(attn::scalar_tensor(1.0f), logits, targets);
+    CHECK(bits_of(grad) == bits_of(separate));
+    targets(3) = 50257;
+    CHECK_THROWS_AS(attn::cross_entropy_with_grad(logits, targets, grad), std::invalid_argument);
 }
 
 TEST_CASE("TransformerBlock's backward in training mode: every gradient as autograd's", "[gpt_training]") {

@@ -67,13 +67,27 @@ Tensor train_step(GPTModel& model, optim::Optimizer& optimizer, const LongTensor
     const Shape si = shape_of(input_batch);
     if (si.size() == 2) check_same_shape("train_step (target_batch)", si, shape_of(target_batch));
     optimizer.zero_grad();
-    const Flat f = flatten(model.forward(input_batch, state.saved, gen), target_batch, "train_step");
-    const Tensor loss = cross_entropy(f.logits, f.targets);
-    Tensor grad = cross_entropy_backward(scalar_tensor(1.0f), f.logits, f.targets);  // dL/dL = 1
-    grad.reshape({si[0], si[1], f.logits.shape()[1]});
-    model.backward(state.saved, grad);
+    model.forward(input_batch, state.saved, gen);
+    Tensor& logits = state.saved.logits;
+    const Shape sl = shape_of(logits);
+    LongTensor targets = target_batch;
+    check_same_shape("train_step (target_batch)", Shape{sl[0], sl[1]}, shape_of(targets));
+    targets.reshape({sl[0] * sl[1]});
+    // logits.flatten(0, 1) in place (no copy of the 103 MB): cross_entropy and loss.backward()'s
+    // first node (dL/dL = 1) in one pass, the gradient into the state's reused buffer
+    logits.reshape({sl[0] * sl[1], sl[2]});
+    float loss = 0.0f;
+    try {
+        loss = cross_entropy_with_grad(logits, targets, state.grad_logits);
+    } catch (...) {
+        logits.reshape(sl);
+        throw;
+    }
+    logits.reshape(sl);
+    state.grad_logits.reshape(sl);
+    model.backward(state.saved, state.grad_logits);
     optimizer.step();
-    return loss;
+    return scalar_tensor(loss);
 }
 
 std::pair<double, double> evaluate_model(GPTModel& model, const data::DataLoader& train_loader,

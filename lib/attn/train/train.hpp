@@ -60,7 +60,8 @@ double calc_loss_loader(const data::DataLoader& data_loader, const GPTModel& mod
 /// (the model's saved activations and the logits' gradient: about 650 MB at GPT_CONFIG_124M,
 /// batch 2, 256 tokens).
 struct TrainStepState {
-    GPTModel::Saved saved;  ///< the model's training forward
+    GPTModel::Saved saved;  ///< the model's training forward (its logits among them)
+    Tensor grad_logits;     ///< `dL/dlogits`, `[b * T, vocab_size]`
 };
 
 /// One step of his training loop: `optimizer.zero_grad()`, `loss = calc_loss_batch(...)` with the
