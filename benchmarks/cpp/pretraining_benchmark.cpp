@@ -14,7 +14,7 @@
 //       the backward needs (dropout 0.1 drawn on the portable path), cross-entropy over the 512
 //       tokens, the backward of the loss through the whole model, optimizer.step().
 //   forward/threads:{1,2}, backward/threads:{1,2}, optimizer/threads:{1,2}
-//       its parts: the training forward with the loss; cross-entropy's and the model's
+//       its parts: the training forward; cross-entropy with its gradient and the model's
 //       backward; AdamW's update of the 163 million parameters.
 //   eval_forward/threads:{1,2}
 //       calc_loss_batch in evaluation mode: what each of his evaluations runs 6 times.
@@ -106,9 +106,10 @@ void BM_backward(benchmark::State& state) {
     logits.reshape({shape[0] * shape[1], shape[2]});
     attn::LongTensor targets = ids(1);
     targets.reshape({shape[0] * shape[1]});
+    attn::Tensor grad;
     run.start();
     for (auto _ : state) {
-        attn::Tensor grad = attn::cross_entropy_backward(attn::scalar_tensor(1.0f), logits, targets);
+        attn::cross_entropy_with_grad(logits, targets, grad);  // loss.backward()'s first node, as train_step
         grad.reshape(shape);
         s.model.backward(saved, grad);
     }
