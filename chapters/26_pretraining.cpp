@@ -6,6 +6,7 @@
 
 #include "attn/core/elementwise.hpp"
 #include "attn/data/dataloader.hpp"
+#include "attn/kernels/arithmetic.hpp"
 #include "attn/model/generate.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/nn/optim.hpp"
@@ -138,5 +139,46 @@ int main(int argc, char** argv) {
         //! [training]
         ch.book("rch05-In27", "train_model_simple(..., num_epochs=10, eval_freq=5, eval_iter=5)",
                 printed.str().substr(0, printed.str().size() - 1), ch26::history_tensors(history, num_epochs));
+        ch.show("his printed run beside this one: the losses of each evaluation, and the samples",
+                ch26::beside(ch.data().at("rch05-In27").text, printed.str(), {"his", "ours"}));
+
+        ch.step("rounding");
+        //! [rounding]
+        attn::manual_seed(ch.seed(123));  // the same run again, but for the rounding of the products
+        attn::GPTModel fused(GPT_CONFIG_124M);
+        attn::optim::AdamW fused_optimizer(fused.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+        std::ostringstream fused_printed;
+        {
+            const attn::ArithmeticGuard arithmetic(attn::Arithmetic::fma);  // each term by a fused multiply-add
+            ch26::TrainingProgress fused_progress(num_epochs * train_loader.size());
+            attn::train_model_simple(
+                fused, train_loader, val_loader, fused_optimizer,
+                {.num_epochs = num_epochs, .eval_freq = 5, .eval_iter = 5, .start_context = "Every effort moves you"},
+                tokenizer, fused_printed, std::ref(fused_progress));
+        }
+        //! [rounding]
+        ch.show("the same run with every product's terms added by fused multiply-adds, beside this run",
+                ch26::beside(printed.str(), fused_printed.str(), {"exact", "fma"}));
+
+        ch.step("mkl");
+        //! [mkl]
+        attn::GPTConfig mkl_config = GPT_CONFIG_124M;
+        mkl_config.backend = attn::nn::BernoulliBackend::mkl;  // PyTorch's x86 wheels (appendix A)
+        attn::manual_seed(ch.seed(123));
+        attn::GPTModel mkl_model(mkl_config);
+        attn::optim::AdamW mkl_optimizer(mkl_model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+        mkl_model.train();
+        attn::TrainStepState step_state;
+        std::string first_line;
+        for (const auto& [input_batch, target_batch] : train_loader) {  // his first step, then its evaluation
+            attn::train_step(mkl_model, mkl_optimizer, input_batch, target_batch, step_state);
+            const auto [train_loss_mkl, val_loss_mkl] = attn::evaluate_model(mkl_model, train_loader, val_loader, 5);
+            char line[96];
+            std::snprintf(line, sizeof line, "Ep 1 (Step 000000): Train loss %.3f, Val loss %.3f", train_loss_mkl, val_loss_mkl);
+            first_line = line;
+            break;
+        }
+        //! [mkl]
+        ch.show("[MKL backend] his first training step and evaluation", first_line);
     });
 }

@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <sstream>
+#include <tuple>
+#include <utility>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,6 +17,7 @@
 #include "attn/data/dataloader.hpp"
 #include "attn/print/print.hpp"
 #include "attn/train/train.hpp"
+#include "textbook/display.hpp"
 #include "textbook/progress.hpp"
 #include "textbook/record.hpp"
 
@@ -60,6 +65,45 @@ inline std::vector<textbook::TensorRecord> history_tensors(const attn::TrainHist
     for (std::size_t i = 0; i < n; ++i)  // torch.linspace's two halves (chapter 22's linspace)
         epochs[i] = i < n / 2 ? step * static_cast<float>(i) : static_cast<float>(num_epochs) - step * static_cast<float>(n - 1 - i);
     return {{"train_losses", train}, {"val_losses", val}, {"tokens_seen", tokens}, {"epochs_seen", epochs}};
+}
+
+/// Two training logs side by side (`his`: the one compared with, `ours`: this run's): for each
+/// evaluation line (`Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933`) both losses and their
+/// difference, then how many evaluation lines and samples (the lines after each epoch) are the
+/// same, word for word. `names`: how the table's header calls the two logs.
+inline std::string beside(const std::string& his, const std::string& ours, const std::pair<std::string, std::string>& names) {
+    const auto split = [](const std::string& log) {
+        std::vector<std::string> evals, samples;
+        std::istringstream in(log);
+        for (std::string line; std::getline(in, line);) (line.rfind("Ep ", 0) == 0 ? evals : samples).push_back(line);
+        return std::pair{evals, samples};
+    };
+    const auto losses = [](const std::string& line) {  // (step, train, val) of an evaluation line
+        double train = 0, val = 0;
+        int epoch = 0;
+        long step = 0;
+        std::sscanf(line.c_str(), "Ep %d (Step %ld): Train loss %lf, Val loss %lf", &epoch, &step, &train, &val);
+        return std::tuple{step, train, val};
+    };
+    const auto [his_evals, his_samples] = split(his);
+    const auto [our_evals, our_samples] = split(ours);
+    const auto fixed3 = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.3f", v); return std::string(b); };
+    const auto& [a, b] = names;
+    std::vector<textbook::Row> rows{{"step", "train: " + a, b, "difference", "val: " + a, b, "difference"}};
+    std::size_t same = 0;
+    for (std::size_t i = 0; i < std::min(his_evals.size(), our_evals.size()); ++i) {
+        const auto [step, h_train, h_val] = losses(his_evals[i]);
+        const auto [step2, o_train, o_val] = losses(our_evals[i]);
+        same += his_evals[i] == our_evals[i];
+        rows.push_back({std::to_string(step), fixed3(h_train), fixed3(o_train), fixed3(o_train - h_train),
+                        fixed3(h_val), fixed3(o_val), fixed3(o_val - h_val)});
+    }
+    std::size_t same_samples = 0;
+    for (std::size_t i = 0; i < std::min(his_samples.size(), our_samples.size()); ++i)
+        same_samples += his_samples[i] == our_samples[i];
+    return textbook::table(rows) + "\n" + std::to_string(same) + " of " + std::to_string(his_evals.size()) +
+           " evaluation lines identical; " + std::to_string(same_samples) + " of " + std::to_string(his_samples.size()) +
+           " samples identical";
 }
 
 /// The training run's progress line (stderr, on a terminal only): step, loss, tokens/s, time left.
