@@ -141,7 +141,7 @@ def main():
     ap.add_argument("action", choices=["record", "check"])
     ap.add_argument("--build", default="build", help="the build folder (default: build)")
     ap.add_argument("chapters", nargs="*", help="chapter names (default: every recording)")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()  # `record --build build 26_pretraining`: positionals after options
     names = args.chapters or sorted(p.stem[len("chapter_"):] for p in RECORDINGS.glob("chapter_*.json"))
     if not names:
         sys.exit("recordings: no chapter given and no recording found")
