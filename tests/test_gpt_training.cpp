@@ -6,7 +6,6 @@
 // his first training step at GPT_CONFIG_124M (SHA-256 of every gradient and parameter).
 #include <catch2/catch.hpp>
 
-#include <openssl/sha.h>
 
 #include <bit>
 #include <cstdint>
@@ -49,14 +48,6 @@ std::size_t differing(const Tensor& t, const nlohmann::json& bits) {
     return n;
 }
 
-std::string sha256(const Tensor& t) {
-    unsigned char h[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char*>(t.data()), t.size() * sizeof(float), h);
-    static const char* hex = "0123456789abcdef";
-    std::string out;
-    for (const unsigned char c : h) out += {hex[c >> 4], hex[c & 15]};
-    return out;
-}
 
 LongTensor ids(const nlohmann::json& rows) {
     LongTensor t = LongTensor::from_shape({rows.size(), rows[0].size()});
@@ -203,9 +194,9 @@ TEST_CASE("his first training step at GPT_CONFIG_124M: every .grad and parameter
     CHECK(std::bit_cast<std::uint32_t>(loss()) == o["loss_bits"][0]);
     for (const auto& p : model.named_parameters()) {
         INFO(p.name);
-        CHECK(sha256(*p.value) == o["after_step_sha256"][p.name]);
+        CHECK(test::sha256(*p.value) == o["after_step_sha256"][p.name]);
         REQUIRE(p.grad->has_value());
-        CHECK(sha256(**p.grad) == o["grads_sha256"][p.name]);
+        CHECK(test::sha256(**p.grad) == o["grads_sha256"][p.name]);
     }
 }
 
