@@ -34,30 +34,9 @@ using detail::printable;
 
 // ------------------------------------------------------------------------------ writing
 
-// The length of the valid UTF-8 sequence at text[i], or 0 (overlong forms, surrogates and
-// code points above U+10FFFF are invalid, as in Rust's str).
-std::size_t utf8_sequence(std::string_view text, std::size_t i) {
-    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-    const unsigned char c = b(i);
-    if (c < 0x80) return 1;
-    std::size_t n = 0;
-    char32_t cp = 0, min = 0;
-    if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F, min = 0x80;
-    else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F, min = 0x800;
-    else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07, min = 0x10000;
-    else return 0;
-    if (i + n > text.size()) return 0;
-    for (std::size_t k = 1; k < n; ++k) {
-        if ((b(i + k) & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (b(i + k) & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return n;
-}
-
 bool valid_utf8(std::string_view text) {
     for (std::size_t i = 0; i < text.size();) {
-        const std::size_t n = utf8_sequence(text, i);
+        const std::size_t n = detail::utf8_sequence(text, i);
         if (n == 0) return false;
         i += n;
     }

@@ -14,28 +14,46 @@
 
 namespace attn::io::detail {
 
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = b(i);
+    if (c < 0x80) return 1;
+    std::size_t n = 0;
+    char32_t cp = 0, min = 0;
+    if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F, min = 0x800;
+    else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07, min = 0x10000;
+    else return 0;
+    if (i + n > text.size()) return 0;
+    for (std::size_t k = 1; k < n; ++k) {
+        if ((b(i + k) & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (b(i + k) & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return n;
+}
+
 std::string printable(std::string_view text, std::size_t limit) {
     std::string out;
     std::size_t i = 0;
-    for (; i < text.size() && out.size() < limit; ++i) {
+    while (i < text.size() && out.size() < limit) {
         const auto c = static_cast<unsigned char>(text[i]);
+        const std::size_t n = utf8_sequence(text, i);
         if (c == '\n') out += "\\n";
         else if (c == '\t') out += "\\t";
         else if (c == '\r') out += "\\r";
-        else if (c < 0x20 || c == 0x7f) {
+        else if (n == 0 || c < 0x20 || c == 0x7f) {
             char hex[8];
             std::snprintf(hex, sizeof hex, "\\x%02x", c);
             out += hex;
         } else {
-            out += static_cast<char>(c);
+            out.append(text.substr(i, n));
+            i += n;
+            continue;
         }
+        ++i;
     }
-    if (i < text.size()) {
-        // Cut at a UTF-8 boundary: drop continuation bytes and the lead byte they follow.
-        while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
-        if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
-        out += "...";
-    }
+    if (i < text.size()) out += "...";
     return out;
 }
 
@@ -213,6 +231,10 @@ private:
 ParsedHeader parse_header(std::string_view text, const std::string& file) {
     if (text.empty() || text.front() != '{')
         fail(file, "the header does not start with '{' (a safetensors header is one JSON object)");
+    // nlohmann's lexer takes a NUL byte for the end of its input (and would ignore what
+    // follows); JSON has none outside its strings, and inside them only escaped.
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+        fail(file, "the header is not valid JSON (at byte " + std::to_string(nul) + " of the header: a NUL byte)");
     HeaderHandler handler(file);
     json::sax_parse(text.begin(), text.end(), &handler, json::input_format_t::json, /*strict=*/true);
     return std::move(handler.result);

@@ -12,8 +12,12 @@
 
 namespace attn::io::detail {
 
-/// A name, key or token from a file as a message may show it: control characters escaped
-/// (`\n`, `\x1b`), at most `limit` bytes (cut at a UTF-8 boundary, then `...`).
+/// The length of the valid UTF-8 sequence at `text[i]`, or 0 (overlong forms, surrogates and
+/// code points above U+10FFFF are invalid, as in Rust's `str`).
+std::size_t utf8_sequence(std::string_view text, std::size_t i);
+
+/// A name, key or token from a file as a message may show it: control characters and bytes
+/// that are not UTF-8 escaped (`\n`, `\x1b`, `\xff`), at most `limit` bytes (then `...`).
 std::string printable(std::string_view text, std::size_t limit = 200);
 
 /// `<file>: <what>` as a std::runtime_error.

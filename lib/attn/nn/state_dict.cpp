@@ -59,9 +59,26 @@ std::string torch_size(const Shape& shape) {
     return out + "])";
 }
 
+// A key as the messages show it: control characters escaped (`\n`, `\x1b`), so that a
+// message from a file's names stays one line.
+std::string sd_printable(const std::string& key) {
+    std::string out;
+    for (const char ch : key) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c == '\n') out += "\\n";
+        else if (c < 0x20 || c == 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else out += ch;
+    }
+    return out;
+}
+
 std::string quoted_list(const std::vector<std::string>& keys) {
     std::string out;
-    for (std::size_t i = 0; i < keys.size(); ++i) out += (i ? ", \"" : "\"") + keys[i] + "\"";
+    for (std::size_t i = 0; i < keys.size(); ++i) out += (i ? ", \"" : "\"") + sd_printable(keys[i]) + "\"";
     return out;
 }
 
@@ -87,7 +104,7 @@ IncompatibleKeys load_state_dict(Module& module, const TensorDict& state_dict, b
         }
         const Shape from = shape_of(*given), to = shape_of(*e.value);
         if (from != to) {
-            mismatches.push_back("size mismatch for " + e.key + ": copying a param with shape " + torch_size(from) +
+            mismatches.push_back("size mismatch for " + sd_printable(e.key) + ": copying a param with shape " + torch_size(from) +
                                  " from checkpoint, the shape in current model is " + torch_size(to) + ".");
             continue;
         }
@@ -206,7 +223,7 @@ void load_state_dict(AdamW& optimizer, const TensorDict& state, const std::map<s
             for (const auto& p : params)
                 for (const char* part : {"step", "exp_avg", "exp_avg_sq"})
                     known = known || key == "state." + p.name + "." + part;
-            if (!known) unknown.push_back("\"" + key + "\"");
+            if (!known) unknown.push_back("\"" + attn::nn::sd_printable(key) + "\"");
         }
         std::string list;
         for (std::size_t i = 0; i < unknown.size(); ++i) list += (i ? ", " : "") + unknown[i];
