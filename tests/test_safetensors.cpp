@@ -432,6 +432,15 @@ TEST_CASE("write files for tests/check_safetensors.py", "[.safetensors_for_pytho
     TensorDict logits;
     logits.insert("logits", model(ids));
     attn::io::save_safetensors(dir / "logits.safetensors", logits);
+    // One more step from the saved state: manual_seed(5), the ids, each row's targets the ids
+    // shifted left by one (wrapping); the model after it.
+    LongTensor targets = LongTensor::from_shape({2, 6});
+    for (std::size_t b = 0; b < 2; ++b)
+        for (std::size_t t = 0; t < 6; ++t) targets(b, t) = ids(b, (t + 1) % 6);
+    model.train();
+    attn::manual_seed(5);
+    attn::train_step(model, opt, ids, targets, state);
+    attn::io::save_safetensors(dir / "after_step.safetensors", attn::nn::state_dict(model));
 }
 
 }  // namespace test_safetensors
