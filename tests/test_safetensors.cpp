@@ -233,8 +233,14 @@ TEST_CASE("load_state_dict refuses with PyTorch's messages and changes nothing",
     CHECK(keys.unexpected_keys == std::vector<std::string>{"extra"});
     CHECK(bits_of(attn::nn::state_dict(model).at("out_head.weight")) == bits_of(file.at("out_head.weight")));
     CHECK(bits_of(attn::nn::state_dict(model).at("final_norm.shift")) == bits_of(before.at("final_norm.shift")));
-    // PyTorch's rule: a key naming a module itself is neither loaded nor unexpected.
+    // PyTorch's rules (checked with torch 1.13 on nn.Sequential(nn.Linear(2, 2, bias=False))): a
+    // key naming a module itself, or a part below a parameter, is neither loaded nor
+    // unexpected; unexpected keys come module by module (the root's first), not as given.
     CHECK(attn::nn::load_state_dict(model, edited("", "trf_blocks.0", some)).unexpected_keys.empty());
+    CHECK(attn::nn::load_state_dict(model, edited("", "tok_emb.weight.x", some)).unexpected_keys.empty());
+    TensorDict two = edited("", "out_head.bias", some);
+    two.insert("zzz", some);
+    CHECK(attn::nn::load_state_dict(model, two, false).unexpected_keys == std::vector<std::string>{"zzz", "out_head.bias"});
 }
 
 TEST_CASE("a GPTModel round-trips through a file bit for bit, masks and all", "[safetensors]") {
