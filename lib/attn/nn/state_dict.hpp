@@ -54,12 +54,15 @@ struct IncompatibleKeys {
 /// Unlike PyTorch, which copies every matching entry before it raises, everything is checked
 /// first: when anything is refused, nothing in the module has changed.
 /// Returns the missing and unexpected keys (both empty when `strict`).
-/// @throws std::runtime_error (PyTorch's RuntimeError) with PyTorch's messages on one line:
-/// `"Error(s) in loading state_dict for GPTModel: Missing key(s) in state_dict: \"a\", \"b\".
-/// Unexpected key(s) in state_dict: \"c\". size mismatch for out_head.weight: copying a param
-/// with shape torch.Size([10, 4]) from checkpoint, the shape in current model is
-/// torch.Size([11, 4]).`" when `strict` and a key is missing or unexpected, or (strict or not)
-/// when an entry's shape is not its parameter's or buffer's.
+/// @throws std::runtime_error (PyTorch's RuntimeError) with PyTorch's messages on one line,
+/// when `strict` and a key is missing or unexpected, or (strict or not) when an entry's shape
+/// is not its parameter's or buffer's:
+/// ```
+/// Error(s) in loading state_dict for GPTModel: Missing key(s) in state_dict: "a", "b".
+/// Unexpected key(s) in state_dict: "c". size mismatch for out_head.weight: copying a param
+/// with shape torch.Size([10, 4]) from checkpoint, the shape in current model is torch.Size([11, 4]).
+/// ```
+/// (one line in the message; keys with control characters escaped).
 /// @throws std::length_error as `shape_of` for a tensor whose shape does not match its storage.
 /// Source: `nn.Module.load_state_dict` / `_load_from_state_dict`, PyTorch 1.13 (its 0.3-era
 /// rule that loads a `[1]` entry into a 0-d parameter is not kept: no module here has one).
