@@ -17,7 +17,9 @@
 #               UBSan): the five data parsers, GPT-2's tokenizer (fuzz_gpt2_tokenizer),
 #               the attention modules' fuzzers (fuzz_modules, fuzz_cross_attention), the GPT
 #               model's pieces (fuzz_model: LayerNorm, GELU, FeedForward, TransformerBlock,
-#               GPTModel on fuzzed shapes, ids and caches) for FUZZ_SECONDS each (default 60)
+#               GPTModel on fuzzed shapes, ids and caches), the safetensors reader
+#               (fuzz_safetensors, seeded with data/oracle/safetensors/, with the format's words
+#               as its dictionary) for FUZZ_SECONDS each (default 60)
 #               and the structured fuzzer of the library's core for STRUCTURED_FUZZ_SECONDS
 #               (default 120): 0 crashes, hangs, sanitizer reports or broken invariants.
 #
@@ -162,7 +164,8 @@ part_fuzzers() {
   tmp=$(mktemp -d)
   mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer" \
     "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured" "$tmp/seeds/fuzz_modules" \
-    "$tmp/seeds/fuzz_gpt2_tokenizer" "$tmp/seeds/fuzz_cross_attention" "$tmp/seeds/fuzz_model"
+    "$tmp/seeds/fuzz_gpt2_tokenizer" "$tmp/seeds/fuzz_cross_attention" "$tmp/seeds/fuzz_model" \
+    "$tmp/seeds/fuzz_safetensors"
   head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
   local i=0 f
   for f in $(find data/book -name '*.txt' | sort | head -n 20); do
@@ -174,20 +177,24 @@ part_fuzzers() {
 for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-8") if l.startswith("text_json\t")):
     open(f"{sys.argv[1]}/text{i}", "w", encoding="utf-8").write(json.loads(line.split("\t")[1]))' \
     "$tmp/seeds/fuzz_gpt2_tokenizer" data/tokenizer/gpt2_*.tsv
+  # Safetensors files as the reference writer lays them out (data/oracle/safetensors/).
+  cp data/oracle/safetensors/*.safetensors "$tmp/seeds/fuzz_safetensors/"
   for f in "$gcc_build"/chapters/0[1-3]*.prose.json; do cp "$f" "$tmp/seeds/fuzz_page/"; done
   # A record as a chapter writes it (the gcc build's chapter 3, if it is there).
   if [ -x "$gcc_build/chapters/chapter_03_simple_mask" ]; then
     "$gcc_build/chapters/chapter_03_simple_mask" --record="$tmp/seeds/fuzz_record/ch03.json" > /dev/null 2>&1 || true
   fi
   for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_gpt2_tokenizer fuzz_structured fuzz_modules \
-                fuzz_cross_attention fuzz_model; do
+                fuzz_cross_attention fuzz_model fuzz_safetensors; do
     if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
     seconds=$fuzz_seconds
     [ "$target" = fuzz_structured ] && seconds=$structured_seconds
     mkdir -p "$tmp/corpus/$target" "$tmp/artifacts/$target" "$tmp/work"
     seeds="$tmp/seeds/$target"
+    local dict=()
+    [ -f "tests/fuzz/${target#fuzz_}.dict" ] && dict=(-dict="tests/fuzz/${target#fuzz_}.dict")
     if TMPDIR="$tmp/work" "$dir/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-         -max_len=4096 -print_final_stats=1 -artifact_prefix="$tmp/artifacts/$target/" \
+         -max_len=4096 -print_final_stats=1 -artifact_prefix="$tmp/artifacts/$target/" "${dict[@]}" \
          "$tmp/corpus/$target" "$seeds" > "$tmp/$target.log" 2>&1; then
       pass
       echo "ci_extra: $target: $(grep -E '^stat::number_of_executed_units' "$tmp/$target.log" | awk '{print $2}') inputs, 0 crashes in ${seconds} s"

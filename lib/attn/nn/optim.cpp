@@ -125,6 +125,24 @@ void adamw_update(float* p, const float* g, float* m, float* v, std::size_t begi
 
 }  // namespace
 
+void AdamW::set_state(std::vector<State> state) {
+    if (state.size() != parameters_.size())
+        throw std::invalid_argument("AdamW.set_state: expected the state of " + std::to_string(parameters_.size()) +
+                                    " parameters, got " + std::to_string(state.size()));
+    for (std::size_t i = 0; i < state.size(); ++i) {
+        const std::string what = "AdamW.set_state: parameter '" + parameters_[i].name + "'";
+        if (state[i].step < 0)
+            throw std::invalid_argument(what + ": expected a step >= 0, got " + std::to_string(state[i].step));
+        if (state[i].step == 0) continue;
+        const Shape shape = shape_of(*parameters_[i].value);
+        check_same_shape(what + " (exp_avg)", shape, shape_of(state[i].exp_avg));
+        check_same_shape(what + " (exp_avg_sq)", shape, shape_of(state[i].exp_avg_sq));
+    }
+    for (State& s : state)
+        if (s.step == 0) s.exp_avg = Tensor(), s.exp_avg_sq = Tensor();
+    state_ = std::move(state);
+}
+
 void AdamW::step() {
     options.validate();
     check_grads("AdamW.step");
