@@ -29,7 +29,7 @@ Sides, one process per run, the order rotating from round to round (interleaved)
   pytorch-reuse    the same with malloc keeping and reusing freed memory
 PyTorch runs with torch.set_num_threads(threads) and OPENBLAS_NUM_THREADS = OMP_NUM_THREADS =
 threads. The library's numbers are those of the exact arithmetic (every product in the
-reference BLAS's order): its GFLOP/s are read against this machine's multiply-then-add limit,
+reference BLAS's order): its GFLOP/s are read against the machine's multiply-then-add limit,
 PyTorch's (free to fuse) against the fused multiply-add limit, both measured in the same
 recording (recording.py's Limits). Per case and thread count the summary keeps each side's
 fastest round, its fraction of the limit, and `pytorch_over_library` (each PyTorch side's
