@@ -422,6 +422,11 @@ _PRETRAINING_CASES = {"train_step": "a training step", "forward": "its forward (
                       "sample": "an epoch's sample (50 tokens without a cache)"}
 
 
+def _seconds(side):
+    """A side's time in seconds (the cases take from about one to a hundred), or None."""
+    return side["time_ms"] / 1e3 if side.get("time_ms") is not None else None
+
+
 def _minutes(seconds):
     return f"{seconds / 60:.1f} min" if seconds < 600 else f"{seconds / 60:.0f} min"
 
@@ -447,7 +452,7 @@ def pretraining(data_dir, source_root):
             lib, dflt, reuse = (sides.get(k, {}) for k in ("library", "pytorch-default", "pytorch-reuse"))
             over = row.get("pytorch_over_library", {})
             rows.append([_PRETRAINING_CASES.get(row["case"], row["case"]), str(row["threads"]),
-                         *bold_fastest([lib.get("time_ms"), dflt.get("time_ms"), reuse.get("time_ms")]),
+                         *bold_fastest([_seconds(side) for side in (lib, dflt, reuse)]),
                          percent(lib), ratio(over.get("pytorch-default")), ratio(over.get("pytorch-reuse"))])
         runs = data["whole_run"]["rows"]
         counts = data["whole_run"]["counts"]
@@ -456,7 +461,7 @@ def pretraining(data_dir, source_root):
     what = ("Raschka's chapter 5 training on his shapes: GPTModel(GPT_CONFIG_124M with context_length 256) "
             "after manual_seed(123), AdamW(lr=0.0004, weight_decay=0.1), a batch of 2 \u00d7 256 tokens; the "
             "library beside Debian's PyTorch running his own code, each run in a process of its own, the "
-            "fastest round kept (ms)")
+            "fastest round kept (seconds)")
     extra = ("PyTorch ran with glibc's default malloc and with malloc reusing freed memory; \u201cof "
              "limit\u201d is the library's rate of multiply-adds over the first limit below; the last two "
              "columns are PyTorch's time over the library's (above 1: the library is faster).")
@@ -469,13 +474,15 @@ def pretraining(data_dir, source_root):
         names = [("library", "the library"), ("pytorch-default", "PyTorch"),
                  ("pytorch-reuse", "PyTorch reusing memory")]
         said = [f"{name} {_minutes(s[k]['total_s'])}" for k, name in names if k in s]
+        best = run.get("pytorch_over_library", {}).get("best")
         if said:
-            parts.append(f"on {th} thread{'s' if th > 1 else ''} " + ", ".join(said))
+            parts.append(f"on {th} thread{'s' if th > 1 else ''} " + ", ".join(said)
+                         + (f" (PyTorch's best over the library's: {best:.2f})" if best else ""))
     if parts:
-        text.append(f"His whole run, projected from these times ({counts.get('train_step', '?')} training "
-                    f"steps, {counts.get('eval_forward', '?')} evaluation forwards (his 18 evaluations of 6 batches), "
-                    f"{counts.get('sample', '?')} samples; building the model and the loaders left out): "
-                    + "; ".join(parts) + ".")
+        text.append(f"His whole run, projected from these times as {counts.get('train_step', '?')} training "
+                    f"steps, {counts.get('eval_forward', '?')} evaluation forwards (18 evaluations of 6 "
+                    f"batches) and {counts.get('sample', '?')} samples, without building the model and the "
+                    "loaders: " + "; ".join(parts) + ".")
     return "\n\n".join(text)
 
 

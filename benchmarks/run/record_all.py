@@ -14,7 +14,7 @@ each as its own process; stops at the first that fails. Every recorder refuses a
 uncommitted changes (commit first), measures this CPU's limits in its own recording, and
 writes its own file. The whole set takes about 2 h 20 min on a quiet 2-core machine (the
 generation recording 55 minutes of it, the pretraining one about 35, the attention one 20);
---smoke about 30 minutes.
+--smoke about 35 minutes.
 """
 import subprocess
 import sys

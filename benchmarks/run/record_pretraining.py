@@ -50,8 +50,9 @@ load average before, between rounds and after, this CPU's limits, every run, the
 whole run. It builds the programs it runs (unless --no-build) and refuses to record from a tree
 with uncommitted changes unless --allow-dirty (benchmarks/run/provenance.py). Chapter 26's
 speed section is generated from it (benchmarks/pages/sections.py, `pretraining`). Not part of
-the tests. About 35 minutes on a quiet 2-core machine (estimated from a loaded one: PyTorch's
-sample and training step take most of it); --smoke --threads 2 about 10.
+the tests. About 35 minutes on a quiet 2-core machine (estimated from the CPU times of a smoke
+run on a loaded one: the first round, with the sample, about 20 of them, PyTorch's sample and
+training step most of that); --smoke about 20, --smoke --threads 2 about 8.
 """
 import recording as rec
 from recording import log
