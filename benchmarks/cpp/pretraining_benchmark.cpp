@@ -18,11 +18,18 @@
 //       backward; AdamW's update of the 163 million parameters.
 //   eval_forward/threads:{1,2}
 //       calc_loss_batch in evaluation mode: what each of his evaluations runs 6 times.
+//   sample/threads:{1,2}
+//       the sample printed after each epoch (generate_and_print_sample without its tokenizer):
+//       in evaluation mode, 50 greedy tokens by generate_text_simple after "Every effort moves
+//       you" (ids 6109 3626 6100 345), the whole context every time (no cache): forwards of
+//       4 to 53 tokens at batch 1.
 //
 // Counters: bench.hpp's (faults, peak_rss_MB, rss_before_MB, threads), GFLOPs (the products'
 // multiply-adds, 2 flops each: the forward's as generation_benchmark counts them, the
-// backward's twice as many), tokens_per_s (512 tokens per iteration).
+// backward's twice as many), tokens_per_s (512 tokens per iteration; sample: the 50 new ones).
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -30,6 +37,7 @@
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/model/generate.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/nn/optim.hpp"
 #include "attn/train/train.hpp"
@@ -45,14 +53,18 @@ attn::GPTConfig config() {
     return c;
 }
 
-// Products of a forward of the batch (2 flops per multiply-add), the attention on its causal
-// pairs: per block 12 E^2 per token, and per head 2 * hd * T (T + 1) / 2 twice.
-double forward_flops() {
+// Products of a forward of `batch` x `tokens` ids (2 flops per multiply-add), the attention on
+// its causal pairs: per block 12 E^2 per token, and per head 2 * hd * T (T + 1) / 2 twice.
+double forward_flops(std::size_t batch = kBatch, std::size_t tokens = kTokens) {
     const attn::GPTConfig c = config();
     const double E = double(c.emb_dim), L = double(c.n_layers), V = double(c.vocab_size);
-    const double T = double(kTokens), rows = double(kBatch) * T;
-    return 2 * rows * (L * 12 * E * E + E * V) + double(kBatch) * L * 2 * 2 * E * T * (T + 1) / 2;
+    const double T = double(tokens), rows = double(batch) * T;
+    return 2 * rows * (L * 12 * E * E + E * V) + double(batch) * L * 2 * 2 * E * T * (T + 1) / 2;
 }
+
+// His sample: 50 new tokens after the 4 of "Every effort moves you" (his In [26]).
+constexpr std::size_t kSampleTokens = 50;
+constexpr std::int64_t kStartContext[] = {6109, 3626, 6100, 345};
 
 // Token ids with The Verdict's statistics are not needed for the time: a fixed pattern of ids
 // over the vocabulary (the step's cost does not depend on which ids).
@@ -139,6 +151,24 @@ void BM_eval_forward(benchmark::State& state) {
     tokens_counter(state);
 }
 
+void BM_sample(benchmark::State& state) {
+    bench::Run run(state, int(state.range(0)));
+    Setup s;
+    s.model.eval();
+    const std::size_t n = std::size(kStartContext);
+    attn::LongTensor prompt = attn::LongTensor::from_shape({1, n});
+    std::copy_n(kStartContext, n, prompt.data());
+    const std::size_t context = config().context_length;  // his model.pos_emb.weight.shape[0]
+    benchmark::DoNotOptimize(attn::generate_text_simple(s.model, prompt, kSampleTokens, context));
+    double flops = 0;
+    for (std::size_t t = n; t < n + kSampleTokens; ++t) flops += forward_flops(1, t);
+    run.start();
+    for (auto _ : state) benchmark::DoNotOptimize(attn::generate_text_simple(s.model, prompt, kSampleTokens, context));
+    run.finish(flops);
+    state.counters["tokens_per_s"] =
+        benchmark::Counter(double(kSampleTokens) * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
 BENCHMARK(BM_train_step)->Name("train_step")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -146,10 +176,12 @@ BENCHMARK(BM_forward)->Name("forward")->ArgNames({"threads"})->Arg(1)->Arg(2)->U
 BENCHMARK(BM_backward)->Name("backward")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_optimizer)->Name("optimizer")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_eval_forward)->Name("eval_forward")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_sample)->Name("sample")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 int main(int argc, char** argv) {
     return bench::main(argc, argv,
                        "Raschka's chapter 5 training step: GPTModel(GPT_CONFIG_124M, context 256), seed 123, "
-                       "AdamW(lr=0.0004, weight_decay=0.1), a batch of 2 x 256 tokens",
+                       "AdamW(lr=0.0004, weight_decay=0.1), a batch of 2 x 256 tokens; his sample: 50 greedy tokens "
+                       "after 4 without a cache",
                        "pretraining_benchmark [Google Benchmark flags]");
 }
