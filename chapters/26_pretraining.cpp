@@ -6,10 +6,12 @@
 
 #include "attn/core/elementwise.hpp"
 #include "attn/data/dataloader.hpp"
+#include "attn/io/safetensors.hpp"
 #include "attn/kernels/arithmetic.hpp"
 #include "attn/model/generate.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/nn/optim.hpp"
+#include "attn/nn/state_dict.hpp"
 #include "attn/print/python.hpp"
 #include "attn/text/utf8.hpp"
 #include "attn/train/train.hpp"
@@ -141,6 +143,17 @@ int main(int argc, char** argv) {
                 printed.str().substr(0, printed.str().size() - 1), ch26::history_tensors(history, num_epochs));
         ch.show("his printed run beside this one: the losses of each evaluation, and the samples",
                 ch26::beside(ch.data().at("rch05-In27").text, printed.str(), {"his", "ours"}));
+
+        ch.step("keep");
+        //! [keep]
+        const attn::TensorDict weights = attn::nn::state_dict(trained);  // model.state_dict()
+        attn::io::save_safetensors("gpt2_the_verdict.safetensors", weights);
+        const attn::optim::AdamWStateDict adamw = attn::optim::state_dict(optimizer);
+        attn::io::save_safetensors("gpt2_the_verdict_adamw.safetensors", adamw.state, adamw.param_groups);
+        //! [keep]
+        ch.show("the trained model and its optimizer's state, kept in the working directory",
+                ch26::file_lines({{"gpt2_the_verdict.safetensors", weights.size()},
+                                  {"gpt2_the_verdict_adamw.safetensors", adamw.state.size()}}));
 
         ch.step("rounding");
         //! [rounding]

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -104,6 +105,15 @@ inline std::string beside(const std::string& his, const std::string& ours, const
     return textbook::table(rows) + "\n" + std::to_string(same) + " of " + std::to_string(his_evals.size()) +
            " evaluation lines identical; " + std::to_string(same_samples) + " of " + std::to_string(his_samples.size()) +
            " samples identical";
+}
+
+/// For each file written: its name, the tensors it holds and its bytes on the disk.
+inline std::string file_lines(const std::vector<std::pair<std::string, std::size_t>>& files) {
+    std::string out;
+    for (const auto& [f, tensors] : files)
+        out += (out.empty() ? "" : "\n") + f + ": " + std::to_string(tensors) + " tensors, " +
+               std::to_string(std::filesystem::file_size(f)) + " bytes";
+    return out;
 }
 
 /// The training run's progress line (stderr, on a terminal only): step, loss, tokens/s, time left.

@@ -81,8 +81,9 @@ def _run(build, name, out):
     exe = Path(build) / "chapters" / f"chapter_{name}"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    proc = subprocess.run([str(exe), f"--record={out}"], stdout=subprocess.DEVNULL,
-                          env=dict(os.environ, ATTN_DATA_DIR=str(ROOT / "data")))
+    with tempfile.TemporaryDirectory() as work:  # what the chapter writes (chapter 26's weights) goes there
+        proc = subprocess.run([str(exe.resolve()), f"--record={Path(out).resolve()}"], stdout=subprocess.DEVNULL,
+                              cwd=work, env=dict(os.environ, ATTN_DATA_DIR=str(ROOT / "data")))
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
