@@ -1,23 +1,6 @@
 // Chapter 26: attention learns real text — Raschka's chapter 5 pretraining (§5.1-5.2, In [1]-[28]):
 // the loss of the untrained model, the data, his train_model_simple. Prose: docs/chapters/26_pretraining.md.
-#include <cstddef>
-#include <sstream>
-#include <string>
-
-#include "attn/core/elementwise.hpp"
-#include "attn/data/dataloader.hpp"
-#include "attn/io/safetensors.hpp"
-#include "attn/kernels/arithmetic.hpp"
-#include "attn/model/generate.hpp"
-#include "attn/model/gpt_model.hpp"
-#include "attn/nn/optim.hpp"
-#include "attn/nn/state_dict.hpp"
-#include "attn/print/python.hpp"
-#include "attn/text/utf8.hpp"
-#include "attn/train/train.hpp"
-#include "textbook/text_file.hpp"
-#include "textbook/tokenizer_data.hpp"
-#include "26_pretraining.hpp"
+#include "26_pretraining.hpp"  // the library's headers this chapter calls, and its helpers
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "26_pretraining", .dropout = true, .seeded = true}, [](textbook::Chapter& ch) {
@@ -130,17 +113,16 @@ int main(int argc, char** argv) {
         //! [training]
         attn::manual_seed(ch.seed(123));
         attn::GPTModel trained(GPT_CONFIG_124M);
-        attn::optim::AdamW optimizer(trained.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
-        const std::size_t num_epochs = 10;
+        const attn::optim::AdamWOptions adamw_options{.lr = 0.0004, .weight_decay = 0.1};
+        attn::optim::AdamW optimizer(trained.named_parameters(), adamw_options);
+        const attn::TrainOptions options{.num_epochs = 10, .eval_freq = 5, .eval_iter = 5,
+                                         .start_context = "Every effort moves you"};
         std::ostringstream printed;
-        ch26::TrainingProgress progress(num_epochs * train_loader.size());
-        const attn::TrainHistory history = attn::train_model_simple(
-            trained, train_loader, val_loader, optimizer,
-            {.num_epochs = num_epochs, .eval_freq = 5, .eval_iter = 5, .start_context = "Every effort moves you"},
-            tokenizer, printed, std::ref(progress));
+        const attn::TrainHistory history = attn::train_model_simple(trained, train_loader, val_loader, optimizer,
+                                                                    options, tokenizer, printed, ch26::progress(options, train_loader));
         //! [training]
-        ch.book("rch05-In27", "train_model_simple(..., num_epochs=10, eval_freq=5, eval_iter=5)",
-                printed.str().substr(0, printed.str().size() - 1), ch26::history_tensors(history, num_epochs));
+        ch.book("rch05-In27", "train_model_simple(..., AdamW(lr=0.0004, weight_decay=0.1), num_epochs=10, eval_freq=5, eval_iter=5)",
+                ch26::without_last_newline(printed.str()), ch26::history_tensors(history, options.num_epochs));
         ch.show("his printed run beside this one: the losses of each evaluation, and the samples",
                 ch26::beside(ch.data().at("rch05-In27").text, printed.str(), {"his", "ours"}));
 
@@ -159,15 +141,12 @@ int main(int argc, char** argv) {
         //! [rounding]
         attn::manual_seed(ch.seed(123));  // the same run again, but for the rounding of the products
         attn::GPTModel fused(GPT_CONFIG_124M);
-        attn::optim::AdamW fused_optimizer(fused.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+        attn::optim::AdamW fused_optimizer(fused.named_parameters(), adamw_options);
         std::ostringstream fused_printed;
         {
             const attn::ArithmeticGuard arithmetic(attn::Arithmetic::fma);  // each term by a fused multiply-add
-            ch26::TrainingProgress fused_progress(num_epochs * train_loader.size());
-            attn::train_model_simple(
-                fused, train_loader, val_loader, fused_optimizer,
-                {.num_epochs = num_epochs, .eval_freq = 5, .eval_iter = 5, .start_context = "Every effort moves you"},
-                tokenizer, fused_printed, std::ref(fused_progress));
+            attn::train_model_simple(fused, train_loader, val_loader, fused_optimizer, options, tokenizer, fused_printed,
+                                     ch26::progress(options, train_loader));
         }
         //! [rounding]
         ch.show("the same run with every product's terms added by fused multiply-adds, beside this run",
@@ -179,19 +158,12 @@ int main(int argc, char** argv) {
         mkl_config.backend = attn::nn::BernoulliBackend::mkl;  // PyTorch's x86 wheels (appendix A)
         attn::manual_seed(ch.seed(123));
         attn::GPTModel mkl_model(mkl_config);
-        attn::optim::AdamW mkl_optimizer(mkl_model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
-        mkl_model.train();
-        attn::TrainStepState step_state;
-        std::string first_line;
-        for (const auto& [input_batch, target_batch] : train_loader) {  // his first step, then its evaluation
-            attn::train_step(mkl_model, mkl_optimizer, input_batch, target_batch, step_state);
-            const auto [train_loss_mkl, val_loss_mkl] = attn::evaluate_model(mkl_model, train_loader, val_loader, 5);
-            char line[96];
-            std::snprintf(line, sizeof line, "Ep 1 (Step 000000): Train loss %.3f, Val loss %.3f", train_loss_mkl, val_loss_mkl);
-            first_line = line;
-            break;
-        }
+        attn::optim::AdamW mkl_optimizer(mkl_model.named_parameters(), adamw_options);
+        attn::TrainOptions first_step = options;
+        first_step.max_steps = 1;  // his first step and its evaluation
+        std::ostringstream mkl_printed;
+        attn::train_model_simple(mkl_model, train_loader, val_loader, mkl_optimizer, first_step, tokenizer, mkl_printed);
         //! [mkl]
-        ch.show("[MKL backend] his first training step and evaluation", first_line);
+        ch.show("[MKL backend] his first training step and evaluation", ch26::without_last_newline(mkl_printed.str()));
     });
 }

@@ -1,5 +1,6 @@
 // Chapter 26's helpers: his fancy-indexed target probabilities, the loader checks of his In [22]
-// and In [23], and the training run's progress line and log. Compiled with the chapter, in the
+// and In [23], the training run's progress line and logs side by side, and the library's headers
+// the chapter calls. Compiled with the chapter, in the
 // chapters' unity file (chapters/meson.build): everything here is in namespace ch26.
 #pragma once
 
@@ -7,6 +8,8 @@
 #include <cstddef>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -14,10 +17,21 @@
 #include <string>
 #include <vector>
 
+#include "attn/core/elementwise.hpp"
 #include "attn/core/tensor.hpp"
 #include "attn/data/dataloader.hpp"
+#include "attn/io/safetensors.hpp"
+#include "attn/kernels/arithmetic.hpp"
+#include "attn/model/generate.hpp"
+#include "attn/model/gpt_model.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/nn/state_dict.hpp"
 #include "attn/print/print.hpp"
+#include "attn/print/python.hpp"
+#include "attn/text/utf8.hpp"
 #include "attn/train/train.hpp"
+#include "textbook/text_file.hpp"
+#include "textbook/tokenizer_data.hpp"
 #include "textbook/display.hpp"
 #include "textbook/progress.hpp"
 #include "textbook/record.hpp"
@@ -116,15 +130,21 @@ inline std::string file_lines(const std::vector<std::pair<std::string, std::size
     return out;
 }
 
-/// The training run's progress line (stderr, on a terminal only): step, loss, tokens/s, time left.
-struct TrainingProgress {
-    textbook::Progress line;
-    explicit TrainingProgress(std::size_t steps) : line("training", steps, "tokens") {}
-    void operator()(const attn::TrainProgress& p) {
-        char loss[32];
-        std::snprintf(loss, sizeof loss, "epoch %zu · loss %.3f", p.epoch, static_cast<double>(p.loss));
-        line.update(static_cast<std::size_t>(p.global_step + 1), static_cast<double>(p.tokens_seen), loss);
-    }
-};
+/// A log as his prints end: without the newline after its last line.
+inline std::string without_last_newline(const std::string& text) {
+    return !text.empty() && text.back() == '\n' ? text.substr(0, text.size() - 1) : text;
+}
+
+/// The training run's progress line (stderr, on a terminal only): step, epoch, loss, tokens/s,
+/// time left; for `train_model_simple`'s `on_step`.
+inline std::function<void(const attn::TrainProgress&)> progress(const attn::TrainOptions& options,
+                                                                const attn::data::DataLoader& train_loader) {
+    auto line = std::make_shared<textbook::Progress>("training", options.num_epochs * train_loader.size(), "tokens");
+    return [line](const attn::TrainProgress& p) {
+        char note[48];
+        std::snprintf(note, sizeof note, "epoch %zu · loss %.3f", p.epoch, static_cast<double>(p.loss));
+        line->update(static_cast<std::size_t>(p.global_step + 1), static_cast<double>(p.tokens_seen), note);
+    };
+}
 
 }  // namespace ch26

@@ -1,6 +1,7 @@
 // Raschka's chapter 5 training utilities (train.hpp).
 #include "attn/train/train.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -123,6 +124,8 @@ TrainHistory train_model_simple(GPTModel& model, const data::DataLoader& train_l
     const std::string where = "train_model_simple";
     if (options.eval_freq == 0) throw std::invalid_argument(where + ": eval_freq must be positive, got 0");
     if (options.eval_iter == 0) throw std::invalid_argument(where + ": eval_iter must be positive, got 0");
+    if (options.max_steps && *options.max_steps <= 0)
+        throw std::invalid_argument(where + ": max_steps must be positive, got " + std::to_string(*options.max_steps));
     if (train_loader.size() == 0)
         throw std::invalid_argument(where + ": the training loader gives no batch: " +
                                     std::to_string(train_loader.dataset().size()) + " windows, batch_size " +
@@ -131,7 +134,8 @@ TrainHistory train_model_simple(GPTModel& model, const data::DataLoader& train_l
     TrainHistory history;
     TrainStepState state;
     std::int64_t tokens_seen = 0, global_step = -1;
-    const auto steps = static_cast<std::int64_t>(options.num_epochs * train_loader.size());
+    auto steps = static_cast<std::int64_t>(options.num_epochs * train_loader.size());
+    if (options.max_steps) steps = std::min(steps, *options.max_steps);
     for (std::size_t epoch = 0; epoch < options.num_epochs; ++epoch) {
         model.train();
         for (const auto& [input_batch, target_batch] : train_loader) {
@@ -149,6 +153,7 @@ TrainHistory train_model_simple(GPTModel& model, const data::DataLoader& train_l
                 out << line << '\n';
             }
             if (on_step) on_step({epoch + 1, global_step, steps, tokens_seen, loss()});
+            if (options.max_steps && global_step + 1 >= *options.max_steps) return history;
         }
         out << generate_sample(model, tokenizer, options.start_context) << '\n';
     }

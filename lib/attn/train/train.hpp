@@ -101,6 +101,9 @@ struct TrainOptions {
     std::size_t eval_freq = 5;      ///< evaluate when `global_step % eval_freq == 0`
     std::size_t eval_iter = 5;      ///< batches per loader in each evaluation
     std::string start_context = "Every effort moves you";  ///< the prompt of each epoch's sample
+    /// Not his: stop after this many steps (their evaluations done, no sample after a cut
+    /// epoch), for a shortened run; unset: every epoch whole.
+    std::optional<std::int64_t> max_steps{};
 };
 
 /// What `train_model_simple` returns: his `train_losses, val_losses, track_tokens_seen`, one
@@ -117,8 +120,10 @@ struct TrainHistory {
 /// input_batch.numel()`, `global_step += 1` (from -1), and when `global_step % eval_freq == 0`
 /// `evaluate_model` and the line `Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933` written to
 /// `out`; after each epoch `generate_sample`'s line. `on_step` (may be empty) is called after every
-/// step, for a progress line.
-/// @throws std::invalid_argument when `eval_freq` or `eval_iter` is 0, when the training loader
+/// step, for a progress line. With `max_steps` the run stops after that step (its `break`
+/// draws what Python's would).
+/// @throws std::invalid_argument when `eval_freq` or `eval_iter` is 0, `max_steps` is not
+/// positive, when the training loader
 /// has no batch (`"train_model_simple: the training loader gives no batch: ..."`: his loop would
 /// silently train nothing), or as `train_step` and `evaluate_model`.
 TrainHistory train_model_simple(GPTModel& model, const data::DataLoader& train_loader,
