@@ -9,6 +9,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -198,6 +199,45 @@ TEST_CASE("his first training step at GPT_CONFIG_124M: every .grad and parameter
         REQUIRE(p.grad->has_value());
         CHECK(test::sha256(**p.grad) == o["grads_sha256"][p.name]);
     }
+}
+
+TEST_CASE("his In [27] run: the first steps' losses and the first evaluation as Debian's torch 1.13 printed them", "[gpt_training]") {
+    // data/oracle/pretraining.json: tools/oracle/pretraining.py ran his cells In [2]-[27] on Debian's
+    // torch 1.13 (reference BLAS) and noted every loss his calc_loss_batch returned, in order.
+    const auto& o = test::oracle_file("pretraining.json");
+    std::vector<double> his_steps;
+    std::size_t seen = 0;
+    for (const auto& e : o["calc_loss_batch"]) {
+        if (seen++ < 10) continue;  // his In [25]: the untrained model over both loaders
+        if (e["training"].get<bool>()) his_steps.push_back(std::stod(e["loss"].get<std::string>()));
+    }
+    REQUIRE(his_steps.size() >= 2);
+    const std::string text = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
+    const std::size_t split_idx = static_cast<std::size_t>(0.90 * static_cast<double>(attn::utf8_len(text)));
+    attn::manual_seed(123);  // his In [20]
+    const attn::data::DataLoader train_loader = attn::data::create_dataloader_v1(
+        attn::utf8_slice(text, 0, split_idx), textbook::gpt2_tokenizer(), {.batch_size = 2, .max_length = 256, .stride = 256});
+    const attn::data::DataLoader val_loader = attn::data::create_dataloader_v1(
+        attn::utf8_slice(text, split_idx, attn::utf8_len(text)), textbook::gpt2_tokenizer(),
+        {.batch_size = 2, .max_length = 256, .stride = 256, .shuffle = false, .drop_last = false});
+    attn::GPTConfig cfg = attn::GPT_CONFIG_124M;
+    cfg.context_length = 256;
+    attn::manual_seed(123);  // his In [27]
+    attn::GPTModel model(cfg);
+    attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+    std::vector<float> losses;
+    std::ostringstream printed;
+    const attn::TrainHistory history = attn::train_model_simple(
+        model, train_loader, val_loader, optimizer, {.num_epochs = 10, .eval_freq = 5, .eval_iter = 5, .max_steps = 2},
+        textbook::gpt2_tokenizer(), printed, [&](const attn::TrainProgress& p) { losses.push_back(p.loss); });
+    REQUIRE(losses.size() == 2);
+    for (std::size_t i = 0; i < losses.size(); ++i) {
+        INFO("training step " << i + 1);
+        CHECK(static_cast<double>(losses[i]) == his_steps[i]);  // loss.item(): the float32 as a double
+    }
+    REQUIRE(history.train_losses.size() == 1);  // the evaluation after the first step
+    CHECK(history.train_losses[0] == std::stod(o["train_losses"][0].get<std::string>()));
+    CHECK(history.val_losses[0] == std::stod(o["val_losses"][0].get<std::string>()));
 }
 
 }  // namespace test_gpt_training
