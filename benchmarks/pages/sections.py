@@ -27,7 +27,7 @@ replaces it, for the terminal and the HTML book alike):
 
 Each opens with whether the recording is current (its commit in this history, clean, the
 code it measured unchanged since: provenance.py), where, when and how loaded it was made,
-and this machine's limits measured with it; the tables give each entry's fraction of the
+and the limits of the machine it was made on, measured with it; the tables give each entry's fraction of the
 limit that binds it.
 
     GENERATORS[name](data_dir, source_root) -> Markdown
@@ -240,7 +240,7 @@ def exactness(data_dir, source_root):
                 continue
             rows.append([str(th), f"{mul_add:.0f}", f"{fma:.0f}", f"{fma / mul_add:.2f}"])
         if rows:
-            text.append(f"The two limits of this machine ({isa}, GFLOP/s): a multiply, then an add, "
+            text.append(f"The two limits of the machine it was recorded on ({isa}, GFLOP/s): a multiply, then an add, "
                         "each rounded (what every term of an exact product costs), and one fused "
                         "multiply-add (a term of an fma product):")
             text.append(table(["threads", "multiply, then add", "fused multiply-add",
@@ -385,7 +385,7 @@ def generation(data_dir, source_root):
                    "of limit"], rows, "lrrrrrr")]
     if bounds and weights:
         text.append(f"A decode step reads {weights:.0f} MB of weights (every weight but the two embedding "
-                    "tables, of which it reads one row each), so this machine's read bandwidth, measured in "
+                    "tables, of which it reads one row each), so the recording machine's read bandwidth, measured in "
                     "the same recording, bounds the generation: " + "; ".join(bounds) + ".")
     if fma_rows:
         text.append("The same decode steps and prefills with every product by fused multiply-adds (the "
