@@ -109,11 +109,11 @@ private:
 /// dataset, so it may outlive its loader.
 class DataLoader::Iterator {
 public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = Batch;
-    using difference_type = std::ptrdiff_t;
-    using reference = const Batch&;
-    using pointer = const Batch*;
+    using iterator_category = std::input_iterator_tag;  ///< one pass: `for (const Batch& b : loader)`
+    using value_type = Batch;                           ///< a batch of inputs and targets
+    using difference_type = std::ptrdiff_t;             ///< as the standard's iterators
+    using reference = const Batch&;                     ///< the current batch
+    using pointer = const Batch*;                       ///< the current batch
 
     /// `next(it)`: the next batch, or nothing once the pass is over (Python's StopIteration;
     /// asking again gives nothing again). The first call draws the shuffled order (one
