@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <openssl/sha.h>
 #include <nlohmann/json.hpp>
 #include <xtensor/xnpy.hpp>
 
@@ -68,6 +69,18 @@ inline attn::Tensor oracle_tensor(const nlohmann::json& out) {
     REQUIRE(values.size() == t.size());
     for (std::size_t i = 0; i < t.size(); ++i) t.data()[i] = static_cast<float>(values[i].get<double>());
     return t;
+}
+
+/// SHA-256 of a float32 tensor's bytes, row-major, in hex: the digest the oracle scripts record
+/// for whole tensors (`hashlib.sha256(t.numpy().astype("<f4").tobytes())`; x86-64 is
+/// little-endian).
+inline std::string sha256(const attn::Tensor& t) {
+    unsigned char h[SHA256_DIGEST_LENGTH];
+    SHA256(reinterpret_cast<const unsigned char*>(t.data()), t.size() * sizeof(float), h);
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (const unsigned char c : h) out += {hex[c >> 4], hex[c & 15]};
+    return out;
 }
 
 /// A float32 tensor of `shape` from its elements' bit patterns (`float.view(int32)`, row-major),

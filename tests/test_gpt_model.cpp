@@ -9,7 +9,6 @@
 
 #include <cblas.h>
 #include <omp.h>
-#include <openssl/sha.h>
 
 #include <bit>
 #include <cstdint>
@@ -38,15 +37,6 @@ using attn::Tensor;
 const nlohmann::json& gpt_oracle() { return test::oracle_file("gpt_model.json"); }
 const nlohmann::json& generation_oracle() { return test::oracle_file("generation.json"); }
 
-// SHA-256 of a float32 tensor's bytes, row-major (x86-64 is little-endian, as the oracle's "<f4").
-std::string sha256(const Tensor& t) {
-    unsigned char h[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char*>(t.data()), t.size() * sizeof(float), h);
-    static const char* hex = "0123456789abcdef";
-    std::string out;
-    for (const unsigned char c : h) out += {hex[c >> 4], hex[c & 15]};
-    return out;
-}
 
 // The number of elements whose bits differ.
 std::size_t bit_differences(const Tensor& a, const Tensor& b) {
@@ -131,16 +121,16 @@ TEST_CASE("FeedForward and TransformerBlock after manual_seed(123) are PyTorch's
     attn::manual_seed(123);
     const attn::FeedForward ffn(cfg);
     const Tensor x = attn::rand({2, 3, 768});
-    CHECK(sha256(ffn(x)) == gpt_oracle()["feed_forward"]["sha256"]);
+    CHECK(test::sha256(ffn(x)) == gpt_oracle()["feed_forward"]["sha256"]);
     attn::manual_seed(123);
     const Tensor xb = attn::rand({2, 4, 768});
     attn::TransformerBlock block(cfg);
     const auto& t = gpt_oracle()["transformer_block"];
     attn::Generator after = attn::default_generator();
-    CHECK(sha256(block(xb)) == t["train_sha256"]);                     // training mode: dropout 0.1
-    CHECK(sha256(block.forward_steps(xb, after).output) == t["train_sha256"]);  // the same draws
+    CHECK(test::sha256(block(xb)) == t["train_sha256"]);                     // training mode: dropout 0.1
+    CHECK(test::sha256(block.forward_steps(xb, after).output) == t["train_sha256"]);  // the same draws
     block.eval();
-    CHECK(sha256(block(xb)) == t["eval_sha256"]);
+    CHECK(test::sha256(block(xb)) == t["eval_sha256"]);
 }
 
 TEST_CASE("GPTModel(GPT_CONFIG_124M): PyTorch's logits, parameters and generated ids") {
@@ -153,9 +143,9 @@ TEST_CASE("GPTModel(GPT_CONFIG_124M): PyTorch's logits, parameters and generated
     // his In [24]: training mode, the dropout masks drawn right after the weights
     model.train();
     attn::Generator gen = gpt2_and_generator().after_init;
-    CHECK(sha256(model(batch(), gen)) == o["train_sha256"]);
+    CHECK(test::sha256(model(batch(), gen)) == o["train_sha256"]);
     model.eval();
-    CHECK(sha256(model(batch())) == o["eval_sha256"]);
+    CHECK(test::sha256(model(batch())) == o["eval_sha256"]);
     CHECK(ids_of(attn::generate_text_simple(model, hello(), 10, 1024)) == o["generated_10"][0].get<std::vector<std::int64_t>>());
 }
 
@@ -171,7 +161,7 @@ TEST_CASE("GPT-2's forward on the fast backend equals the step backend bit for b
         step = model(batch());
     }
     CHECK(bit_differences(fast, step) == 0);
-    CHECK(sha256(fast) == gpt_oracle()["gpt_model"]["eval_sha256"]);
+    CHECK(test::sha256(fast) == gpt_oracle()["gpt_model"]["eval_sha256"]);
 }
 
 TEST_CASE("GPT-2 with the KV cache: the prefill and 6 decode steps are PyTorch's, cached and recomputed") {
@@ -189,8 +179,8 @@ TEST_CASE("GPT-2 with the KV cache: the prefill and 6 decode steps are PyTorch's
             LongTensor so_far = xt::empty<std::int64_t>(Shape{1, 4 + step});
             std::copy_n(cached_ids.begin(), 4 + step, so_far.data());
             const Tensor full = last(model(so_far));
-            CHECK(sha256(last(logits)) == o["step_logits_sha256"][step]);       // PyTorch's cached step
-            CHECK(sha256(full) == o["recomputed_logits_sha256"][step]);         // PyTorch's recomputation
+            CHECK(test::sha256(last(logits)) == o["step_logits_sha256"][step]);       // PyTorch's cached step
+            CHECK(test::sha256(full) == o["recomputed_logits_sha256"][step]);         // PyTorch's recomputation
             CHECK(attn::max_abs_diff(last(logits), full) <= 1e-5f);
             if (step < 6) logits = model.forward(one_id(cached_ids[4 + step]), cache);
         }

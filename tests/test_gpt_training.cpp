@@ -6,17 +6,20 @@
 // his first training step at GPT_CONFIG_124M (SHA-256 of every gradient and parameter).
 #include <catch2/catch.hpp>
 
-#include <openssl/sha.h>
 
 #include <bit>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/data/dataloader.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/nn/optim.hpp"
+#include "attn/text/utf8.hpp"
+#include "attn/train/train.hpp"
 #include "oracle.hpp"
 #include "textbook/text_file.hpp"
 #include "textbook/tokenizer_data.hpp"
@@ -46,14 +49,6 @@ std::size_t differing(const Tensor& t, const nlohmann::json& bits) {
     return n;
 }
 
-std::string sha256(const Tensor& t) {
-    unsigned char h[SHA256_DIGEST_LENGTH];
-    SHA256(reinterpret_cast<const unsigned char*>(t.data()), t.size() * sizeof(float), h);
-    static const char* hex = "0123456789abcdef";
-    std::string out;
-    for (const unsigned char c : h) out += {hex[c >> 4], hex[c & 15]};
-    return out;
-}
 
 LongTensor ids(const nlohmann::json& rows) {
     LongTensor t = LongTensor::from_shape({rows.size(), rows[0].size()});
@@ -112,6 +107,24 @@ TEST_CASE("cross_entropy over flattened logits: loss and gradient as autograd's"
     targets.reshape({6});
     CHECK(std::bit_cast<std::uint32_t>(attn::cross_entropy(logits, targets)()) == o["loss_bits"][0]);
     CHECK(differing(attn::cross_entropy_backward(attn::scalar_tensor(1.0f), logits, targets), o["logits_grad_bits"]) == 0);
+    // The training step's one pass: the same loss and gradient, into a reused buffer.
+    Tensor grad;
+    CHECK(std::bit_cast<std::uint32_t>(attn::cross_entropy_with_grad(logits, targets, grad)) == o["loss_bits"][0]);
+    CHECK(differing(grad, o["logits_grad_bits"]) == 0);
+}
+
+TEST_CASE("cross_entropy_with_grad gives the two calls' bits on GPT-2's vocabulary, ignored rows too", "[gpt_training]") {
+    attn::manual_seed(35);
+    const Tensor logits = attn::randn({7, 50257}) * 3.0f;
+    LongTensor targets = attn::randint(0, 50257, {7});
+    targets(2) = -100;  // ignore_index
+    Tensor grad = attn::zeros({1});  // another shape: resized
+    const float loss = attn::cross_entropy_with_grad(logits, targets, grad);
+    CHECK(std::bit_cast<std::uint32_t>(loss) == std::bit_cast<std::uint32_t>(attn::cross_entropy(logits, targets)()));
+    const Tensor separate = attn::cross_entropy_backward(attn::scalar_tensor(1.0f), logits, targets);
+    CHECK(bits_of(grad) == bits_of(separate));
+    targets(3) = 50257;
+    CHECK_THROWS_AS(attn::cross_entropy_with_grad(logits, targets, grad), std::invalid_argument);
 }
 
 TEST_CASE("TransformerBlock's backward in training mode: every gradient as autograd's", "[gpt_training]") {
@@ -163,40 +176,68 @@ TEST_CASE("his first training step at GPT_CONFIG_124M: every .grad and parameter
     const auto& o = oracle()["first_step"];
     // His In [20]: the first 90 % of The Verdict's characters, windows of 256 tokens, stride 256.
     const std::string text = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
-    const std::vector<std::int64_t> tokens = textbook::gpt2_tokenizer().encode(text.substr(0, 18431));
-    REQUIRE(tokens.size() == 4612);
+    const std::string_view train_data = attn::utf8_slice(text, 0, static_cast<std::size_t>(0.90 * static_cast<double>(attn::utf8_len(text))));
+    attn::manual_seed(123);
+    const attn::data::DataLoader train_loader = attn::data::create_dataloader_v1(
+        train_data, textbook::gpt2_tokenizer(), {.batch_size = 2, .max_length = 256, .stride = 256});
     attn::GPTConfig cfg = attn::GPT_CONFIG_124M;
     cfg.context_length = 256;
     attn::manual_seed(123);  // his In [27]
     attn::GPTModel model(cfg);
     attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
-    // iter(train_loader): the loader's base seed, then the sampler's seed (test_data_loader checks
-    // which windows they give); the batch is the two windows the oracle's first ids name.
-    attn::default_generator().random64();
-    attn::default_generator().random64();
-    LongTensor inputs = LongTensor::from_shape({2, 256}), targets = LongTensor::from_shape({2, 256});
-    for (std::size_t row = 0; row < 2; ++row) {
-        std::size_t found = 0, start = 0;
-        for (std::size_t w = 0; w * 256 + 256 < tokens.size(); ++w)
-            if (tokens[w * 256] == o["first_window_ids"][row][0] && tokens[w * 256 + 1] == o["first_window_ids"][row][1] &&
-                tokens[w * 256 + 2] == o["first_window_ids"][row][2] && tokens[w * 256 + 3] == o["first_window_ids"][row][3])
-                ++found, start = w * 256;
-        REQUIRE(found == 1);
-        for (std::size_t t = 0; t < 256; ++t) inputs(row, t) = tokens[start + t], targets(row, t) = tokens[start + t + 1];
-    }
-    optimizer.zero_grad();
-    const Tensor loss = loss_and_backward(model, inputs, targets);
+    auto it = train_loader.iter();
+    const std::optional<attn::data::Batch> batch = it.next();
+    REQUIRE(batch);
+    for (std::size_t row = 0; row < 2; ++row)
+        for (std::size_t t = 0; t < 4; ++t) CHECK(batch->input_ids(row, t) == o["first_window_ids"][row][t]);
+    attn::TrainStepState state;
+    const Tensor loss = attn::train_step(model, optimizer, batch->input_ids, batch->target_ids, state);
     CHECK(std::bit_cast<std::uint32_t>(loss()) == o["loss_bits"][0]);
     for (const auto& p : model.named_parameters()) {
         INFO(p.name);
+        CHECK(test::sha256(*p.value) == o["after_step_sha256"][p.name]);
         REQUIRE(p.grad->has_value());
-        CHECK(sha256(**p.grad) == o["grads_sha256"][p.name]);
+        CHECK(test::sha256(**p.grad) == o["grads_sha256"][p.name]);
     }
-    optimizer.step();
-    for (const auto& p : model.named_parameters()) {
-        INFO(p.name << " after optimizer.step()");
-        CHECK(sha256(*p.value) == o["after_step_sha256"][p.name]);
+}
+
+TEST_CASE("his In [27] run: the first steps' losses and the first evaluation as Debian's torch 1.13 printed them", "[gpt_training]") {
+    // data/oracle/pretraining.json: tools/oracle/pretraining.py ran his cells In [2]-[27] on Debian's
+    // torch 1.13 (reference BLAS) and noted every loss his calc_loss_batch returned, in order.
+    const auto& o = test::oracle_file("pretraining.json");
+    std::vector<double> his_steps;
+    std::size_t seen = 0;
+    for (const auto& e : o["calc_loss_batch"]) {
+        if (seen++ < 10) continue;  // his In [25]: the untrained model over both loaders
+        if (e["training"].get<bool>()) his_steps.push_back(std::stod(e["loss"].get<std::string>()));
     }
+    REQUIRE(his_steps.size() >= 2);
+    const std::string text = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
+    const std::size_t split_idx = static_cast<std::size_t>(0.90 * static_cast<double>(attn::utf8_len(text)));
+    attn::manual_seed(123);  // his In [20]
+    const attn::data::DataLoader train_loader = attn::data::create_dataloader_v1(
+        attn::utf8_slice(text, 0, split_idx), textbook::gpt2_tokenizer(), {.batch_size = 2, .max_length = 256, .stride = 256});
+    const attn::data::DataLoader val_loader = attn::data::create_dataloader_v1(
+        attn::utf8_slice(text, split_idx, attn::utf8_len(text)), textbook::gpt2_tokenizer(),
+        {.batch_size = 2, .max_length = 256, .stride = 256, .shuffle = false, .drop_last = false});
+    attn::GPTConfig cfg = attn::GPT_CONFIG_124M;
+    cfg.context_length = 256;
+    attn::manual_seed(123);  // his In [27]
+    attn::GPTModel model(cfg);
+    attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+    std::vector<float> losses;
+    std::ostringstream printed;
+    const attn::TrainHistory history = attn::train_model_simple(
+        model, train_loader, val_loader, optimizer, {.num_epochs = 10, .eval_freq = 5, .eval_iter = 5, .max_steps = 2},
+        textbook::gpt2_tokenizer(), printed, [&](const attn::TrainProgress& p) { losses.push_back(p.loss); });
+    REQUIRE(losses.size() == 2);
+    for (std::size_t i = 0; i < losses.size(); ++i) {
+        INFO("training step " << i + 1);
+        CHECK(static_cast<double>(losses[i]) == his_steps[i]);  // loss.item(): the float32 as a double
+    }
+    REQUIRE(history.train_losses.size() == 1);  // the evaluation after the first step
+    CHECK(history.train_losses[0] == std::stod(o["train_losses"][0].get<std::string>()));
+    CHECK(history.val_losses[0] == std::stod(o["val_losses"][0].get<std::string>()));
 }
 
 }  // namespace test_gpt_training

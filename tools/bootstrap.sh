@@ -4,6 +4,7 @@
 # that is already there and rebuilds only what changed.
 #
 #   ./tools/bootstrap.sh            # as root, or as a user who may sudo
+#   ./tools/bootstrap.sh --whole-runs   # the same, with chapter 26's whole training run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,14 +33,19 @@ chapters=()
 for chapter in build/chapters/chapter_*; do
   [ -x "$chapter" ] && [ -f "$chapter" ] && chapters+=("$chapter")
 done
-# Every chapter in reading order, each saving its record, then the tally of the run.
+# Every chapter in reading order, each saving its record, then the tally of the run. The Quick
+# start's run is --quick: a chapter whose whole run takes minutes (chapter 26 trains GPT-2 on a
+# story) does a shortened one and says what it leaves out; `./tools/bootstrap.sh --whole-runs`
+# runs them whole (chapter 26 alone: about 10 minutes of CPU).
+quick=(--quick)
+if [ "${1:-}" = "--whole-runs" ]; then shift; quick=(); fi
 status=0
-./tools/run_book.sh build/chapters/book_tally "${chapters[@]}" -- "$@" || status=$?
+./tools/run_book.sh build/chapters/book_tally "${chapters[@]}" -- "${quick[@]}" "$@" || status=$?
 echo
-# The generated book. When the run above was the book's own (no flags, the project's data/,
-# every chapter done), its pages are made from that run's records (docs/tools/build_docs.py:
-# ATTN_BOOK_RECORDS) instead of running every chapter a second time.
-if [ "$status" -eq 0 ] && [ $# -eq 0 ] && [ -z "${ATTN_DATA_DIR:-}" ]; then
+# The generated book. When the run above was the book's own (--quick, no other flags, the
+# project's data/, every chapter done), its pages are made from that run's records
+# (docs/tools/build_docs.py: ATTN_BOOK_RECORDS) instead of running every chapter a second time.
+if [ "$status" -eq 0 ] && [ ${#quick[@]} -eq 1 ] && [ $# -eq 0 ] && [ -z "${ATTN_DATA_DIR:-}" ]; then
   ATTN_BOOK_RECORDS="$PWD/build/chapters/records" meson compile -C build book
 else
   meson compile -C build book

@@ -6,15 +6,20 @@
 #
 # 0. benchmarks: the Google Benchmark programs, which the first build skips, built in the gcc
 #               build (`meson compile benchmarks`) so that they cannot rot.
+# 0b. recordings: every chapter with a recorded whole run (data/recordings/, chapter 26's
+#               training) run whole again: it must print its recording, block for block.
 # 1. clang:     a clang 14 build in build-clang; its test suite; every executable chapter
-#               must print byte for byte what the gcc build prints (default and --no-compare).
+#               must print byte for byte what the gcc build prints (--quick, with and without
+#               --no-compare).
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
-#               build-asan; its test suite and every chapter, halting on the first report.
+#               build-asan; its test suite and every chapter (--quick), halting on the first report.
 # 3. fuzzers:   the libFuzzer targets (tests/fuzz/, built in build-asan, so also under ASan +
 #               UBSan): the five data parsers, GPT-2's tokenizer (fuzz_gpt2_tokenizer),
 #               the attention modules' fuzzers (fuzz_modules, fuzz_cross_attention), the GPT
 #               model's pieces (fuzz_model: LayerNorm, GELU, FeedForward, TransformerBlock,
-#               GPTModel on fuzzed shapes, ids and caches) for FUZZ_SECONDS each (default 60)
+#               GPTModel on fuzzed shapes, ids and caches), the safetensors reader
+#               (fuzz_safetensors, seeded with data/oracle/safetensors/, with the format's words
+#               as its dictionary) for FUZZ_SECONDS each (default 60)
 #               and the structured fuzzer of the library's core for STRUCTURED_FUZZ_SECONDS
 #               (default 120): 0 crashes, hangs, sanitizer reports or broken invariants.
 #
@@ -83,6 +88,16 @@ part_benchmarks() {
   fi
 }
 
+# The chapters whose whole run takes minutes (data/recordings/): run whole again in the gcc
+# build, each must print its recording block for block (tools/recordings.py check).
+part_recordings() {
+  if python3 tools/recordings.py check --build "$gcc_build" > "$logs/recordings.log" 2>&1; then
+    pass; cat "$logs/recordings.log"
+  else
+    tail -n 60 "$logs/recordings.log"; fail "a recorded whole run no longer prints its recording"
+  fi
+}
+
 part_clang() {
   if ! { setup build-clang && ninja -C build-clang > "$logs/build-clang.log" 2>&1; }; then
     tail -n 40 "$logs/build-clang.log"; fail "clang build"; return
@@ -96,7 +111,7 @@ part_clang() {
     n=$((n + 1))
     if [ ! -x "build-clang/chapters/$name" ]; then fail "clang did not build $name"; continue; fi
     local ok=1 args
-    for args in "" "--no-compare"; do
+    for args in "--quick" "--quick --no-compare"; do
       # shellcheck disable=SC2086
       if ! cmp -s <("$c" $args 2>&1) <("build-clang/chapters/$name" $args 2>&1); then
         ok=0
@@ -134,7 +149,7 @@ part_sanitizers() {
   for c in $(chapters_of build-asan); do
     name=$(basename "$c")
     log="$logs/$name.sanitizers.log"
-    if "$c" > /dev/null 2> "$log" && "$c" --no-compare > /dev/null 2>> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
+    if "$c" --quick > /dev/null 2> "$log" && "$c" --quick --no-compare > /dev/null 2>> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
       pass
     else
       tail -n 30 "$log"; fail "$name under ASan + UBSan"
@@ -149,7 +164,8 @@ part_fuzzers() {
   tmp=$(mktemp -d)
   mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer" \
     "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured" "$tmp/seeds/fuzz_modules" \
-    "$tmp/seeds/fuzz_gpt2_tokenizer" "$tmp/seeds/fuzz_cross_attention" "$tmp/seeds/fuzz_model"
+    "$tmp/seeds/fuzz_gpt2_tokenizer" "$tmp/seeds/fuzz_cross_attention" "$tmp/seeds/fuzz_model" \
+    "$tmp/seeds/fuzz_safetensors"
   head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
   local i=0 f
   for f in $(find data/book -name '*.txt' | sort | head -n 20); do
@@ -161,20 +177,24 @@ part_fuzzers() {
 for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-8") if l.startswith("text_json\t")):
     open(f"{sys.argv[1]}/text{i}", "w", encoding="utf-8").write(json.loads(line.split("\t")[1]))' \
     "$tmp/seeds/fuzz_gpt2_tokenizer" data/tokenizer/gpt2_*.tsv
+  # Safetensors files as the reference writer lays them out (data/oracle/safetensors/).
+  cp data/oracle/safetensors/*.safetensors "$tmp/seeds/fuzz_safetensors/"
   for f in "$gcc_build"/chapters/0[1-3]*.prose.json; do cp "$f" "$tmp/seeds/fuzz_page/"; done
   # A record as a chapter writes it (the gcc build's chapter 3, if it is there).
   if [ -x "$gcc_build/chapters/chapter_03_simple_mask" ]; then
     "$gcc_build/chapters/chapter_03_simple_mask" --record="$tmp/seeds/fuzz_record/ch03.json" > /dev/null 2>&1 || true
   fi
   for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_gpt2_tokenizer fuzz_structured fuzz_modules \
-                fuzz_cross_attention fuzz_model; do
+                fuzz_cross_attention fuzz_model fuzz_safetensors; do
     if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
     seconds=$fuzz_seconds
     [ "$target" = fuzz_structured ] && seconds=$structured_seconds
     mkdir -p "$tmp/corpus/$target" "$tmp/artifacts/$target" "$tmp/work"
     seeds="$tmp/seeds/$target"
+    local dict=()
+    [ -f "tests/fuzz/${target#fuzz_}.dict" ] && dict=(-dict="tests/fuzz/${target#fuzz_}.dict")
     if TMPDIR="$tmp/work" "$dir/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-         -max_len=4096 -print_final_stats=1 -artifact_prefix="$tmp/artifacts/$target/" \
+         -max_len=4096 -print_final_stats=1 -artifact_prefix="$tmp/artifacts/$target/" "${dict[@]}" \
          "$tmp/corpus/$target" "$seeds" > "$tmp/$target.log" 2>&1; then
       pass
       echo "ci_extra: $target: $(grep -E '^stat::number_of_executed_units' "$tmp/$target.log" | awk '{print $2}') inputs, 0 crashes in ${seconds} s"
@@ -190,6 +210,7 @@ for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-
 
 total_start=$SECONDS
 timed "benchmark programs (gcc)" part_benchmarks
+timed "the recorded whole runs, run whole again (gcc)" part_recordings
 timed "install clang 14" install_tools || fail "installing clang 14"
 timed "clang 14 build, tests, chapters byte-identical to gcc" part_clang
 timed "ASan + UBSan build, tests, chapters" part_sanitizers

@@ -51,6 +51,7 @@ NOTEBOOKS = {
     "rch04": "raschka_ch04.txt",
     "rch04x": "raschka_ch04_exercises.txt",
     "rch04kv": "raschka_ch04_kv_cache_README.md",
+    "rch05": "raschka_ch05.txt",
     # Oracle runs of PyTorch (tools/oracle/), exported as the notebooks are: what the chapters
     # above 14 compare with (`o<chapter>`).
     "o15": "oracle_15_latent_attention.txt",
@@ -70,7 +71,7 @@ FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith(
           for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "rch04": "Raschka 4", "rch04x": "Raschka 4 ex.",
-               "rch04kv": "Raschka 4 KV cache", "o15": "oracle 15", "o16": "oracle 16", "o17": "oracle 17",
+               "rch04kv": "Raschka 4 KV cache", "rch05": "Raschka 5", "o15": "oracle 15", "o16": "oracle 16", "o17": "oracle 17",
                "o18": "oracle 18", "o19": "oracle 19", "o20": "oracle 20", "o21": "oracle 21",
                "o22": "oracle 22", "o23": "oracle 23", "o24": "oracle 24", "o25": "oracle 25"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell), by the title of
@@ -93,6 +94,7 @@ NO_OUTPUT = {
     "rch04": [2, 3, 10, 11, 13, 15, 18, 21, 23, 29],
     "rch04x": [5, 7, 8, 9],
     "rch04kv": [],
+    "rch05": [2, 4, 16, 20, 21, 24, 26],
     "o15": [1],
     "o16": [1],
     "o17": [1],
@@ -105,6 +107,10 @@ NO_OUTPUT = {
     "o24": [1, 10],
     "o25": [1, 15],
 }
+
+# Cells whose outputs no chapter reprints yet, by execution count: his chapter 5 after In [28] (§5.3-5.5,
+# decoding, saving and OpenAI's weights); In [28] is his loss plot, which chapter 26 draws itself.
+NOT_REPRINTED = {"rch05": list(range(28, 57))}
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
 # one printed output, a line of data/sources/book_table.tsv (its header explains the columns).
@@ -259,6 +265,14 @@ def extract(nb: str, lines: list[str], cells: dict, entries: list[E]) -> dict[st
                     break
             if last is None:
                 fail(f"{where}: last output line {e.last!r} not found")
+            # A run of equal last lines (his loader's shapes) ends at its last one, unless the
+            # next output starts with that line (two prints of the same value).
+            run = last
+            while run + 1 < end and lines[run + 1].rstrip() == lines[last].rstrip():
+                run += 1
+            following = parts[k + 1].first.rstrip() if k + 1 < len(parts) else None
+            if run > last and (run + 1 >= end or blank(lines[run + 1])) and following != lines[last].rstrip():
+                last = run
             text = "\n".join(lines[start:last + 1]).rstrip()
             if not text:
                 fail(f"{where}: empty output")
@@ -448,7 +462,7 @@ def main() -> int:
             lines = raw.split("\n")
             cells = split_cells(lines, FENCED.get(nb, ()))
             entries = [e for e in TABLE if e.nb == nb]
-            declared = {e.cell for e in entries} | set(NO_OUTPUT[nb])
+            declared = {e.cell for e in entries} | set(NO_OUTPUT[nb]) | set(NOT_REPRINTED.get(nb, ()))
             if set(FENCED.get(nb, ())) - {e.cell for e in entries}:
                 fail(f"{name}: fenced sections without a table row")
             if {e.cell for e in entries} & set(NO_OUTPUT[nb]):

@@ -243,8 +243,8 @@ def limits_sentence(data, threads=(1,)):
         if read is not None:
             parts.append(f"reading memory {read:.1f} GB/s")
         per_thread.append(f"on {th} thread{'s' if th > 1 else ''}, " + ", ".join(parts))
-    return (f"This machine's limits, measured in the same recording with the kernels' "
-            f"instruction set ({isa}): " + "; ".join(per_thread) + ". “Of limit” reads a "
+    return (f"The limits of the machine it was recorded on, measured in the same recording with "
+            f"the kernels' instruction set ({isa}): " + "; ".join(per_thread) + ". “Of limit” reads a "
             "compute-bound entry of the library against the first (a peer, free to fuse, against "
             "the second) and a memory-bound one against the last.")
 

@@ -20,10 +20,14 @@ replaces it, for the terminal and the HTML book alike):
 - `generation`: chapter 23's table, from generation.json (Raschka's GPT generating 200 tokens
   with the KV cache, a decode step, a prefill, beside PyTorch running his scripts, and the
   generation's fraction of the read-bandwidth bound; record_generation.py).
+- `pretraining`: chapter 26's table, from pretraining.json (Raschka's chapter 5 training step,
+  its parts, an evaluation's forward and an epoch's sample, beside PyTorch running his own code,
+  and his whole run's time projected from them; record_pretraining.py); until a recording
+  exists, a sentence saying how to make one.
 
 Each opens with whether the recording is current (its commit in this history, clean, the
 code it measured unchanged since: provenance.py), where, when and how loaded it was made,
-and this machine's limits measured with it; the tables give each entry's fraction of the
+and the limits of the machine it was made on, measured with it; the tables give each entry's fraction of the
 limit that binds it.
 
     GENERATORS[name](data_dir, source_root) -> Markdown
@@ -236,7 +240,7 @@ def exactness(data_dir, source_root):
                 continue
             rows.append([str(th), f"{mul_add:.0f}", f"{fma:.0f}", f"{fma / mul_add:.2f}"])
         if rows:
-            text.append(f"The two limits of this machine ({isa}, GFLOP/s): a multiply, then an add, "
+            text.append(f"The two limits of the machine it was recorded on ({isa}, GFLOP/s): a multiply, then an add, "
                         "each rounded (what every term of an exact product costs), and one fused "
                         "multiply-add (a term of an fma product):")
             text.append(table(["threads", "multiply, then add", "fused multiply-add",
@@ -381,7 +385,7 @@ def generation(data_dir, source_root):
                    "of limit"], rows, "lrrrrrr")]
     if bounds and weights:
         text.append(f"A decode step reads {weights:.0f} MB of weights (every weight but the two embedding "
-                    "tables, of which it reads one row each), so this machine's read bandwidth, measured in "
+                    "tables, of which it reads one row each), so the recording machine's read bandwidth, measured in "
                     "the same recording, bounds the generation: " + "; ".join(bounds) + ".")
     if fma_rows:
         text.append("The same decode steps and prefills with every product by fused multiply-adds (the "
@@ -410,9 +414,81 @@ def _generation_fma_rows(summary):
     return rows
 
 
+# ------------------------------------------------------------------------- chapter 26
+
+_PRETRAINING_CASES = {"train_step": "a training step", "forward": "its forward (dropout on, kept for the backward)",
+                      "backward": "its backward (the loss's and the model's)", "optimizer": "AdamW's step",
+                      "eval_forward": "an evaluation's forward (no dropout, no gradient)",
+                      "sample": "an epoch's sample (50 tokens without a cache)"}
+
+
+def _seconds(side):
+    """A side's time in seconds (the cases take from about one to a hundred), or None."""
+    return side["time_ms"] / 1e3 if side.get("time_ms") is not None else None
+
+
+def _minutes(seconds):
+    return f"{seconds / 60:.1f} min" if seconds < 600 else f"{seconds / 60:.0f} min"
+
+
+def pretraining(data_dir, source_root):
+    """Chapter 26: Raschka's chapter 5 training step and its parts, the library beside PyTorch
+    running his own code, and his whole training run's time projected from them."""
+    path = Path(data_dir) / "benchmarks" / "pretraining.json"
+    recorder = "benchmarks/run/record_pretraining.py"
+    if not path.is_file():
+        return ("No recording of the pretraining benchmark is in `data/benchmarks/pretraining.json` yet: "
+                f"`{recorder} --install-peers`, on a quiet machine, makes one (about 35 minutes on a "
+                "2-core machine), and the next build shows it here.")
+    data = load(path)
+    try:
+        threads = tuple(data["meta"].get("threads", [1]))
+        cases = list(_PRETRAINING_CASES)
+        summary = sorted(data["summary"], key=lambda r: (cases.index(r["case"]) if r["case"] in cases
+                                                         else len(cases), r["threads"]))
+        rows = []
+        for row in summary:
+            sides = row["sides"]
+            lib, dflt, reuse = (sides.get(k, {}) for k in ("library", "pytorch-default", "pytorch-reuse"))
+            over = row.get("pytorch_over_library", {})
+            rows.append([_PRETRAINING_CASES.get(row["case"], row["case"]), str(row["threads"]),
+                         *bold_fastest([_seconds(side) for side in (lib, dflt, reuse)]),
+                         percent(lib), ratio(over.get("pytorch-default")), ratio(over.get("pytorch-reuse"))])
+        runs = data["whole_run"]["rows"]
+        counts = data["whole_run"]["counts"]
+    except (KeyError, TypeError, AttributeError) as e:
+        raise DataError(f"{path}: not the format of {recorder}: {e}") from e
+    what = ("Raschka's chapter 5 training on his shapes: GPTModel(GPT_CONFIG_124M with context_length 256) "
+            "after manual_seed(123), AdamW(lr=0.0004, weight_decay=0.1), a batch of 2 \u00d7 256 tokens; the "
+            "library beside Debian's PyTorch running his own code, each run in a process of its own, the "
+            "fastest round kept (seconds)")
+    extra = ("PyTorch ran with glibc's default malloc and with malloc reusing freed memory; \u201cof "
+             "limit\u201d is the library's rate of multiply-adds over the first limit below; the last two "
+             "columns are PyTorch's time over the library's (above 1: the library is faster).")
+    text = [caption(data, "pretraining.json", source_root, what, extra, threads),
+            table(["case", "threads", "library", "PyTorch", "PyTorch, reusing memory", "library, of limit",
+                   "PyTorch / library", "reusing / library"], rows, "lrrrrrrr")]
+    parts = []
+    for run in runs:
+        s, th = run["sides"], run["threads"]
+        names = [("library", "the library"), ("pytorch-default", "PyTorch"),
+                 ("pytorch-reuse", "PyTorch reusing memory")]
+        said = [f"{name} {_minutes(s[k]['total_s'])}" for k, name in names if k in s]
+        best = run.get("pytorch_over_library", {}).get("best")
+        if said:
+            parts.append(f"on {th} thread{'s' if th > 1 else ''} " + ", ".join(said)
+                         + (f" (PyTorch's best over the library's: {best:.2f})" if best else ""))
+    if parts:
+        text.append(f"His whole run, projected from these times as {counts.get('train_step', '?')} training "
+                    f"steps, {counts.get('eval_forward', '?')} evaluation forwards (18 evaluations of 6 "
+                    f"batches) and {counts.get('sample', '?')} samples, without building the model and the "
+                    "loaders: " + "; ".join(parts) + ".")
+    return "\n\n".join(text)
+
+
 GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
               "training_induction": training_induction, "kv_cache": kv_cache, "exactness": exactness,
-              "cross_attention": cross_attention, "generation": generation}
+              "cross_attention": cross_attention, "generation": generation, "pretraining": pretraining}
 _RECORDED_GENERATION = (Path(__file__).resolve().parents[2] / "data" / "benchmarks" / "generation.json").is_file()
 INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
           "kv_cache": ["benchmarks/kv_cache.json"],
@@ -421,4 +497,5 @@ INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flas
           "exactness": ["benchmarks/attention.json", "benchmarks/training.json"],
           "cross_attention": ["benchmarks/cross_attention.json"],
           # while there is no recording, the folder (whose time stamp a new one changes)
-          "generation": ["benchmarks/generation.json"] if _RECORDED_GENERATION else ["benchmarks"]}
+          "generation": ["benchmarks/generation.json"] if _RECORDED_GENERATION else ["benchmarks"],
+          "pretraining": ["benchmarks/pretraining.json"]}  # generated.inputs: its folder until it exists

@@ -52,7 +52,7 @@ class Page(RecordingPage):
                               ([ratio(r.get("library_fma_over_library")), percent(r["sides"].get("library-fma"))]
                                if fma else [])
                               for r in rows], "r" * len(head))
-        return "\n\n".join([times, "The same steps as ratios, and as fractions of this machine's limits:", ratios])
+        return "\n\n".join([times, "The same steps as ratios, and as fractions of the recording machine's limits:", ratios])
 
     def STEP_MEMORY(self):
         rows = [r for r in self.rows if r["case"] == "mha_train"]

@@ -42,6 +42,12 @@ MEASURED = {
                                        "benchmarks/peers/torch_cross_attention.py"],
     "generation.json": LIBRARY + ["lib/attn/model", "benchmarks/cpp/generation_benchmark.cpp",
                                   "benchmarks/peers/torch_generation.py", "tools/oracle/reference"],
+    # the peer runs his chapter 5 code: his previous_chapters.py and his cells of the export
+    "pretraining.json": LIBRARY + ["lib/attn/model", "lib/attn/train", "lib/attn/data",
+                                   "benchmarks/cpp/pretraining_benchmark.cpp",
+                                   "benchmarks/peers/torch_pretraining.py", "tools/oracle/his_code.py",
+                                   "data/sources/raschka/raschka_ch05_previous_chapters.py",
+                                   "data/sources/raschka/raschka_ch05.txt"],
 }
 
 # Files whose changes do not make a tree dirty for a recording: the recordings themselves

@@ -7,12 +7,14 @@ after the code the book measures has changed.
 
 Also `meson compile -C build run-benchmarks`. Runs record_kv_cache.py, record_flash.py,
 record_efficient.py, record_training.py, record_positions.py, record_generation.py,
-record_attention.py and record_cross_attention.py with the same --build, --smoke, --note and
+record_pretraining.py, record_attention.py and record_cross_attention.py with the same --build,
+--smoke, --note and
 --out (and --install-peers to those that need PyTorch and ONNX Runtime first),
 each as its own process; stops at the first that fails. Every recorder refuses a tree with
 uncommitted changes (commit first), measures this CPU's limits in its own recording, and
-writes its own file. The whole set takes about 1 h 45 min on a quiet 2-core machine (the
-generation recording 55 minutes of it, the attention one 20); --smoke about 15 minutes.
+writes its own file. The whole set takes about 2 h 20 min on a quiet 2-core machine (the
+generation recording 55 minutes of it, the pretraining one about 35, the attention one 20);
+--smoke about 35 minutes.
 """
 import subprocess
 import sys
@@ -22,7 +24,8 @@ from pathlib import Path
 import recording as rec
 
 HERE = Path(__file__).resolve().parent
-ORDER = ["kv_cache", "flash", "efficient", "training", "positions", "generation", "attention", "cross_attention"]
+ORDER = ["kv_cache", "flash", "efficient", "training", "positions", "generation", "pretraining", "attention",
+         "cross_attention"]
 
 
 def main():
@@ -39,7 +42,8 @@ def main():
         cmd += ["--note", a.note] if a.note else []
         cmd += ["--rounds", str(a.rounds)] if a.rounds else []
         cmd += ["--min-time", str(a.min_time)] if a.min_time else []
-        if a.install_peers and name in ("efficient", "training", "positions", "generation", "attention", "cross_attention"):
+        if a.install_peers and name in ("efficient", "training", "positions", "generation", "pretraining", "attention",
+                                        "cross_attention"):
             cmd.append("--install-peers")
         print(f"record_all: {' '.join(cmd)}", file=sys.stderr, flush=True)
         start = time.monotonic()

@@ -169,6 +169,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", help="check the recordings in this directory instead of the fixtures")
     a = p.parse_args()
+    if shutil.which("git") is None:  # a minimal machine, or sources from an archive
+        print("skipped: git is not installed: the recordings' rule is about commits of a git "
+              "history (apt-get install git to run this test)")
+        return 77
     if a.data:
         current(a.data)
     else:

@@ -148,6 +148,7 @@ class ChapterRun:
     blocks: list    # Block, in printed order (empty when the program failed)
     stderr: str
     returncode: int
+    recorded: dict = None  # the provenance of the recorded whole run the blocks come from, if any
 
     @property
     def number(self):
@@ -475,6 +476,13 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, gloss,
     # No \\tableofcontents: the navigation tree lists the chapter's steps, and the page keeps
     # its whole width for the blocks set side by side.
     out += [prose(intro), "", htmlonly(LEGEND), ""]
+    if run.recorded:
+        r = run.recorded
+        out += [f"This page shows the chapter's whole run, recorded by `tools/recordings.py` at commit "
+                f"`{r['commit'][:12]}` on a {r['cpus']}-CPU {r['cpu']} ({round(r['wall_seconds'] / 60)} min on the "
+                f"clock, {round(r['cpu_seconds'] / 60)} min of CPU; {r['date'][:10]}); the Quick start's run "
+                f"(`--quick`) stops before its long steps, and CI runs it whole again to check that it still "
+                f"prints this.", ""]
 
     markers = snippet_markers(source)
     printed = {}

@@ -29,6 +29,7 @@ Doxygen warnings are errors: any warning, or a non-zero exit, fails the build.
 
 import argparse
 import html
+import json
 import os
 import re
 import shutil
@@ -43,16 +44,19 @@ import attention_page  # noqa: E402  (the benchmarks page, from data/benchmarks/
 import training_page  # noqa: E402  (the training page, from data/benchmarks/training.json)
 import glossary  # noqa: E402
 import mainpage  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+import recordings  # noqa: E402  (the chapters' recorded whole runs, data/recordings/)
 
 
 def run_chapter(exe, data_dir, out_dir, name):
-    """Runs one chapter program with --record; returns (blocks, stderr, returncode)."""
+    """Runs one chapter program with --record --quick; returns (blocks, stderr, returncode,
+    recording's provenance or None)."""
     env = dict(os.environ, ATTN_DATA_DIR=str(data_dir))
     record = out_dir / f"{name}.json"
     if record.exists():
         record.unlink()
     try:
-        proc = subprocess.run([str(exe), f"--record={record}"], capture_output=True, env=env,
+        proc = subprocess.run([str(exe), f"--record={record}", "--quick"], capture_output=True, env=env,
                               timeout=300)
         stdout = proc.stdout.decode("utf-8", errors="replace")
         stderr = proc.stderr.decode("utf-8", errors="replace")
@@ -61,14 +65,34 @@ def run_chapter(exe, data_dir, out_dir, name):
         stdout, stderr, rc = "", f"could not run {exe}: {e}", -1
     (out_dir / f"{name}.txt").write_text(stdout, encoding="utf-8")
     (out_dir / f"{name}.err").write_text(stderr, encoding="utf-8")
-    blocks = bookpages.load_record(record)[1] if record.is_file() else []
-    return blocks, stderr, rc
+    blocks, recorded = with_recording(record, data_dir, name) if rc == 0 else (
+        bookpages.load_record(record)[1] if record.is_file() else [], None)
+    return blocks, stderr, rc, recorded
 
 
-def reused_run(records_dir, exe, out_dir, name):
-    """The record of the run of every chapter that just finished (ATTN_BOOK_RECORDS), copied
-    as a run here would write it; returns (blocks, stderr, returncode), or None when there is
-    no record newer than the program."""
+def with_recording(record, data_dir, name):
+    """(blocks, recording's provenance or None) of a chapter's --quick record: a chapter whose
+    whole run is too long for the Quick start (chapter 26's training) shows the recording of
+    its whole run, which the quick run must agree with (build_docs stops when it does not)."""
+    if not record.is_file():
+        return [], None
+    recorded = None
+    found = recordings.load(name, data_dir)
+    if found is not None:
+        quick = json.loads(record.read_text(encoding="utf-8"))
+        try:
+            whole = recordings.merge(quick, found[0], name)
+        except recordings.Stale as e:
+            sys.exit(f"build_docs: {e}")
+        record.write_text(json.dumps(whole, indent=2) + "\n", encoding="utf-8")
+        recorded = found[1]
+    return bookpages.load_record(record)[1], recorded
+
+
+def reused_run(records_dir, exe, data_dir, out_dir, name):
+    """The record of the --quick run of every chapter that just finished (ATTN_BOOK_RECORDS),
+    copied as a run here would write it; returns (blocks, stderr, returncode, recording's
+    provenance), or None when there is no record newer than the program."""
     record = records_dir / f"chapter_{name}.json"
     try:
         if record.stat().st_mtime < Path(exe).stat().st_mtime:
@@ -79,7 +103,8 @@ def reused_run(records_dir, exe, out_dir, name):
         if stale.exists():
             stale.unlink()
     shutil.copyfile(record, out_dir / f"{name}.json")
-    return bookpages.load_record(out_dir / f"{name}.json")[1], "", 0
+    blocks, recorded = with_recording(out_dir / f"{name}.json", data_dir, name)
+    return blocks, "", 0, recorded
 
 
 def write_depfile(path, target, deps):
@@ -116,12 +141,13 @@ def main():
     chapters = []
     for spec in args.chapter:
         name, _, exe = spec.partition("=")
-        run = reused_run(Path(records_dir), exe, output_dir, name) if records_dir else None
+        run = reused_run(Path(records_dir), exe, data_dir, output_dir, name) if records_dir else None
         how = "took the record of the run of"
         if run is None:
             run, how = run_chapter(exe, data_dir, output_dir, name), "ran"
-        blocks, stderr, rc = run
-        chapters.append(bookpages.ChapterRun(name=name, blocks=blocks, stderr=stderr, returncode=rc))
+        blocks, stderr, rc, recorded = run
+        chapters.append(bookpages.ChapterRun(name=name, blocks=blocks, stderr=stderr, returncode=rc,
+                                             recorded=recorded))
         print(f"build_docs: {how} chapter_{name}: exit {rc}, {len(blocks)} blocks")
 
     # 2. The figures, drawn by the project's own code from the chapters' records of step 1.

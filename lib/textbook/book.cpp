@@ -174,6 +174,7 @@ std::string source_name(const Entry& entry) {
     if (entry.notebook == "raschka_ch04.txt") return "Raschka 4";
     if (entry.notebook == "raschka_ch04_exercises.txt") return "Raschka 4 ex.";
     if (entry.notebook == "raschka_ch04_kv_cache_README.md") return "Raschka 4 KV cache";
+    if (entry.notebook == "raschka_ch05.txt") return "Raschka 5";
     // An oracle run recorded for a chapter: `oracle_21_attention_learns.txt` -> `oracle 21`.
     if (entry.notebook.rfind("oracle_", 0) == 0)
         return "oracle " + entry.notebook.substr(7, entry.notebook.find('_', 7) - 7);
@@ -418,8 +419,10 @@ Comparison compare(const Entry& entry, const std::string& ours) {
     Comparison c;
     c.source = source_noun(entry);
     const std::string book = strip_grad_fn(entry.text);
+    // The book's blocks end without trailing whitespace (tools/extract_book.py strips it, as
+    // the exports do: his `print(text_data[:99])` ends in a space the export lost).
     std::string mine = ours;
-    while (!mine.empty() && mine.back() == '\n') mine.pop_back();
+    while (!mine.empty() && (mine.back() == '\n' || mine.back() == ' ' || mine.back() == '\t')) mine.pop_back();
     c.identical = book == mine;
     std::string skel_book, skel_mine;
     const auto nb = numbers_in(book, &skel_book);

@@ -109,7 +109,7 @@ private:
 /// How a chapter header names an entry's source: the notebook's number (`002`), or
 /// `Raschka 3` / `Raschka 3 ex.` for Raschka's chapter 3 and its exercise solutions (`Raschka 4`,
 /// `Raschka 4 ex.`, `Raschka 4 KV cache` for his chapter 4, its solutions and his KV-cache
-/// README), or
+/// README; `Raschka 5` for his chapter 5), or
 /// `oracle 19` for a PyTorch run recorded for a chapter (`data/sources/oracle/oracle_19_....txt`).
 std::string source_name(const Entry& entry);
 

@@ -38,6 +38,7 @@ Chapter::Chapter(const ChapterInfo& info, const Options& options)
     record_.title = page_.title;
     record_.backend = attn::nn::backend_name(options.backend);
     record_.compare = options.compare;
+    record_.quick = options.quick;
     record_.seed_option = options.seed;
     const std::string rule(page_.title.size(), '=');
     std::cout << rule << '\n' << page_.title << '\n' << rule << "\n\n";
@@ -110,6 +111,11 @@ void Chapter::show(const std::string& label, const std::string& text, std::vecto
     b.tensors = std::move(tensors);
     std::cout << render_block(b, book_, options_.compare) << '\n';
     record_.blocks.push_back(std::move(b));
+}
+
+void Chapter::left_out(const std::string& what) {
+    show("left out of this quick run", what + "\nRun " + program_name(info_) +
+                                           " alone for the whole run; the book's page shows it from its recording.");
 }
 
 int Chapter::finish() {

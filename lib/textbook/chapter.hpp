@@ -47,6 +47,9 @@ struct Options {
     bool compare = true;  ///< `--no-compare` hides the `>>>` lines
     std::string record;   ///< `--record=FILE`: save the chapter's record there
     std::optional<std::uint64_t> seed;  ///< `--seed=N`: every `ch.seed(...)` gives N instead
+    /// `--quick`: the Quick start's run. A chapter whose whole run takes minutes (chapter 26's
+    /// training) does a shortened one and says what it leaves out; the others ignore it.
+    bool quick = false;
 };
 
 /// Parses `--help`, `--no-compare`, `--record=FILE`, for chapters with dropout
@@ -97,6 +100,12 @@ public:
 
     /// The command line's options.
     const Options& options() const { return options_; }
+    /// Whether this is the Quick start's shortened run (`--quick`).
+    bool quick() const { return options_.quick; }
+    /// Prints and records, in `--quick` runs, what the shortened run leaves out of step
+    /// `what` (a `new` block labelled "left out of this quick run"), so that the terminal, the
+    /// record and the tally say it; the book's page shows the whole run from its recording.
+    void left_out(const std::string& what);
     /// The dropout backend chosen on the command line.
     attn::nn::BernoulliBackend backend() const { return options_.backend; }
     /// The backend's name, `portable` or `MKL`, for labels.

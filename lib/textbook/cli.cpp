@@ -25,6 +25,8 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
         ("no-compare", "hide the '>>>' lines that compare each block with the notebooks")
         ("record", "also write what the chapter printed, as JSON, to FILE",
          cxxopts::value<std::string>(), "FILE")
+        ("quick", "the Quick start's run: a chapter whose whole run takes minutes does a shortened "
+                  "one and says what it leaves out (chapter 26's training); the others ignore it")
         ("h,help", "print this help and exit");
     if (info.seeded)
         cli.add_options()("seed", "re-run with another seed: every torch.manual_seed of the chapter "
@@ -52,6 +54,7 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
             else throw std::invalid_argument("--dropout-backend must be portable or mkl, got '" + backend + "'");
         }
         options.compare = result.count("no-compare") == 0;
+        options.quick = result.count("quick") > 0;
         if (result.count("record")) options.record = result["record"].as<std::string>();
         if (info.seeded && result.count("seed")) options.seed = result["seed"].as<std::uint64_t>();
     } catch (const std::exception& e) {

@@ -104,7 +104,7 @@ void ChapterRecord::save(const std::filesystem::path& file) const {
                     {"key", key},
                     {"title", title},
                     {"options", {{"backend", backend}, {"compare", compare},
-                                 {"seed", seed_option ? json(*seed_option) : json(nullptr)}}},
+                                 {"seed", seed_option ? json(*seed_option) : json(nullptr)}, {"quick", quick}}},
                     {"seeds", seeds},
                     {"blocks", blocks_json}};
     std::ofstream out(file);
@@ -255,6 +255,11 @@ ChapterRecord ChapterRecord::load(const std::filesystem::path& file) {
         if (!compare.is_boolean())
             throw std::runtime_error("options.compare: expected true or false, got " + compare.dump());
         r.compare = compare.get<bool>();
+        if (const auto quick = options.find("quick"); quick != options.end()) {
+            if (!quick->is_boolean())
+                throw std::runtime_error("options.quick: expected true or false, got " + quick->dump());
+            r.quick = quick->get<bool>();
+        }
         // The seed a reader chose (--seed), and the seeds the chapter drew from, when recorded.
         if (const auto seed = options.find("seed"); seed != options.end() && !seed->is_null()) {
             if (!seed->is_number_unsigned())

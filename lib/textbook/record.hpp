@@ -6,7 +6,7 @@
 /// A chapter run with `--record=FILE` writes it as JSON:
 /// ```
 /// {"format": 1, "chapter": "03_simple_mask", "key": "3", "title": "...",
-///  "options": {"backend": "portable", "compare": true, "seed": null}, "seeds": [789],
+///  "options": {"backend": "portable", "compare": true, "seed": null, "quick": false}, "seeds": [789],
 ///  "blocks": [{"step": "mask", "label": "...", "kind": "book", "sources": ["002-In05"],
 ///              "style": "torch", "text": "tensor(...)",
 ///              "comparisons": [{"entry": "002-In05", "check": {"kind": "exact", "detail": ""},
@@ -16,6 +16,7 @@
 /// ```
 /// A block may carry `"tensors"`: numbers recorded for the book's figures, never printed
 /// (`TensorRecord`); the key is absent when it carries none.
+/// `options.quick` is true for a `--quick` run (absent in older records: false).
 /// `options.seed` is the `--seed=N` the run was given (`null`: the notebooks' seeds), `seeds`
 /// every seed the chapter actually gave `manual_seed` (through `Chapter::seed`), in order.
 /// `kind` is `book` (the block mirrors the listed book entries) or `new` (the notebooks do not
@@ -91,6 +92,7 @@ struct ChapterRecord {
     std::string title;          ///< the page title
     std::string backend;        ///< the dropout backend of the run
     bool compare = true;        ///< whether comparisons were shown
+    bool quick = false;         ///< `--quick`: a shortened run (its `left out` blocks say what of)
     std::optional<std::uint64_t> seed_option;  ///< `--seed=N` when the run was given one
     std::vector<std::uint64_t> seeds;  ///< every seed the chapter passed to `manual_seed`
                                        ///< through `ch.seed`, in order of first use

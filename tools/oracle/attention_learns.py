@@ -14,7 +14,8 @@ It writes
 
 The module is Raschka's chapter 3 `MultiHeadAttention` (rasbt/LLMs-from-scratch
 ch03/01_main-chapter-code/ch03.ipynb, commit 28c65cdfbc3338e2e040016eea4b7fdf556e4d57; Apache
-License 2.0, (c) Sebastian Raschka), from tools/oracle/reference/ch03.py, installed as
+License 2.0, (c) Sebastian Raschka), as tools/oracle/reference/ch03.py runs it from
+data/sources/raschka/raschka_ch03.txt (queries projected first), installed as
 `previous_chapters` as his later chapters import it; the input is the book's
 (tools/oracle/book_inputs.py).
 """

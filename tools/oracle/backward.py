@@ -9,7 +9,8 @@ tools/oracle/multihead.py explains:
         [--out data/oracle/backward.json]
 
 Each case seeds the default generator, builds a module (Raschka's `CausalAttention` and
-`MultiHeadAttention`, ch. 3.5.3 and 3.6.2, from tools/oracle/reference/ch03.py),
+`MultiHeadAttention`, ch. 3.5.3 and 3.6.2, run from data/sources/raschka/raschka_ch03.txt by
+tools/oracle/reference/ch03.py),
 runs an input that requires grad through it, takes a loss (`out.pow(2).mean()`, the book's
 loss, or `mse_loss(out, target)`), calls `loss.backward()` and records the loss, every
 parameter's `.grad` in `named_parameters()` order and the input's `.grad`: float32 values as

@@ -9,12 +9,12 @@ tools/oracle/multihead.py explains:
 
 Cases:
 - `torch_mha_*`: (d_in = d_out: nn.MultiheadAttention's query has E features) Raschka's
-  `MultiHeadAttention` (ch. 3.6.2, tools/oracle/reference/ch03.py) after a seed,
+  `MultiHeadAttention` (ch. 3.6.2, run from his text by tools/oracle/reference/ch03.py) after a seed,
   its weights copied into `torch.nn.MultiheadAttention(E, H, bias=True, batch_first=True)`
   (`in_proj_weight = cat(W_query, W_key, W_value)`, `in_proj_bias` the three biases or zeros,
   `out_proj` as is), run with the causal `attn_mask` and `need_weights=True`: both modules'
   outputs and the head-averaged weights.
-- `combined_qkv_book`: Raschka's `MultiHeadAttentionCombinedQKV(3, 2, 2, 6)` (reference/ch03.py)
+- `combined_qkv_book`: Raschka's `MultiHeadAttentionCombinedQKV(3, 2, 2, 6)` (reference/mha_implementations.py)
   drawn right after `torch.manual_seed(123)` (its `qkv` then `proj`), on the book's batch.
 PyTorch 1.13 has no `scaled_dot_product_attention`; those kernels are tested by relation.
 Neither building nor testing needs this script: tests/test_efficient.cpp reads the JSON.

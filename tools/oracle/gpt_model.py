@@ -8,7 +8,8 @@ Run with Debian's interpreter (python3-torch) on Debian's reference BLAS, one th
 His notebook (data/sources/raschka/raschka_ch04.txt) ran on another machine (torch 2.10); Debian's
 PyTorch 1.13 prints the same for most cells (the GPT model's logits, its parameter counts, the
 generated ids), and other last digits where his machine summed in another order. This script runs
-his chapter 4 classes (tools/oracle/reference/ch04.py, his text; his chapter 3 MultiHeadAttention
+his chapter 4 classes (tools/oracle/reference/ch04.py runs them from data/sources/raschka/raschka_ch04.txt;
+his chapter 3 MultiHeadAttention
 as `previous_chapters`) and writes
 - data/sources/oracle/oracle_22_gpt_model.txt: the run as a notebook's text export (`In [n]:`
   cells, the code, what it printed), read by tools/extract_book.py like the notebooks: the blocks

@@ -6,6 +6,10 @@ data/sources/raschka/, never retyped.
   be blank or the end of the file, so a miscount fails loudly);
 - `load_module(name, path)`: one of his .py files (e.g. ch05's previous_chapters.py) imported
   under `name`;
+- `define_blocks(namespace, export, names, edits)`: the `class name(` / `def name(` blocks of a
+  text export executed in a module's namespace (reference/ch03.py, ch04.py and llama.py run his
+  this way, reference/notebooks.py notebook 004's `MultiHeadAtt`), with the edits the caller
+  declares, each exact lines of the block that must occur there once, replaced by as many;
 - `install_tiktoken()`: a stand-in for `tiktoken.get_encoding("gpt2")`, which is not part of
   Debian: `encode` looks the text up in data/tokenizer/gpt2_the-verdict.tsv (ids recorded by the npm
   port of OpenAI's encoder, tools/tokenize/gpt2.mjs) and refuses any other text; `decode` maps the
@@ -14,6 +18,7 @@ data/sources/raschka/, never retyped.
 Standard library only (and torch for nothing here)."""
 import importlib.util
 import json
+import linecache
 import os
 import sys
 import types
@@ -50,6 +55,59 @@ def load_module(name, path):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def _block(text, name, export):
+    """(start, end): the lines of `class name(` or `def name(` in `text` (an export's lines), up to
+    the first that is neither blank nor indented, without trailing blank lines. The block must
+    be the only one of that name in the export."""
+    starts = [i for i, line in enumerate(text) if line.startswith((f"class {name}(", f"class {name}:", f"def {name}("))]
+    if len(starts) != 1:
+        raise ValueError(f"{export}: {len(starts)} blocks `class {name}` / `def {name}` (one wanted)")
+    end = starts[0] + 1
+    while end < len(text) and (not text[end].strip() or text[end][0] in " \t"):
+        end += 1
+    while not text[end - 1].strip():
+        end -= 1
+    return starts[0], end
+
+
+def define_blocks(namespace, export, names, edits=()):
+    """Executes in `namespace` (a module's globals(), which must hold what the blocks use, e.g.
+    torch and nn) the blocks of `names` in the text export `export` (a path), in order, and
+    returns what they define, in that order.
+
+    `edits` are (name, old, new): `old`, one or more whole lines of his block `name`, must occur
+    there exactly once, apart from the other edits' lines, and is replaced by `new`, which has as
+    many lines (so the export's line numbers hold); an edit that does not apply so raises
+    ValueError. The code is compiled as the file `<data/sources/...>` (the export's path) at the
+    export's line numbers, and the text run is registered in linecache under that name, so that
+    tracebacks and inspect.getsource show what ran."""
+    text = open(export, encoding="utf-8").read().split("\n")
+    ran, edited = list(text), set()
+    spans = {name: _block(text, name, export) for name in names}
+    for name, old, new in edits:
+        if name not in spans:
+            raise ValueError(f"{export}: an edit of {name}, which is not loaded")
+        start, end = spans[name]
+        old, new = old.split("\n"), new.split("\n")
+        where = [i for i in range(start, end - len(old) + 1) if text[i:i + len(old)] == old]
+        what = f"{export}: {name}'s edit of {old[0].strip()!r}"
+        if len(where) != 1:
+            raise ValueError(f"{what}: its lines occur {len(where)} times in his block (once wanted)")
+        lines = set(range(where[0], where[0] + len(old)))
+        if len(new) != len(old) or lines & edited:
+            raise ValueError(f"{what}: changes the number of lines or overlaps another edit")
+        ran[where[0]:where[0] + len(old)] = new
+        edited |= lines
+    filename = "<" + os.path.relpath(export, ROOT) + ">"
+    ran_lines = [line + "\n" for line in ran]
+    linecache.cache[filename] = (sum(map(len, ran_lines)), None, ran_lines, filename)
+    for name in names:
+        start, end = spans[name]
+        code = "\n" * start + "\n".join(ran[start:end]) + "\n"
+        exec(compile(code, filename, "exec"), namespace)
+    return tuple(namespace[name] for name in names)
 
 
 def _byte_decoder():

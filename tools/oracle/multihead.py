@@ -15,8 +15,8 @@ it this script reproduces notebook 004 In [62] and In [64] byte for byte (it che
 below, and refuses to write otherwise). The batched products (`bmm` of these small sizes) do
 not go through BLAS at all: PyTorch's small-size kernel also sums in order.
 
-The modules are imported from tools/oracle/reference/, where they are written as the book and
-the notebooks define them:
+The modules are imported from tools/oracle/reference/, which runs them as the book and the
+notebooks define them (the first four from the project's copies of their texts, data/sources/):
 - `CausalAttention`: Raschka ch. 3.5.3 (notebooks 002 In [16] and 004 In [52] write the same
   class; 002's applies no dropout);
 - `MultiHeadAttentionWrapper`: Raschka ch. 3.6.1 (a list of CausalAttention heads, concatenated);

@@ -349,6 +349,15 @@ Tensor cross_entropy(const Tensor& logits, const LongTensor& targets,
 Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& logits,
                               const LongTensor& targets, std::int64_t ignore_index = -100);
 
+/// `cross_entropy(logits, targets)` and `cross_entropy_backward(1, logits, targets)` in one
+/// pass over the rows, the gradient written into `grad` (resized to `[N, C]` only when its
+/// shape differs, so a training loop reuses its storage): the same bits as the two calls (each
+/// row's `log_softmax` once, its exponentials 8 at a time where the CPU has AVX2, the rows
+/// shared among the OpenMP threads), without their three `[N, C]` temporaries. Returns the loss.
+/// @throws std::invalid_argument as `cross_entropy` (nothing written to `grad` then).
+float cross_entropy_with_grad(const Tensor& logits, const LongTensor& targets, Tensor& grad,
+                              std::int64_t ignore_index = -100);
+
 /// `torch.nn.functional.mse_loss(input, target)` with mean reduction: the mean of
 /// `(input - target)^2` over every element (sum in PyTorch's order, `detail::torch_sum`, then
 /// `/ numel`). Same shapes `[...]` -> a 0-d tensor; NaN for empty tensors (0 / 0), as PyTorch.

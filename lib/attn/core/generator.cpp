@@ -471,6 +471,25 @@ LongTensor randint(std::int64_t high, const Shape& size, Generator& gen) {
     return randint(0, high, size, gen);
 }
 
+std::int64_t random_int64(Generator& gen) {
+    // uniform_int<int64_t>: val % (uint64(INT64_MAX) + 1), i.e. the low 63 bits.
+    return static_cast<std::int64_t>(gen.random64() & 0x7fffffffffffffffULL);
+}
+
+LongTensor randperm(std::size_t n, Generator& gen) {
+    check_allocation("randperm", Shape{n}, sizeof(std::int64_t));
+    LongTensor r = xt::empty<std::int64_t>(Shape{n});
+    std::int64_t* p = r.data();
+    for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::int64_t>(i);
+    // randperm_cpu: one 32-bit draw per position but the last, `random() % (n - i)` taken in
+    // int64 (a uint32 draw widened, so never negative).
+    for (std::size_t i = 0; i + 1 < n; ++i) {
+        const std::size_t z = static_cast<std::size_t>(gen.random()) % (n - i);
+        std::swap(p[i], p[i + z]);
+    }
+    return r;
+}
+
 Tensor randn(const Shape& size, Generator& gen) {
     check_allocation("randn", size);
     Tensor t = xt::empty<float>(size);

@@ -114,6 +114,25 @@ LongTensor randint(std::int64_t low, std::int64_t high, const Shape& size,
 /// @throws std::invalid_argument when `high <= 0`.
 LongTensor randint(std::int64_t high, const Shape& size, Generator& gen = default_generator());
 
+/// `torch.empty((), dtype=torch.int64).random_()`: one int64 in [0, 2^63) from one 64-bit
+/// draw, `random64() % 2^63` (its top bit dropped). The draw a `DataLoader` makes for its
+/// base seed at every `iter(loader)`, and its `RandomSampler` for the seed of its own
+/// generator (torch/utils/data/dataloader.py `_BaseDataLoaderIter.__init__`, sampler.py
+/// `RandomSampler.__iter__`). Source: native/cpu/DistributionTemplates.h (`random_kernel`),
+/// core/DistributionsHelper.h (`uniform_int_distribution<int64_t>`: one `random64()`),
+/// core/TransformationHelper.h (`uniform_int`: `val % (INT64_MAX + 1)`).
+std::int64_t random_int64(Generator& gen = default_generator());
+
+/// `torch.randperm(n, generator=gen)` on the CPU: the int64 tensor `[n]` holding 0..n-1 in
+/// PyTorch's shuffled order. PyTorch 1.13's `randperm_cpu` (native/TensorFactories.cpp):
+/// fill `r[i] = i`, then for `i` in 0..n-2 draw `z = random() % (n - i)` (one 32-bit draw)
+/// and swap `r[i]` with `r[i + z]`: `n - 1` draws (none for n <= 1), the modulo's slight bias
+/// kept. PyTorch 2.x does the same for n < (2^32 - 1) / 20 = 214,748,364 and shuffles larger n
+/// otherwise (an inside-out Fisher-Yates on 64-bit draws); this is 1.13's order for every n.
+/// @throws std::length_error (nothing drawn) when a tensor of `[n]` int64 cannot be allocated
+/// (`check_allocation`).
+LongTensor randperm(std::size_t n, Generator& gen = default_generator());
+
 /// `torch.randn(*size)`: standard normal float32 samples of shape `size`, `normal_(0, 1)`.
 /// @throws std::length_error (nothing drawn) when a tensor of `size` cannot be allocated.
 Tensor randn(const Shape& size, Generator& gen = default_generator());

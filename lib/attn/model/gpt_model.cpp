@@ -126,14 +126,18 @@ Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& g
     return head(x);
 }
 
-Tensor GPTModel::forward(const LongTensor& in_idx, Saved& saved, Generator& gen) const {
+const Tensor& GPTModel::forward(const LongTensor& in_idx, Saved& saved, Generator& gen) const {
     Tensor x = drop_emb.forward(embed(in_idx, 0), saved.drop_emb, gen);
     saved.in_idx = in_idx;
     saved.blocks.resize(trf_blocks.size());
     for (std::size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, saved.blocks[i], gen);
     const Tensor h = final_norm.forward(x, saved.final_norm);
-    std::copy_n(h.data(), h.size(), sized(saved.head_input, shape_of(h), "GPTModel (saved head_input)"));
-    return out_head(h);
+    const Shape s = shape_of(h);
+    std::copy_n(h.data(), h.size(), sized(saved.head_input, s, "GPTModel (saved head_input)"));
+    out_head.check_parameters();
+    const std::size_t rows = s[0] * s[1];
+    out_head.forward_into(h.data(), rows, sized(saved.logits, {s[0], s[1], out_head.out_features()}, "GPTModel (logits)"));
+    return saved.logits;
 }
 
 void GPTModel::backward(const Saved& saved, const Tensor& grad_logits) {

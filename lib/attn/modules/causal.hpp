@@ -44,6 +44,9 @@ public:
     std::vector<nn::NamedChild> children() override {
         return {{"W_query", &W_query}, {"W_key", &W_key}, {"W_value", &W_value}, {"dropout", &dropout}};
     }
+    /// The persistent buffer `mask` (his `register_buffer('mask', ...)`): `state_dict` holds it
+    /// as `mask`, before the children's parameters, as PyTorch's does.
+    std::vector<nn::NamedBuffer> own_buffers() override { return {{"mask", &mask}}; }
 
     /// What `forward` computed, step by step, for a reader (shapes for `x: [b, T, d_in]`).
     struct Steps {

@@ -1,6 +1,8 @@
 // nn::Embedding: the token lookup table of notebook 001 In [3] and In [6].
 #include <string>
+#include <vector>
 
+#include "attn/core/reduce.hpp"
 #include "attn/nn/nn.hpp"
 
 namespace attn::nn {
@@ -44,16 +46,49 @@ void Embedding::backward(const LongTensor& ids, const Tensor& grad_output) {
         if (id < 0 || static_cast<std::uint64_t>(id) >= num)
             throw std::invalid_argument("Embedding::backward: index " + std::to_string(id) +
                                         " out of range [0, " + std::to_string(num) + ")");
-    // embedding_dense_backward_cpu: zeros, then row ids[i] += grad_output[i] in order.
-    Tensor g = xt::zeros<float>(Shape{num, dim});
+    // embedding_dense_backward_cpu: zeros, then row ids[i] += grad_output[i] in order; then
+    // AccumulateGrad adds that to an existing .grad. With a .grad already there, only the rows
+    // the ids name are summed (in a scratch table), and every other row gets `grad + 0`, which
+    // is what the full addition gives it (a -0 becomes +0): the same bits, without a
+    // [num_embeddings, embedding_dim] temporary (154 MB for GPT-2) at every step.
+    if (weight_grad) check_same_shape("Embedding (weight) (.grad)", Shape{num, dim}, shape_of(*weight_grad));
+    std::vector<std::int64_t> slot(weight_grad ? num : 0, -1);  // id -> its row in `rows`
+    Tensor rows = weight_grad ? Tensor() : Tensor(xt::zeros<float>(Shape{num, dim}));
+    std::vector<float> touched;
     std::size_t i = 0;
     for (const std::int64_t id : ids) {
-        float* row = g.data() + static_cast<std::size_t>(id) * dim;
+        float* row = nullptr;
+        if (weight_grad) {
+            auto& s = slot[static_cast<std::size_t>(id)];
+            if (s < 0) {
+                s = static_cast<std::int64_t>(touched.size() / dim);
+                touched.resize(touched.size() + dim, 0.0f);
+            }
+            row = touched.data() + static_cast<std::size_t>(s) * dim;
+        } else {
+            row = rows.data() + static_cast<std::size_t>(id) * dim;
+        }
         const float* src = grad_output.data() + i * dim;
         for (std::size_t e = 0; e < dim; ++e) row[e] = row[e] + src[e];
         ++i;
     }
-    accumulate_grad(weight_grad, std::move(g), "Embedding (weight)");
+    if (!weight_grad) {
+        weight_grad = std::move(rows);
+        return;
+    }
+    float* g = weight_grad->data();
+    const auto n = static_cast<long>(num);
+#pragma omp parallel for schedule(static) if (num * dim >= detail::kParallelFloats)
+    for (long k = 0; k < n; ++k) {
+        float* out = g + static_cast<std::size_t>(k) * dim;
+        const std::int64_t s = slot[static_cast<std::size_t>(k)];
+        if (s < 0) {
+            for (std::size_t e = 0; e < dim; ++e) out[e] = out[e] + 0.0f;
+        } else {
+            const float* add = touched.data() + static_cast<std::size_t>(s) * dim;
+            for (std::size_t e = 0; e < dim; ++e) out[e] = out[e] + add[e];
+        }
+    }
 }
 
 std::string Embedding::extra_repr() const {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "attn/core/elementwise.hpp"
 #include "attn/core/functional.hpp"
@@ -45,37 +46,45 @@ std::int64_t ceil_log2(std::int64_t x) {
 
 }  // namespace
 
-Tensor cross_entropy(const Tensor& logits, const LongTensor& targets, std::int64_t ignore_index) {
-    const Shape sl = shape_of(logits), st = shape_of(targets);
-    check_rank("cross_entropy (logits)", sl, 2);
+namespace {
+
+// Checks logits [N, C] and targets [N] (every kept target in [0, C)); returns how many targets
+// are not ignore_index.
+std::int64_t checked_targets(const char* where, const Shape& sl, const LongTensor& targets,
+                             std::int64_t ignore_index) {
+    check_rank(std::string(where) + " (logits)", sl, 2);
     const std::size_t N = sl[0], C = sl[1];
+    const Shape st = shape_of(targets);
     if (st.size() != 1 || st[0] != N)
-        throw_shape_error("cross_entropy (targets)", "[" + std::to_string(N) + "]", st);
+        throw_shape_error(std::string(where) + " (targets)", "[" + std::to_string(N) + "]", st);
+    std::int64_t count = 0;
+    for (std::size_t b = 0; b < N; ++b) {
+        const std::int64_t t = targets(b);
+        if (t == ignore_index) continue;
+        if (t < 0 || static_cast<std::uint64_t>(t) >= C)
+            throw std::invalid_argument(
+                std::string(where) + ": target " + std::to_string(t) + " at position " + std::to_string(b) +
+                " is out of bounds: expected a class in [0, " + std::to_string(C) +
+                ") or ignore_index=" + std::to_string(ignore_index));
+        ++count;
+    }
+    return count;
+}
 
-    // cross_entropy = nll_loss(log_softmax(logits, 1), targets, ignore_index), mean reduction.
-    const Tensor log_probs = attn::log_softmax(logits, -1);
-
-    // nll_loss_out_frame (aten/src/ATen/native/LossNLL.cpp): -log_probs[b, t] summed in a
-    // cascade of partial sums (level j folds into level j + 1 every 2^(4 (j + 1)) rows),
-    // then divided by the number of targets that are not ignored, in float32.
+// nll_loss_out_frame (aten/src/ATen/native/LossNLL.cpp), mean reduction: -log_probs[b, t]
+// (`picked[b]`) summed in a cascade of partial sums (level j folds into level j + 1 every
+// 2^(4 (j + 1)) rows), then divided by the number of targets that are not ignored, in float32.
+// All targets ignored (or N == 0): 0 / 0 = NaN, as PyTorch returns.
+float nll_mean(const float* picked, const LongTensor& targets, std::int64_t ignore_index, std::int64_t count) {
+    const std::size_t N = targets.size();
     constexpr int levels = 8;
     const std::int64_t level_power =
         std::max<std::int64_t>(4, ceil_log2(static_cast<std::int64_t>(N)) / levels);
     const std::int64_t level_mask = (std::int64_t{1} << level_power) - 1;
     float partial[levels] = {};
-    std::int64_t num_ignored = 0;
     for (std::size_t b = 0; b < N; ++b) {
-        const std::int64_t t = targets(b);
-        if (t == ignore_index) {
-            ++num_ignored;
-            continue;
-        }
-        if (t < 0 || static_cast<std::uint64_t>(t) >= C)
-            throw std::invalid_argument(
-                "cross_entropy: target " + std::to_string(t) + " at position " +
-                std::to_string(b) + " is out of bounds: expected a class in [0, " +
-                std::to_string(C) + ") or ignore_index=" + std::to_string(ignore_index));
-        partial[0] -= log_probs(b, static_cast<std::size_t>(t));
+        if (targets(b) == ignore_index) continue;
+        partial[0] -= picked[b];
         for (int j = 0; j + 1 < levels; ++j) {
             if ((static_cast<std::int64_t>(b) & (level_mask << (j * level_power))) != 0) break;
             partial[j + 1] += partial[j];
@@ -84,9 +93,63 @@ Tensor cross_entropy(const Tensor& logits, const LongTensor& targets, std::int64
     }
     float total = 0.0f;
     for (const float p : partial) total += p;
-    // All targets ignored (or N == 0): 0 / 0 = NaN, as PyTorch returns.
-    const auto count = static_cast<float>(static_cast<std::int64_t>(N) - num_ignored);
-    return scalar_tensor(total / count);
+    return total / static_cast<float>(count);
+}
+
+// `e[j] = fma(-e[j], sum, dy_j)`, the log_softmax backward of a row whose gradient is `value` at
+// `target` (`C`: none) and 0 elsewhere, from the row's exp(log_prob) in `e`; compiled for CPUs
+// with FMA too (one instruction instead of a call per element).
+__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=off")))
+void ce_grad_row(float* e, std::size_t C, float sum, std::size_t target, float value) {
+    const float e_target = target < C ? e[target] : 0.0f;
+    for (std::size_t j = 0; j < C; ++j) e[j] = std::fma(-e[j], sum, 0.0f);
+    if (target < C) e[target] = std::fma(-e_target, sum, value);
+}
+
+}  // namespace
+
+Tensor cross_entropy(const Tensor& logits, const LongTensor& targets, std::int64_t ignore_index) {
+    const Shape sl = shape_of(logits);
+    const std::int64_t count = checked_targets("cross_entropy", sl, targets, ignore_index);
+    // cross_entropy = nll_loss(log_softmax(logits, 1), targets, ignore_index), mean reduction.
+    const Tensor log_probs = attn::log_softmax(logits, -1);
+    std::vector<float> picked(sl[0], 0.0f);
+    for (std::size_t b = 0; b < sl[0]; ++b)
+        if (targets(b) != ignore_index) picked[b] = log_probs(b, static_cast<std::size_t>(targets(b)));
+    return scalar_tensor(nll_mean(picked.data(), targets, ignore_index, count));
+}
+
+float cross_entropy_with_grad(const Tensor& logits, const LongTensor& targets, Tensor& grad,
+                              std::int64_t ignore_index) {
+    const Shape sl = shape_of(logits);
+    const std::int64_t count = checked_targets("cross_entropy", sl, targets, ignore_index);
+    const std::size_t N = sl[0], C = sl[1];
+    float* d = sized(grad, sl, "cross_entropy (grad)");
+    // nll_loss_backward: -1 / count at each kept target (the gradient of the mean)
+    const float value = -(1.0f / static_cast<float>(count));
+    std::vector<float> picked(N, 0.0f);
+    const auto rows = static_cast<long>(N);
+#pragma omp parallel for schedule(static) if (N * C >= detail::kParallelFloats)
+    for (long r = 0; r < rows; ++r) {
+        const auto b = static_cast<std::size_t>(r);
+        const float* x = logits.data() + b * C;
+        float* row = d + b * C;
+        // log_softmax's row (as attn::log_softmax): (x - max) - log(sum(exp(x - max)))
+        float mx = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = 0; j < C; ++j) mx = std::max(mx, x[j]);
+        std::copy_n(x, C, row);
+        exp_torch_shifted(row, C, mx);
+        const float log_total = C ? log_torch(detail::reduce_all_sum(row, C)) : 0.0f;
+        for (std::size_t j = 0; j < C; ++j) row[j] = (x[j] - mx) - log_total;
+        const std::int64_t t = targets(b);
+        const bool kept = t != ignore_index;
+        if (kept) picked[b] = row[static_cast<std::size_t>(t)];
+        // log_softmax_backward of the one-hot gradient: its row sums to `value` exactly (or 0 for an
+        // ignored row), and dlogits = fma(-exp(log_prob), sum, dlog_prob)
+        exp_torch_shifted(row, C, 0.0f);  // exp(log_prob - 0) = exp(log_prob)
+        ce_grad_row(row, C, kept ? value : 0.0f, kept ? static_cast<std::size_t>(t) : C, value);
+    }
+    return nll_mean(picked.data(), targets, ignore_index, count);
 }
 
 Tensor log_softmax_backward(const Tensor& grad_output, const Tensor& output) {
@@ -103,22 +166,9 @@ Tensor log_softmax_backward(const Tensor& grad_output, const Tensor& output) {
 Tensor cross_entropy_backward(const Tensor& grad_output, const Tensor& logits,
                               const LongTensor& targets, std::int64_t ignore_index) {
     const float g = detail::scalar_grad("cross_entropy_backward", grad_output);
-    const Shape sl = shape_of(logits), st = shape_of(targets);
-    check_rank("cross_entropy_backward (logits)", sl, 2);
-    const std::size_t N = sl[0], C = sl[1];
-    if (st.size() != 1 || st[0] != N)
-        throw_shape_error("cross_entropy_backward (targets)", "[" + std::to_string(N) + "]", st);
-    std::int64_t count = 0;
-    for (std::size_t b = 0; b < N; ++b) {
-        const std::int64_t t = targets(b);
-        if (t == ignore_index) continue;
-        if (t < 0 || static_cast<std::uint64_t>(t) >= C)
-            throw std::invalid_argument(
-                "cross_entropy_backward: target " + std::to_string(t) + " at position " +
-                std::to_string(b) + " is out of bounds: expected a class in [0, " +
-                std::to_string(C) + ") or ignore_index=" + std::to_string(ignore_index));
-        ++count;
-    }
+    const Shape sl = shape_of(logits);
+    const std::int64_t count = checked_targets("cross_entropy_backward", sl, targets, ignore_index);
+    const std::size_t N = sl[0];
     // nll_loss_backward (mean): -grad / total_weight at each kept target, zeros elsewhere.
     Tensor d_log_probs = xt::zeros<float>(sl);
     const float value = -(g / static_cast<float>(count));

@@ -30,6 +30,15 @@ std::vector<NamedParameter> Module::named_parameters(const std::string& prefix) 
     return out;
 }
 
+std::vector<NamedBuffer> Module::named_buffers(const std::string& prefix) {
+    std::vector<NamedBuffer> out = own_buffers();
+    for (NamedBuffer& b : out) b.name = prefix + b.name;
+    for (const NamedChild& c : children())
+        for (NamedBuffer& b : c.module->named_buffers(prefix + c.name + "."))
+            out.push_back(std::move(b));
+    return out;
+}
+
 std::string repr(const Module& module) {
     // children() only reads (module.hpp): the const_cast lets one virtual serve both uses.
     const std::vector<NamedChild> children = const_cast<Module&>(module).children();

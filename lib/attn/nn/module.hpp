@@ -27,6 +27,14 @@ struct NamedParameter {
     std::optional<Tensor>* grad;  ///< `param.grad`: empty until the first backward
 };
 
+/// One persistent buffer of a module as `module.named_buffers()` yields it: its dotted name
+/// (`"trf_blocks.0.att.mask"`) and its value, which points into the module. A buffer is state
+/// that is not trained (`register_buffer`, persistent by default): `state_dict` holds it.
+struct NamedBuffer {
+    std::string name;  ///< the dotted name, as PyTorch prints it
+    Tensor* value;     ///< the buffer
+};
+
 /// `optimizer.zero_grad(set_to_none)` / `module.zero_grad(set_to_none)` over `parameters`, as
 /// PyTorch 1.13 defines it (`torch/nn/modules/module.py`): with `set_to_none` (PyTorch 1.13's
 /// default is false) every `.grad` becomes empty; otherwise every existing `.grad` is filled
@@ -61,6 +69,9 @@ public:
     /// The module's own parameters, names without a prefix (`nn.Module._parameters`: a
     /// `Linear`'s `weight` and `bias`); none by default.
     virtual std::vector<NamedParameter> own_parameters() { return {}; }
+    /// The module's own persistent buffers, names without a prefix (`nn.Module._buffers`
+    /// registered with `persistent=True`: Raschka's `MultiHeadAttention.mask`); none by default.
+    virtual std::vector<NamedBuffer> own_buffers() { return {}; }
 
     /// `module.train(mode)`: sets `training` on this module and every submodule (dropout is
     /// active in training mode, the default).
@@ -71,6 +82,9 @@ public:
     /// `module.named_parameters(prefix)`: this module's own parameters, then each child's
     /// (depth first, registration order), names joined with dots (`"trf_blocks.0.att.W_query.weight"`).
     std::vector<NamedParameter> named_parameters(const std::string& prefix = "");
+    /// `module.named_buffers(prefix)` of the persistent buffers: this module's own, then each
+    /// child's (depth first, registration order), names joined with dots.
+    std::vector<NamedBuffer> named_buffers(const std::string& prefix = "");
     /// `module.zero_grad(set_to_none)` over `named_parameters()` (see `nn::zero_grad`).
     void zero_grad(bool set_to_none = false) { nn::zero_grad(named_parameters(), set_to_none); }
 

@@ -137,6 +137,15 @@ public:
     /// The state of every parameter, in `parameters()` order (step 0 and empty tensors until
     /// the parameter's first gradient).
     const std::vector<State>& state() const { return state_; }
+    /// Replaces the state of every parameter (what `optimizer.load_state_dict` restores; see
+    /// `optim::load_state_dict` in nn/state_dict.hpp), in `parameters()` order. A state of step
+    /// 0 is "no state yet" (its tensors are cleared); a state of step `t > 0` must hold
+    /// `exp_avg` and `exp_avg_sq` of its parameter's shape. The next `step()` goes on from step
+    /// `t + 1`, as PyTorch's after a reload.
+    /// @throws std::invalid_argument when the count differs from the parameters', a step is
+    /// negative, or a tensor's shape is not its parameter's (naming the parameter); nothing
+    /// is changed then.
+    void set_state(std::vector<State> state);
 
 private:
     std::vector<State> state_;

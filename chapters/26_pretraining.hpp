@@ -1,0 +1,150 @@
+// Chapter 26's helpers: his fancy-indexed target probabilities, the loader checks of his In [22]
+// and In [23], the training run's progress line and logs side by side, and the library's headers
+// the chapter calls. Compiled with the chapter, in the
+// chapters' unity file (chapters/meson.build): everything here is in namespace ch26.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <tuple>
+#include <utility>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attn/core/elementwise.hpp"
+#include "attn/core/tensor.hpp"
+#include "attn/data/dataloader.hpp"
+#include "attn/io/safetensors.hpp"
+#include "attn/kernels/arithmetic.hpp"
+#include "attn/model/generate.hpp"
+#include "attn/model/gpt_model.hpp"
+#include "attn/nn/optim.hpp"
+#include "attn/nn/state_dict.hpp"
+#include "attn/print/print.hpp"
+#include "attn/print/python.hpp"
+#include "attn/text/utf8.hpp"
+#include "attn/train/train.hpp"
+#include "textbook/text_file.hpp"
+#include "textbook/tokenizer_data.hpp"
+#include "textbook/display.hpp"
+#include "textbook/progress.hpp"
+#include "textbook/record.hpp"
+
+namespace ch26 {
+
+/// His `probas[text_idx, [0, 1, 2], targets[text_idx]]`: for each position `t` of text
+/// `text_idx`, the probability of its target token, `[T]`.
+inline attn::Tensor target_probas(const attn::Tensor& probas, std::size_t text_idx, const attn::LongTensor& targets) {
+    const std::size_t T = targets.shape()[1];
+    attn::Tensor out = attn::Tensor::from_shape({T});
+    for (std::size_t t = 0; t < T; ++t) out(t) = probas(text_idx, t, static_cast<std::size_t>(targets(text_idx, t)));
+    return out;
+}
+
+/// His `targets[i]` or `token_ids[i].flatten()`: row `i` of ids `[b, ...]`, flattened to `[n]`.
+inline attn::LongTensor row(const attn::LongTensor& ids, std::size_t i) {
+    const std::size_t n = ids.size() / ids.shape()[0];
+    attn::LongTensor out = attn::LongTensor::from_shape({n});
+    std::copy_n(ids.data() + i * n, n, out.data());
+    return out;
+}
+
+/// His In [22]: `for x, y in loader: print(x.shape, y.shape)` (a new iteration: it draws).
+inline std::string loader_shapes(const attn::data::DataLoader& loader) {
+    std::string out;
+    for (const auto& [x, y] : loader)
+        out += "\n" + attn::repr(attn::shape_of(x)) + " " + attn::repr(attn::shape_of(y));
+    return out;
+}
+
+/// His In [23]: `for input_batch, target_batch in loader: tokens += input_batch.numel()`.
+inline std::size_t loader_tokens(const attn::data::DataLoader& loader) {
+    std::size_t tokens = 0;
+    for (const auto& [input_batch, target_batch] : loader) tokens += input_batch.size();
+    return tokens;
+}
+
+/// What his In [28] plots, for the figure: the losses of each evaluation, the tokens seen, and
+/// `torch.linspace(0, num_epochs, len(train_losses))`, the epochs axis.
+inline std::vector<textbook::TensorRecord> history_tensors(const attn::TrainHistory& h, std::size_t num_epochs) {
+    const std::size_t n = h.train_losses.size();
+    std::vector<float> train(h.train_losses.begin(), h.train_losses.end()), val(h.val_losses.begin(), h.val_losses.end());
+    std::vector<float> tokens(h.tokens_seen.begin(), h.tokens_seen.end()), epochs(n);
+    const float step = n > 1 ? static_cast<float>(num_epochs) / static_cast<float>(n - 1) : 0.0f;
+    for (std::size_t i = 0; i < n; ++i)  // torch.linspace's two halves (chapter 22's linspace)
+        epochs[i] = i < n / 2 ? step * static_cast<float>(i) : static_cast<float>(num_epochs) - step * static_cast<float>(n - 1 - i);
+    return {{"train_losses", train}, {"val_losses", val}, {"tokens_seen", tokens}, {"epochs_seen", epochs}};
+}
+
+/// Two training logs side by side (`his`: the one compared with, `ours`: this run's): for each
+/// evaluation line (`Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933`) both losses and their
+/// difference, then how many evaluation lines and samples (the lines after each epoch) are the
+/// same, word for word. `names`: how the table's header calls the two logs.
+inline std::string beside(const std::string& his, const std::string& ours, const std::pair<std::string, std::string>& names) {
+    const auto split = [](const std::string& log) {
+        std::vector<std::string> evals, samples;
+        std::istringstream in(log);
+        for (std::string line; std::getline(in, line);) (line.rfind("Ep ", 0) == 0 ? evals : samples).push_back(line);
+        return std::pair{evals, samples};
+    };
+    const auto losses = [](const std::string& line) {  // (step, train, val) of an evaluation line
+        double train = 0, val = 0;
+        int epoch = 0;
+        long step = 0;
+        std::sscanf(line.c_str(), "Ep %d (Step %ld): Train loss %lf, Val loss %lf", &epoch, &step, &train, &val);
+        return std::tuple{step, train, val};
+    };
+    const auto [his_evals, his_samples] = split(his);
+    const auto [our_evals, our_samples] = split(ours);
+    const auto fixed3 = [](double v) { char b[32]; std::snprintf(b, sizeof b, "%.3f", v); return std::string(b); };
+    const auto& [a, b] = names;
+    std::vector<textbook::Row> rows{{"step", "train: " + a, b, "difference", "val: " + a, b, "difference"}};
+    std::size_t same = 0;
+    for (std::size_t i = 0; i < std::min(his_evals.size(), our_evals.size()); ++i) {
+        const auto [step, h_train, h_val] = losses(his_evals[i]);
+        const auto [step2, o_train, o_val] = losses(our_evals[i]);
+        same += his_evals[i] == our_evals[i];
+        rows.push_back({std::to_string(step), fixed3(h_train), fixed3(o_train), fixed3(o_train - h_train),
+                        fixed3(h_val), fixed3(o_val), fixed3(o_val - h_val)});
+    }
+    std::size_t same_samples = 0;
+    for (std::size_t i = 0; i < std::min(his_samples.size(), our_samples.size()); ++i)
+        same_samples += his_samples[i] == our_samples[i];
+    return textbook::table(rows) + "\n" + std::to_string(same) + " of " + std::to_string(his_evals.size()) +
+           " evaluation lines identical; " + std::to_string(same_samples) + " of " + std::to_string(his_samples.size()) +
+           " samples identical";
+}
+
+/// For each file written: its name, the tensors it holds and its bytes on the disk.
+inline std::string file_lines(const std::vector<std::pair<std::string, std::size_t>>& files) {
+    std::string out;
+    for (const auto& [f, tensors] : files)
+        out += (out.empty() ? "" : "\n") + f + ": " + std::to_string(tensors) + " tensors, " +
+               std::to_string(std::filesystem::file_size(f)) + " bytes";
+    return out;
+}
+
+/// A log as his prints end: without the newline after its last line.
+inline std::string without_last_newline(const std::string& text) {
+    return !text.empty() && text.back() == '\n' ? text.substr(0, text.size() - 1) : text;
+}
+
+/// The training run's progress line (stderr, on a terminal only): step, epoch, loss, tokens/s,
+/// time left; for `train_model_simple`'s `on_step`.
+inline std::function<void(const attn::TrainProgress&)> progress(const attn::TrainOptions& options,
+                                                                const attn::data::DataLoader& train_loader) {
+    auto line = std::make_shared<textbook::Progress>("training", options.num_epochs * train_loader.size(), "tokens");
+    return [line](const attn::TrainProgress& p) {
+        char note[48];
+        std::snprintf(note, sizeof note, "epoch %zu · loss %.3f", p.epoch, static_cast<double>(p.loss));
+        line->update(static_cast<std::size_t>(p.global_step + 1), static_cast<double>(p.tokens_seen), note);
+    };
+}
+
+}  // namespace ch26

@@ -1,0 +1,41 @@
+/// @file progress.hpp
+/// @brief A progress line for a chapter's long steps (a training run, many generated tokens):
+/// one line on stderr, rewritten in place, only when stderr is a terminal — nothing under CI, in
+/// a pipe or with `--record` into a file — and cleared when the step ends.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace textbook {
+
+/// `Progress bar("training", 90, "tokens")`; `bar.update(37, 512 * 37, "loss 4.07")` prints
+/// `training: 37/90 · loss 4.07 · 2,104 tokens/s · 4 min 12 s left` (rate and time left from the
+/// time since construction); the destructor clears the line.
+class Progress {
+public:
+    /// `what`: the step's name; `total`: its units of work (steps, tokens); `rate_unit`: what
+    /// `update`'s `count` counts, per second (e.g. `tokens`); empty for no rate.
+    Progress(std::string what, std::size_t total, std::string rate_unit = "");
+    ~Progress();
+    Progress(const Progress&) = delete;
+    Progress& operator=(const Progress&) = delete;
+
+    /// `done` of `total` units finished, `count` things processed so far (for the rate), `note`
+    /// shown after the count (e.g. the last loss). Writes only on a terminal, at most 10 times a
+    /// second, and always for the last unit.
+    void update(std::size_t done, double count = 0, const std::string& note = "");
+
+    /// Whether stderr is a terminal (the line is shown).
+    bool shown() const { return shown_; }
+
+private:
+    std::string what_, rate_unit_;
+    std::size_t total_;
+    bool shown_;
+    std::chrono::steady_clock::time_point start_, last_;
+    std::size_t width_ = 0;  // of the last line written, to clear it
+};
+
+}  // namespace textbook
