@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/core/functional.hpp"
@@ -18,6 +19,7 @@
 #include "attn/data/dataloader.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/nn/optim.hpp"
+#include "attn/print/python.hpp"
 #include "attn/text/utf8.hpp"
 #include "attn/train/train.hpp"
 #include "oracle.hpp"
@@ -201,6 +203,40 @@ TEST_CASE("his first training step at GPT_CONFIG_124M: every .grad and parameter
     }
 }
 
+// His In [20]: The Verdict split 90 / 10 by characters, torch.manual_seed(123), the two loaders.
+std::pair<attn::data::DataLoader, attn::data::DataLoader> his_loaders() {
+    const std::string text = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
+    const std::size_t split_idx = static_cast<std::size_t>(0.90 * static_cast<double>(attn::utf8_len(text)));
+    attn::manual_seed(123);
+    attn::data::DataLoader train_loader = attn::data::create_dataloader_v1(
+        attn::utf8_slice(text, 0, split_idx), textbook::gpt2_tokenizer(), {.batch_size = 2, .max_length = 256, .stride = 256});
+    attn::data::DataLoader val_loader = attn::data::create_dataloader_v1(
+        attn::utf8_slice(text, split_idx, attn::utf8_len(text)), textbook::gpt2_tokenizer(),
+        {.batch_size = 2, .max_length = 256, .stride = 256, .shuffle = false, .drop_last = false});
+    return {std::move(train_loader), std::move(val_loader)};
+}
+
+attn::GPTConfig his_config() {
+    attn::GPTConfig cfg = attn::GPT_CONFIG_124M;
+    cfg.context_length = 256;
+    return cfg;
+}
+
+TEST_CASE("his In [25]: the untrained model's mean loss over both loaders as Debian's torch 1.13 printed it", "[gpt_training]") {
+    // data/oracle/pretraining.json: tools/oracle/pretraining.py ran his cells on Debian's torch 1.13
+    // (reference BLAS); its In [25] printed Python floats, kept as repr.
+    const auto& o = test::oracle_file("pretraining.json");
+    const auto [train_loader, val_loader] = his_loaders();
+    attn::manual_seed(123);  // his In [2]
+    attn::GPTModel model(his_config());
+    model.eval();
+    attn::manual_seed(123);  // his In [25]
+    const double train_loss = attn::calc_loss_loader(train_loader, model);
+    const double val_loss = attn::calc_loss_loader(val_loader, model);
+    CHECK(attn::repr_float(train_loss) == o["initial_losses"]["train_loss"].get<std::string>());
+    CHECK(attn::repr_float(val_loss) == o["initial_losses"]["val_loss"].get<std::string>());
+}
+
 TEST_CASE("his In [27] run: the first steps' losses and the first evaluation as Debian's torch 1.13 printed them", "[gpt_training]") {
     // data/oracle/pretraining.json: tools/oracle/pretraining.py ran his cells In [2]-[27] on Debian's
     // torch 1.13 (reference BLAS) and noted every loss his calc_loss_batch returned, in order.
@@ -212,18 +248,9 @@ TEST_CASE("his In [27] run: the first steps' losses and the first evaluation as 
         if (e["training"].get<bool>()) his_steps.push_back(std::stod(e["loss"].get<std::string>()));
     }
     REQUIRE(his_steps.size() >= 2);
-    const std::string text = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
-    const std::size_t split_idx = static_cast<std::size_t>(0.90 * static_cast<double>(attn::utf8_len(text)));
-    attn::manual_seed(123);  // his In [20]
-    const attn::data::DataLoader train_loader = attn::data::create_dataloader_v1(
-        attn::utf8_slice(text, 0, split_idx), textbook::gpt2_tokenizer(), {.batch_size = 2, .max_length = 256, .stride = 256});
-    const attn::data::DataLoader val_loader = attn::data::create_dataloader_v1(
-        attn::utf8_slice(text, split_idx, attn::utf8_len(text)), textbook::gpt2_tokenizer(),
-        {.batch_size = 2, .max_length = 256, .stride = 256, .shuffle = false, .drop_last = false});
-    attn::GPTConfig cfg = attn::GPT_CONFIG_124M;
-    cfg.context_length = 256;
+    const auto [train_loader, val_loader] = his_loaders();
     attn::manual_seed(123);  // his In [27]
-    attn::GPTModel model(cfg);
+    attn::GPTModel model(his_config());
     attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
     std::vector<float> losses;
     std::ostringstream printed;
