@@ -65,7 +65,6 @@ NOTEBOOKS = {
     "o23": "oracle_23_generation.txt",
     "o24": "oracle_24_positions.txt",
     "o25": "oracle_25_cross_attention.txt",
-    "o26": "oracle_26_pretraining.txt",
 }
 # Folder of each source under data/sources/.
 FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith("o") else "seeds")
@@ -74,8 +73,7 @@ FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith(
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "rch04": "Raschka 4", "rch04x": "Raschka 4 ex.",
                "rch04kv": "Raschka 4 KV cache", "rch05": "Raschka 5", "o15": "oracle 15", "o16": "oracle 16", "o17": "oracle 17",
                "o18": "oracle 18", "o19": "oracle 19", "o20": "oracle 20", "o21": "oracle 21",
-               "o22": "oracle 22", "o23": "oracle 23", "o24": "oracle 24", "o25": "oracle 25",
-               "o26": "oracle 26"}
+               "o22": "oracle 22", "o23": "oracle 23", "o24": "oracle 24", "o25": "oracle 25"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell), by the title of
 # their `## Title` header or `**Title**` line; an output in a section whose title has no digits
 # is named by FENCED_ID (`rch04-Note`: his note on the values Linux prints; `rch04kv-Output`:
@@ -108,15 +106,11 @@ NO_OUTPUT = {
     "o23": [],
     "o24": [1, 10],
     "o25": [1, 15],
-    "o26": [2, 4, 16, 20, 21, 24, 26],
 }
 
 # Cells whose outputs no chapter reprints yet, by execution count: his chapter 5 after In [28] (§5.3-5.5,
 # decoding, saving and OpenAI's weights); In [28] is his loss plot, which chapter 26 draws itself.
-# The oracle run of chapter 26 is his run shortened to one epoch (tools/oracle/pretraining.py
-# --epochs 1): its In [27] is compared with the library's first epoch by test_gpt_training, not
-# with the chapter's whole run.
-NOT_REPRINTED = {"rch05": list(range(28, 57)), "o26": [27]}
+NOT_REPRINTED = {"rch05": list(range(28, 57))}
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
 # one printed output, a line of data/sources/book_table.tsv (its header explains the columns).
