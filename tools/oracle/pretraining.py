@@ -136,7 +136,8 @@ def main():
         f.write("\n".join([header, ""] + parts))
 
     train_losses, val_losses, tokens_seen = namespace["train_losses"], namespace["val_losses"], namespace["tokens_seen"]
-    write_json(args.out, dict(provenance(SCRIPT, command=None, commit=COMMIT, epochs=1 if args.smoke else args.epochs,
+    command = " ".join(["LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/blas /usr/bin/python3", SCRIPT] + sys.argv[1:])
+    write_json(args.out, dict(provenance(SCRIPT, command=command, commit=COMMIT, epochs=1 if args.smoke else args.epochs,
                                          smoke=args.smoke), **{
         "format": "Python floats as Python prints them (repr: the shortest decimal that reads back as the same double); "
                   "SHA-256 of each parameter's float32 bytes (little-endian, row-major), in named_parameters() order.",
