@@ -118,8 +118,9 @@ int main(int argc, char** argv) {
         const attn::TrainOptions options{.num_epochs = 10, .eval_freq = 5, .eval_iter = 5,
                                          .start_context = "Every effort moves you"};
         std::ostringstream printed;
-        const attn::TrainHistory history = attn::train_model_simple(trained, train_loader, val_loader, optimizer,
-                                                                    options, tokenizer, printed, ch26::progress(options, train_loader));
+        std::vector<float> step_losses;  // each step's loss, for the rounding step
+        const attn::TrainHistory history = attn::train_model_simple(trained, train_loader, val_loader, optimizer, options,
+                                                                    tokenizer, printed, ch26::progress(options, train_loader, &step_losses));
         //! [training]
         ch.book("rch05-In27", "train_model_simple(..., AdamW(lr=0.0004, weight_decay=0.1), num_epochs=10, eval_freq=5, eval_iter=5)",
                 ch26::without_last_newline(printed.str()), ch26::history_tensors(history, options.num_epochs));
@@ -143,14 +144,17 @@ int main(int argc, char** argv) {
         attn::GPTModel fused(GPT_CONFIG_124M);
         attn::optim::AdamW fused_optimizer(fused.named_parameters(), adamw_options);
         std::ostringstream fused_printed;
+        std::vector<float> fused_step_losses;
+        attn::TrainHistory fused_history;
         {
             const attn::ArithmeticGuard arithmetic(attn::Arithmetic::fma);  // each term by a fused multiply-add
-            attn::train_model_simple(fused, train_loader, val_loader, fused_optimizer, options, tokenizer, fused_printed,
-                                     ch26::progress(options, train_loader));
+            fused_history = attn::train_model_simple(fused, train_loader, val_loader, fused_optimizer, options, tokenizer,
+                                                     fused_printed, ch26::progress(options, train_loader, &fused_step_losses));
         }
         //! [rounding]
         ch.show("the same run with every product's terms added by fused multiply-adds, beside this run",
-                ch26::beside(printed.str(), fused_printed.str(), {"exact", "fma"}));
+                ch26::beside(printed.str(), fused_printed.str(), {"exact", "fma"}) + "\n" +
+                    ch26::drift(step_losses, fused_step_losses, history, fused_history));
 
         ch.step("mkl");
         //! [mkl]

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -136,15 +137,45 @@ inline std::string without_last_newline(const std::string& text) {
 }
 
 /// The training run's progress line (stderr, on a terminal only): step, epoch, loss, tokens/s,
-/// time left; for `train_model_simple`'s `on_step`.
+/// time left; for `train_model_simple`'s `on_step`. Each step's loss is also appended to
+/// `step_losses` when given (the rounding step compares two runs step by step).
 inline std::function<void(const attn::TrainProgress&)> progress(const attn::TrainOptions& options,
-                                                                const attn::data::DataLoader& train_loader) {
+                                                                const attn::data::DataLoader& train_loader,
+                                                                std::vector<float>* step_losses = nullptr) {
     auto line = std::make_shared<textbook::Progress>("training", options.num_epochs * train_loader.size(), "tokens");
-    return [line](const attn::TrainProgress& p) {
+    return [line, step_losses](const attn::TrainProgress& p) {
+        if (step_losses) step_losses->push_back(p.loss);
         char note[48];
         std::snprintf(note, sizeof note, "epoch %zu · loss %.3f", p.epoch, static_cast<double>(p.loss));
         line->update(static_cast<std::size_t>(p.global_step + 1), static_cast<double>(p.tokens_seen), note);
     };
+}
+
+/// How far two runs of the same training drift apart, below the printed digits: of the steps'
+/// training losses (float32, `loss.item()`) how many are equal, the first step where they are
+/// not, and the largest difference; of the evaluations' losses (doubles), the largest difference.
+inline std::string drift(const std::vector<float>& a, const std::vector<float>& b, const attn::TrainHistory& ha,
+                         const attn::TrainHistory& hb) {
+    std::size_t equal = 0, first = 0, worst = 0;
+    double largest = 0;
+    for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+        const double d = std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+        if (d == 0) ++equal;
+        else if (first == 0) first = i + 1;
+        if (d > largest) largest = d, worst = i;
+    }
+    double eval_largest = 0;
+    for (std::size_t i = 0; i < std::min(ha.train_losses.size(), hb.train_losses.size()); ++i)
+        eval_largest = std::max({eval_largest, std::abs(ha.train_losses[i] - hb.train_losses[i]),
+                                 std::abs(ha.val_losses[i] - hb.val_losses[i])});
+    char out[400];
+    std::snprintf(out, sizeof out,
+                  "below the printed digits: %zu of %zu steps' training losses (float32) equal, the first "
+                  "difference at step %zu; the largest %.3g at step %zu (%.7g and %.7g); the evaluations' "
+                  "losses at most %.3g apart",
+                  equal, std::min(a.size(), b.size()), first, largest, worst + 1, static_cast<double>(a[worst]),
+                  static_cast<double>(b[worst]), eval_largest);
+    return out;
 }
 
 }  // namespace ch26
