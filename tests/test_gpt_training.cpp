@@ -237,7 +237,7 @@ TEST_CASE("his In [25]: the untrained model's mean loss over both loaders as Deb
     CHECK(attn::repr_float(val_loss) == o["initial_losses"]["val_loss"].get<std::string>());
 }
 
-TEST_CASE("his In [27] run: the first steps' losses and the first evaluation as Debian's torch 1.13 printed them", "[gpt_training]") {
+TEST_CASE("his In [27] run: the first six steps' losses and the first two evaluations as Debian's torch 1.13 computed them", "[gpt_training]") {
     // data/oracle/pretraining.json: tools/oracle/pretraining.py ran his cells In [2]-[27] on Debian's
     // torch 1.13 (reference BLAS) and noted every loss his calc_loss_batch returned, in order.
     const auto& o = test::oracle_file("pretraining.json");
@@ -247,7 +247,7 @@ TEST_CASE("his In [27] run: the first steps' losses and the first evaluation as 
         if (seen++ < 10) continue;  // his In [25]: the untrained model over both loaders
         if (e["training"].get<bool>()) his_steps.push_back(std::stod(e["loss"].get<std::string>()));
     }
-    REQUIRE(his_steps.size() >= 2);
+    REQUIRE(his_steps.size() >= 6);
     const auto [train_loader, val_loader] = his_loaders();
     attn::manual_seed(123);  // his In [27]
     attn::GPTModel model(his_config());
@@ -255,16 +255,19 @@ TEST_CASE("his In [27] run: the first steps' losses and the first evaluation as 
     std::vector<float> losses;
     std::ostringstream printed;
     const attn::TrainHistory history = attn::train_model_simple(
-        model, train_loader, val_loader, optimizer, {.num_epochs = 10, .eval_freq = 5, .eval_iter = 5, .max_steps = 2},
+        model, train_loader, val_loader, optimizer, {.num_epochs = 10, .eval_freq = 5, .eval_iter = 5, .max_steps = 6},
         textbook::gpt2_tokenizer(), printed, [&](const attn::TrainProgress& p) { losses.push_back(p.loss); });
-    REQUIRE(losses.size() == 2);
+    REQUIRE(losses.size() == 6);
     for (std::size_t i = 0; i < losses.size(); ++i) {
         INFO("training step " << i + 1);
         CHECK(static_cast<double>(losses[i]) == his_steps[i]);  // loss.item(): the float32 as a double
     }
-    REQUIRE(history.train_losses.size() == 1);  // the evaluation after the first step
-    CHECK(history.train_losses[0] == std::stod(o["train_losses"][0].get<std::string>()));
-    CHECK(history.val_losses[0] == std::stod(o["val_losses"][0].get<std::string>()));
+    REQUIRE(history.train_losses.size() == 2);  // the evaluations after steps 1 and 6 (global_step 0 and 5)
+    for (std::size_t i = 0; i < 2; ++i) {
+        INFO("evaluation " << i + 1);
+        CHECK(history.train_losses[i] == std::stod(o["train_losses"][i].get<std::string>()));
+        CHECK(history.val_losses[i] == std::stod(o["val_losses"][i].get<std::string>()));
+    }
 }
 
 }  // namespace test_gpt_training
