@@ -462,12 +462,12 @@ def pretraining(data_dir, source_root):
             "after manual_seed(123), AdamW(lr=0.0004, weight_decay=0.1), a batch of 2 \u00d7 256 tokens; the "
             "library beside Debian's PyTorch running his own code, each run in a process of its own, the "
             "fastest round kept (seconds)")
-    extra = ("PyTorch ran with glibc's default malloc and with malloc reusing freed memory; \u201cof "
-             "limit\u201d is the library's rate of multiply-adds over the first limit below; the last two "
-             "columns are PyTorch's time over the library's (above 1: the library is faster).")
+    extra = ("PyTorch ran with glibc's default malloc and, \u201creusing\u201d, with malloc reusing freed "
+             "memory; \u201cof limit\u201d is the library's rate of multiply-adds over the first limit below; "
+             "the last two columns are PyTorch's time over the library's (above 1: the library is faster).")
     text = [caption(data, "pretraining.json", source_root, what, extra, threads),
-            table(["case", "threads", "library", "PyTorch", "PyTorch, reusing memory", "library, of limit",
-                   "PyTorch / library", "reusing / library"], rows, "lrrrrrrr")]
+            table(["case", "threads", "library", "PyTorch", "reusing", "of limit", "PyTorch / lib",
+                   "reusing / lib"], rows, "lrrrrrrr")]
     parts = []
     for run in runs:
         s, th = run["sides"], run["threads"]
