@@ -52,6 +52,8 @@ NOTEBOOKS = {
     "rch04x": "raschka_ch04_exercises.txt",
     "rch04kv": "raschka_ch04_kv_cache_README.md",
     "rch05": "raschka_ch05.txt",
+    "rch05hf": "raschka_ch05_hf_safetensors.txt",
+    "rch05x": "raschka_ch05_exercises.txt",
     # Oracle runs of PyTorch (tools/oracle/), exported as the notebooks are: what the chapters
     # above 14 compare with (`o<chapter>`).
     "o15": "oracle_15_latent_attention.txt",
@@ -71,7 +73,8 @@ FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith(
           for nb in NOTEBOOKS}
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "rch04": "Raschka 4", "rch04x": "Raschka 4 ex.",
-               "rch04kv": "Raschka 4 KV cache", "rch05": "Raschka 5", "o15": "oracle 15", "o16": "oracle 16", "o17": "oracle 17",
+               "rch04kv": "Raschka 4 KV cache", "rch05": "Raschka 5", "rch05hf": "Raschka 5 HF",
+               "rch05x": "Raschka 5 ex.", "o15": "oracle 15", "o16": "oracle 16", "o17": "oracle 17",
                "o18": "oracle 18", "o19": "oracle 19", "o20": "oracle 20", "o21": "oracle 21",
                "o22": "oracle 22", "o23": "oracle 23", "o24": "oracle 24", "o25": "oracle 25"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell), by the title of
@@ -94,7 +97,9 @@ NO_OUTPUT = {
     "rch04": [2, 3, 10, 11, 13, 15, 18, 21, 23, 29],
     "rch04x": [5, 7, 8, 9],
     "rch04kv": [],
-    "rch05": [2, 4, 16, 20, 21, 24, 26],
+    "rch05": [2, 4, 16, 20, 21, 24, 26, 33, 40, 42, 43, 44, 45, 46, 48, 53, 54, 55],
+    "rch05hf": [1, 3, 4, 5, 6, 7, 8],
+    "rch05x": [2, 5, 6, 10, 11, 13, 15, 16, 17, 20, 22],
     "o15": [1],
     "o16": [1],
     "o17": [1],
@@ -108,9 +113,9 @@ NO_OUTPUT = {
     "o25": [1, 15],
 }
 
-# Cells whose outputs no chapter reprints yet, by execution count: his chapter 5 after In [28] (§5.3-5.5,
-# decoding, saving and OpenAI's weights); In [28] is his loss plot, which chapter 26 draws itself.
-NOT_REPRINTED = {"rch05": list(range(28, 57))}
+# Cells whose outputs no chapter reprints as text, by execution count: his two figures, the loss plot
+# of In [28] and the temperature plot of In [34], which chapters 26 and 27 draw themselves.
+NOT_REPRINTED = {"rch05": [28, 34]}
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
 # one printed output, a line of data/sources/book_table.tsv (its header explains the columns).

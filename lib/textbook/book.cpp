@@ -175,6 +175,8 @@ std::string source_name(const Entry& entry) {
     if (entry.notebook == "raschka_ch04_exercises.txt") return "Raschka 4 ex.";
     if (entry.notebook == "raschka_ch04_kv_cache_README.md") return "Raschka 4 KV cache";
     if (entry.notebook == "raschka_ch05.txt") return "Raschka 5";
+    if (entry.notebook == "raschka_ch05_hf_safetensors.txt") return "Raschka 5 HF";
+    if (entry.notebook == "raschka_ch05_exercises.txt") return "Raschka 5 ex.";
     // An oracle run recorded for a chapter: `oracle_21_attention_learns.txt` -> `oracle 21`.
     if (entry.notebook.rfind("oracle_", 0) == 0)
         return "oracle " + entry.notebook.substr(7, entry.notebook.find('_', 7) - 7);
