@@ -76,14 +76,15 @@ def _blocks_equal(ours, recorded, name):
                         f"--- recorded:\n{b['text'][:2000]}\n--- this run:\n{a['text'][:2000]}")
 
 
-def _run(build, name, out):
-    """Runs chapter `name` whole with --record=out; returns (wall s, cpu s)."""
+def _run(build, name, out, work):
+    """Runs chapter `name` whole with --record=out in the directory `work`; returns (wall s, cpu s).
+    The chapters of one command share `work`, in order, as a reader's run of the book does: what
+    one writes there (chapter 26's trained model) the next finds (chapter 27 loads it)."""
     exe = Path(build) / "chapters" / f"chapter_{name}"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    with tempfile.TemporaryDirectory() as work:  # what the chapter writes (chapter 26's weights) goes there
-        proc = subprocess.run([str(exe.resolve()), f"--record={Path(out).resolve()}"], stdout=subprocess.DEVNULL,
-                              cwd=work, env=dict(os.environ, ATTN_DATA_DIR=str(ROOT / "data")))
+    proc = subprocess.run([str(exe.resolve()), f"--record={Path(out).resolve()}"], stdout=subprocess.DEVNULL,
+                          cwd=work, env=dict(os.environ, ATTN_DATA_DIR=str(ROOT / "data")))
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
@@ -108,9 +109,10 @@ def record(build, names):
     RECORDINGS.mkdir(parents=True, exist_ok=True)
     prov_file = RECORDINGS / "provenance.json"
     provenance = json.loads(prov_file.read_text(encoding="utf-8")) if prov_file.is_file() else {}
+    work = tempfile.TemporaryDirectory()
     for name in names:
         out = path(name)
-        wall, cpu = _run(build, name, out)
+        wall, cpu = _run(build, name, out, work.name)
         provenance[f"chapter_{name}"] = {
             "commit": commit,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -122,13 +124,14 @@ def record(build, names):
 
 
 def check(build, names):
+    work = tempfile.TemporaryDirectory()
     for name in names:
         recorded = load(name)
         if recorded is None:
             sys.exit(f"recordings: chapter_{name} has no recording in {RECORDINGS}")
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "record.json"
-            wall, cpu = _run(build, name, out)
+            wall, cpu = _run(build, name, out, work.name)
             try:
                 _blocks_equal(json.loads(out.read_text(encoding="utf-8")), recorded[0], name)
             except Stale as e:
