@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,8 @@
 
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
+#include <xtensor/xsort.hpp>
+#include <xtensor/xview.hpp>
 
 #include "attn/core/generator.hpp"
 #include "attn/core/tensor_dict.hpp"
@@ -280,6 +283,74 @@ TEST_CASE("gpt2_config_from_json refuses a bad config.json, naming the file and 
     CHECK_THROWS_AS(attn::gpt2_config_from_json(tmp), std::runtime_error);
     CHECK_THROWS_WITH(attn::gpt2_config_from_json(tmp), Catch::StartsWith(tmp.string() + ": \"n_layer\": expected an integer, got string"));
     fs::remove(tmp);
+}
+
+// Hugging Face's 124M layout at full size, without its 500 MB file: the oracle's draws (after
+// torch.manual_seed(123)) made again here, written as save_file writes them, must be the bytes
+// whose SHA-256 the oracle recorded; loaded, his model's logits of four tokens are PyTorch's.
+// About 2.5 GB of memory and 6 s (2 cores): run only when ATTN_GPT2_124M is set
+// (`ATTN_GPT2_124M=1 build/tests/unit_tests '[#test_gpt2_weights]'`).
+TEST_CASE("the 124M configuration: the oracle's file made again, byte for byte, and its logits", "[gpt2_weights]") {
+    if (std::getenv("ATTN_GPT2_124M") == nullptr) return;
+    const auto& o = oracle()["gpt2_124M"];
+    const attn::GPTConfig cfg = attn::gpt2_config("gpt2-small (124M)");
+    REQUIRE(cfg.emb_dim == o["config"]["emb_dim"].get<std::size_t>());
+    const std::size_t V = cfg.vocab_size, C = cfg.context_length, E = cfg.emb_dim;
+    // hf_tensors of tools/oracle/gpt2_hf_files.py: torch.randn(*shape) * scale (float32 products),
+    // 1 + that for the LayerNorm weights, in GPT2Model's key order.
+    attn::manual_seed(123);
+    TensorDict d;
+    const auto w = [](const attn::Shape& shape, float scale, float plus = 0.0f) {
+        Tensor t = attn::randn(shape);
+        for (float& x : t) x = plus == 0.0f ? x * scale : plus + x * scale;
+        return t;
+    };
+    d.insert("wte.weight", w({V, E}, 0.5f));
+    d.insert("wpe.weight", w({C, E}, 0.1f));
+    Tensor mask = attn::zeros({1, 1, C, C});
+    for (std::size_t i = 0; i < C; ++i)
+        for (std::size_t j = 0; j <= i; ++j) mask.data()[i * C + j] = 1.0f;
+    for (std::size_t b = 0; b < cfg.n_layers; ++b) {
+        const std::string h = "h." + std::to_string(b) + ".";
+        d.insert(h + "ln_1.weight", w({E}, 0.1f, 1.0f));
+        d.insert(h + "ln_1.bias", w({E}, 0.1f));
+        d.insert(h + "attn.bias", mask);
+        d.insert(h + "attn.c_attn.weight", w({E, 3 * E}, 0.2f));
+        d.insert(h + "attn.c_attn.bias", w({3 * E}, 0.1f));
+        d.insert(h + "attn.c_proj.weight", w({E, E}, 0.2f));
+        d.insert(h + "attn.c_proj.bias", w({E}, 0.1f));
+        d.insert(h + "ln_2.weight", w({E}, 0.1f, 1.0f));
+        d.insert(h + "ln_2.bias", w({E}, 0.1f));
+        d.insert(h + "mlp.c_fc.weight", w({E, 4 * E}, 0.2f));
+        d.insert(h + "mlp.c_fc.bias", w({4 * E}, 0.1f));
+        d.insert(h + "mlp.c_proj.weight", w({4 * E, E}, 0.1f));
+        d.insert(h + "mlp.c_proj.bias", w({E}, 0.1f));
+    }
+    d.insert("ln_f.weight", w({E}, 0.1f, 1.0f));
+    d.insert("ln_f.bias", w({E}, 0.1f));
+    std::string bytes = attn::io::serialize_safetensors(d, {{"format", "pt"}});
+    d = TensorDict();
+    CHECK(gw_sha256(bytes) == o["sha256"].get<std::string>());
+    const TensorDict params = attn::io::parse_safetensors(bytes, "gpt2-124M").tensors;
+    bytes = std::string();
+    attn::GPTModel gpt(cfg);
+    attn::load_weights_into_gpt(gpt, params);
+    gpt.eval();
+    const auto& ids = o["ids"][0];
+    LongTensor in_idx = LongTensor::from_shape({1, ids.size()});
+    for (std::size_t i = 0; i < ids.size(); ++i) in_idx(0, i) = ids[i].get<std::int64_t>();
+    const Tensor logits = gpt(in_idx);
+    REQUIRE(attn::shape_of(logits) == o["logits_shape"].get<attn::Shape>());
+    const auto& want = o["contiguous"];
+    CHECK(test::sha256(logits) == want["sha256"].get<std::string>());
+    for (std::size_t t = 0; t < ids.size(); ++t) {
+        INFO("position " << t);
+        std::vector<std::uint32_t> first8;
+        for (std::size_t v = 0; v < 8; ++v) first8.push_back(std::bit_cast<std::uint32_t>(logits(0, t, v)));
+        CHECK(first8 == want["first8_bits"][t].get<std::vector<std::uint32_t>>());
+        const auto row = xt::view(logits, 0, t, xt::all());
+        CHECK(static_cast<std::int64_t>(xt::argmax(row)()) == want["argmax"][t].get<std::int64_t>());
+    }
 }
 
 }  // namespace test_gpt2_weights

@@ -25,13 +25,16 @@ retyped) given the file's tensors as float32 (`.float()`, what load_file then `p
 for F16/BF16), eval mode, logits for a fixed batch of ids: of his model as his loader leaves it
 (transposed views: see main) and of the same weights in a model loaded with load_state_dict
 (contiguous parameters). Also config_gpt2_124M.json, the config
-of openai-community/gpt2 itself. Into data/oracle/gpt2_hf/: the files and gpt2_hf.json (provenance,
+of openai-community/gpt2 itself. For the 124M configuration no file is kept (500 MB): the
+SHA-256 of the file the same draws give at that size, and a few of his model's logits
+(GPT2_124M_OUT=path writes the file). Into data/oracle/gpt2_hf/: the files and gpt2_hf.json (provenance,
 the config, ids, each file's SHA-256, tensors' keys and the logits' float32 bits).
 """
 
 import hashlib
 import json
 import os
+import struct
 import sys
 
 import numpy as np
@@ -40,7 +43,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from his_code import RASCHKA, code_cells, install_tiktoken, load_module  # noqa: E402
 from oracle_common import arguments, provenance, write_json  # noqa: E402
-from safetensors_files import serialize  # noqa: E402
+from safetensors_files import ALIGNMENT, DTYPE, raw_bytes, serialize  # noqa: E402
 
 SCRIPT = "tools/oracle/gpt2_hf_files.py"
 # His In [4]'s BASE_CONFIG (vocab, context, no dropout, qkv_bias) with small sizes.
@@ -87,6 +90,64 @@ def hf_tensors(cfg):
     sd["ln_f.weight"] = 1 + w(E, scale=0.1)
     sd["ln_f.bias"] = w(E, scale=0.1)
     return sd
+
+
+GPT2_124M = {"vocab_size": 50257, "context_length": 1024, "emb_dim": 768, "n_heads": 12, "n_layers": 12,
+             "drop_rate": 0.0, "qkv_bias": True}  # his In [4], "gpt2-small (124M)"
+IDS_124M = [[6109, 3626, 6100, 345]]  # "Every effort moves you" (his chapter 4)
+
+
+def serialized_sha256(tensors, metadata, out=None):
+    """SHA-256 of serialize(tensors, metadata) without holding the file's bytes (and the file
+    written to `out` when given): the same header, then each tensor's bytes in its order."""
+    order = sorted(tensors, key=lambda name: (-ALIGNMENT.index(DTYPE[tensors[name].dtype]), name.encode()))
+    header, offset = {"__metadata__": metadata}, 0
+    for name in order:
+        n = tensors[name].numel() * tensors[name].element_size()
+        header[name] = {"dtype": DTYPE[tensors[name].dtype], "shape": list(tensors[name].shape),
+                        "data_offsets": [offset, offset + n]}
+        offset += n
+    text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text += b" " * ((8 - len(text) % 8) % 8)
+    h = hashlib.sha256()
+    f = open(out, "wb") if out else None
+    for part in [struct.pack("<Q", len(text)) + text] + [raw_bytes(tensors[name]) for name in order]:
+        h.update(part)
+        if f:
+            f.write(part)
+    if f:
+        f.close()
+    return h.hexdigest()
+
+
+def record_124m(pc, load_weights_into_gpt):
+    """The 124M configuration without its 500 MB file: the SHA-256 of the file hf_tensors writes
+    after torch.manual_seed(123), and a few of his model's logits after his loader (written to
+    $GPT2_124M_OUT too when set)."""
+    cfg = GPT2_124M
+    torch.manual_seed(123)
+    tensors = hf_tensors(cfg)
+    sha = serialized_sha256(tensors, {"format": "pt"}, os.environ.get("GPT2_124M_OUT"))
+    gpt = pc.GPTModel(cfg)
+    load_weights_into_gpt(gpt, tensors)
+    gpt.eval()
+    ids = torch.tensor(IDS_124M)
+    with torch.no_grad():
+        views = gpt(ids)
+        for p in gpt.parameters():  # the same values, contiguous (as load_state_dict gives them)
+            p.data = p.data.contiguous()
+        logits = gpt(ids)
+
+    def summary(t):
+        return {"sha256": hashlib.sha256(t.numpy().astype("<f4").tobytes()).hexdigest(),
+                "first8_bits": t[0, :, :8].numpy().view(np.uint32).tolist(),
+                "argmax": t[0].argmax(dim=-1).tolist()}
+    return {"python": "torch.manual_seed(123); tensors = hf_tensors(config); sha256 = SHA-256 of "
+                      "serialize(tensors, {'format': 'pt'}) (F32); gpt = GPTModel(config); "
+                      "load_weights_into_gpt(gpt, tensors); gpt.eval(); logits of ids, as his loader leaves "
+                      "the parameters (his_views) and with each made contiguous (contiguous)",
+            "config": cfg, "sha256": sha, "ids": IDS_124M, "logits_shape": list(logits.shape),
+            "contiguous": summary(logits), "his_views": summary(views)}
 
 
 def his_loader():
@@ -150,6 +211,8 @@ def main():
                               "logits_shape": list(logits.shape),
                               "logits_bits": logits.reshape(-1).numpy().view(np.uint32).tolist(),
                               "logits_bits_his_views": views.reshape(-1).numpy().view(np.uint32).tolist()}
+        assert serialized_sha256(file_tensors, {"format": "pt"}) == doc["files"][name]["sha256"]
+    doc["gpt2_124M"] = record_124m(pc, load_weights_into_gpt)
     write_json(os.path.join(args.out, "gpt2_hf.json"), doc)
     print(f"wrote {args.out}")
 

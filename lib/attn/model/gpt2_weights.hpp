@@ -88,6 +88,12 @@ GPTConfig parse_gpt2_config(std::string_view json_text, const std::string& name 
 /// Everything is checked before anything changes (his loader assigns as it goes): the tensors
 /// are then converted into a state dict and given to `nn::load_state_dict` (the masks of
 /// `gpt` stay its own), so that after an exception `gpt` is as it was.
+/// The weights are held contiguously, as in a model loaded by `load_state_dict`: its logits are
+/// PyTorch's bit for bit (tests/test_gpt2_weights.cpp). His `assign` keeps `q_w.T` etc. as
+/// transposed views, for which PyTorch 1.13's `addmm(bias, x, W.t())` takes the reference BLAS's
+/// other loop, which adds the bias before the products instead of after: his model as his loader
+/// leaves it computes logits a few ulps away (data/oracle/gpt2_hf/ records both).
+/// While loading, the converted weights are held once more beside the model and `params`.
 /// @throws std::invalid_argument `"load_weights_into_gpt: ..."` (his `assign`'s ValueError,
 /// Python's KeyError) when the model has no query/key/value biases; when keys mix the
 /// `transformer.` prefix with bare ones; naming every unexpected key (`unexpected key(s):
