@@ -13,15 +13,17 @@ provenance, for tests/test_decoding.cpp:
   [36], In [37]'s top-k, In [38], In [39]) and the float32 probabilities his In [33] computed;
 - `exponential`: the bits of `torch.empty(n).exponential_(lambd)` after `torch.manual_seed(seed)`, in
   float32 (uint32 bits) and float64 (uint64 bits), with the 32-bit draws the generator made;
-- `multinomial`: probability tensors (1-D and 2-D, float32 values), the seed, and the indices
+- `multinomial`: probability tensors (1-D and 2-D), the seed, and the indices
   `torch.multinomial(probs, num_samples)` drew after `torch.manual_seed(seed)`;
 - `topk`: inputs, k, and `torch.topk(x, k)`'s values and indices (ties and NaN included);
 - `generate`: his `generate` (In [40]) on his GPTModel with a small config built after
   `torch.manual_seed(123)`, in evaluation mode: prompt, settings, seed and the ids it returned.
+Float32 tensors are stored as their uint32 bits (JSON has no NaN or infinity), int64 ones as values.
 """
 
 import contextlib
 import io
+import json
 import os
 import re
 import sys
@@ -31,7 +33,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from his_code import RASCHKA, code_cells, install_tiktoken, load_module  # noqa: E402
-from oracle_common import arguments, draws_since, provenance, record, write_json  # noqa: E402
+from oracle_common import arguments, draws_since, provenance, write_json  # noqa: E402
 
 SCRIPT = "tools/oracle/decoding.py"
 COMMIT = "b969b3ef7aac466cbbf9f3479c773e07d897c482"  # his ch05.ipynb (as pretraining.py)
@@ -47,6 +49,20 @@ def bits32(t):
 
 def bits64(t):
     return t.detach().contiguous().numpy().astype("<f8").view("<u8").reshape(-1).tolist()
+
+
+def rec(t):
+    """A tensor as this file holds it: shape, and for float32 its values' uint32 bits (JSON has no
+    NaN or infinity), for int64 its values; `repr` (what print(t) shows) up to 100 elements."""
+    t = t.detach().contiguous()
+    out = {"shape": list(t.shape)}
+    if t.dtype == torch.long:
+        out["values"] = t.reshape(-1).tolist()
+    else:
+        out["bits"] = bits32(t)
+    if t.numel() <= 100:
+        out["repr"] = repr(t)
+    return out
 
 
 def run_cells(cells):
@@ -88,12 +104,12 @@ def multinomial_cases():
         "1d_ties": torch.tensor([0.5, 0.5, 0.0, 0.0]),
     }
     for name, probs in inputs.items():
-        for num_samples in ((1, 3) if name != "1d_ties" else (1, 3)):
+        for num_samples in (1, 3):
             for seed in (0, 1, 123, 2024):
                 torch.manual_seed(seed)
                 idx = torch.multinomial(probs, num_samples)
-                cases.append({"name": name, "probs": record(probs), "num_samples": num_samples, "seed": seed,
-                              "indices": record(idx), "draws": draws_since(seed, torch.get_rng_state())})
+                cases.append({"name": name, "probs": rec(probs), "num_samples": num_samples, "seed": seed,
+                              "indices": rec(idx), "draws": draws_since(seed, torch.get_rng_state())})
     return cases
 
 
@@ -113,7 +129,7 @@ def topk_cases():
     cases = []
     for name, x, k in inputs:
         values, indices = torch.topk(x, k)
-        cases.append({"name": name, "x": record(x), "k": k, "values": record(values), "indices": record(indices)})
+        cases.append({"name": name, "x": rec(x), "k": k, "values": rec(values), "indices": rec(indices)})
     try:
         torch.topk(torch.tensor([1.0, 2.0]), 3)
     except RuntimeError as e:
@@ -145,9 +161,9 @@ def generate_cases(generate):
     for name, idx, n, ctx, temperature, top_k, seed in settings:
         torch.manual_seed(seed)
         out = generate(model, idx, n, ctx, temperature=temperature, top_k=top_k)
-        cases.append({"name": name, "idx": record(idx), "max_new_tokens": n, "context_size": ctx,
+        cases.append({"name": name, "idx": rec(idx), "max_new_tokens": n, "context_size": ctx,
                       "temperature": temperature, "top_k": top_k, "eos_id": None, "seed": seed,
-                      "out": record(out), "draws": draws_since(seed, torch.get_rng_state())})
+                      "out": rec(out), "draws": draws_since(seed, torch.get_rng_state())})
     # eos_id: the token the sampled run above drew 4th (its first occurrence) stops the same run there
     base = next(c for c in cases if c["name"] == "top5_t1.4")
     new = base["out"]["values"][4:]
@@ -155,10 +171,12 @@ def generate_cases(generate):
     torch.manual_seed(base["seed"])
     out = generate(model, prompt, base["max_new_tokens"], 16, temperature=1.4, top_k=5, eos_id=eos)
     assert out.shape[1] == 4 + new.index(eos), "stops where eos_id was drawn"
-    cases.append({"name": "top5_t1.4_eos", "idx": record(prompt), "max_new_tokens": base["max_new_tokens"],
+    cases.append({"name": "top5_t1.4_eos", "idx": rec(prompt), "max_new_tokens": base["max_new_tokens"],
                   "context_size": 16, "temperature": 1.4, "top_k": 5, "eos_id": eos, "seed": base["seed"],
-                  "out": record(out), "draws": draws_since(base["seed"], torch.get_rng_state())})
-    return cases
+                  "out": rec(out), "draws": draws_since(base["seed"], torch.get_rng_state())})
+    with torch.no_grad():
+        prompt_logits = model(prompt)[:, -1, :]
+    return cases, rec(prompt_logits)
 
 
 def main():
@@ -168,33 +186,37 @@ def main():
     printed, ns = run_cells(cells)
     his = {
         "printed": {f"In [{n}]": printed[n] for n in cells if printed[n]},
-        "next_token_logits": record(ns["next_token_logits"]),
+        "next_token_logits": rec(ns["next_token_logits"]),
         "temperatures": ns["temperatures"],
-        "probas": record(ns["probas"]),
-        "scaled_probas": [record(p) for p in ns["scaled_probas"]],
+        "probas": rec(ns["probas"]),
+        "scaled_probas": [rec(p) for p in ns["scaled_probas"]],
         "sample_counts": {"In [32]": counts(printed[32]), "In [35]": counts(printed[35]),
                           "In [36]": counts(printed[36])},
-        "top_logits": record(ns["top_logits"]),
-        "top_pos": record(ns["top_pos"]),
-        "new_logits": record(ns["new_logits"]),
-        "topk_probas": record(ns["topk_probas"]),
+        "top_logits": rec(ns["top_logits"]),
+        "top_pos": rec(ns["top_pos"]),
+        "new_logits": rec(ns["new_logits"]),
+        "topk_probas": rec(ns["topk_probas"]),
     }
     topk, topk_error = topk_cases()
+    generated, prompt_logits = generate_cases(ns["generate"])
     doc = {**provenance(SCRIPT, commit=COMMIT),
            "format": "his_cells: his cells In [30]-[40] of ch05 (printed text, the counts of print_sampled_tokens "
-                     "in vocabulary order, probabilities as float32 values); exponential: `bits` of "
+                     "in vocabulary order); every float32 tensor as `bits` (uint32, row-major), int64 as `values`; exponential: `bits` of "
                      "torch.empty(n, dtype).exponential_(lambd) after manual_seed(seed) (uint32 of float32, uint64 "
                      "of float64), `draws` the 32-bit draws made since the seed; multinomial: `indices` of "
                      "torch.multinomial(probs, num_samples) after manual_seed(seed); topk: torch.topk(x, k); "
                      "generate: his In [40] on his GPTModel(small_config) built after manual_seed(123), eval mode, "
-                     "torch.manual_seed(seed) before each call",
+                     "torch.manual_seed(seed) before each call; prompt_logits: that model's logits at the last "
+                     "position of the generate cases' prompt [[7, 21, 3, 44]]",
            "his_cells": his,
            "exponential": exponential_cases(),
            "multinomial": multinomial_cases(),
            "topk": topk,
            "topk_error_k_too_large": topk_error,
            "small_config": SMALL_CONFIG,
-           "generate": generate_cases(ns["generate"])}
+           "generate": generated,
+           "prompt_logits": prompt_logits}
+    json.dumps(doc, allow_nan=False)  # every float is stored as bits: no NaN or Infinity in the file
     write_json(args.out, doc)
     print("wrote", args.out)
 
