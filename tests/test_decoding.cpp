@@ -35,8 +35,12 @@ using attn::LongTensor;
 using attn::Shape;
 using attn::Tensor;
 
-const nlohmann::json& oracle() { return test::oracle_file("decoding.json"); }
-const nlohmann::json& his() { return oracle()["his_cells"]; }
+const nlohmann::json& oracle() {
+    return test::oracle_file("decoding.json");
+}
+const nlohmann::json& his() {
+    return oracle()["his_cells"];
+}
 
 // The number of elements whose bits differ (shapes must agree).
 std::size_t bit_differences(const Tensor& a, const Tensor& b) {
@@ -47,8 +51,12 @@ std::size_t bit_differences(const Tensor& a, const Tensor& b) {
     return n;
 }
 
-std::vector<std::int64_t> values_of(const LongTensor& t) { return {t.begin(), t.end()}; }
-std::vector<std::int64_t> oracle_values(const nlohmann::json& rec) { return rec["values"].get<std::vector<std::int64_t>>(); }
+std::vector<std::int64_t> values_of(const LongTensor& t) {
+    return {t.begin(), t.end()};
+}
+std::vector<std::int64_t> oracle_values(const nlohmann::json& rec) {
+    return rec["values"].get<std::vector<std::int64_t>>();
+}
 
 // His print_sampled_tokens (In [32]): torch.manual_seed(123), 1000 times multinomial(probas, 1),
 // the counts per token (his bincount).
@@ -74,7 +82,10 @@ std::pair<std::vector<int>, std::vector<std::string>> book_counts(int cell) {
     std::string line;
     bool in_cell = false;
     while (std::getline(in, line)) {
-        if (line == header) { in_cell = true; continue; }
+        if (line == header) {
+            in_cell = true;
+            continue;
+        }
         if (!in_cell) continue;
         std::smatch m;
         if (std::regex_match(line, m, line_re)) {
@@ -93,8 +104,10 @@ attn::GPTModel& small_model() {
         const auto& c = oracle()["small_config"];
         const attn::GPTConfig cfg{.vocab_size = c["vocab_size"].get<std::size_t>(),
                                   .context_length = c["context_length"].get<std::size_t>(),
-                                  .emb_dim = c["emb_dim"].get<std::size_t>(), .n_heads = c["n_heads"].get<std::size_t>(),
-                                  .n_layers = c["n_layers"].get<std::size_t>(), .drop_rate = c["drop_rate"].get<double>(),
+                                  .emb_dim = c["emb_dim"].get<std::size_t>(),
+                                  .n_heads = c["n_heads"].get<std::size_t>(),
+                                  .n_layers = c["n_layers"].get<std::size_t>(),
+                                  .drop_rate = c["drop_rate"].get<double>(),
                                   .qkv_bias = c["qkv_bias"].get<bool>()};
         attn::manual_seed(123);
         attn::GPTModel m(cfg);
@@ -130,7 +143,8 @@ TEST_CASE("exponential_ draws torch 1.13's exponentials bit for bit, float32 and
             REQUIRE(bits.size() == n);
             std::size_t differ = 0;
             for (std::size_t i = 0; i < n; ++i)
-                differ += std::bit_cast<std::uint64_t>(attn::exponential_double(lambd, gen)) != bits[i].get<std::uint64_t>();
+                differ +=
+                    std::bit_cast<std::uint64_t>(attn::exponential_double(lambd, gen)) != bits[i].get<std::uint64_t>();
             CHECK(differ == 0);
         }
         CHECK(gen.draws_since_seed() == c["draws"].get<std::uint64_t>());  // two 32-bit draws per element
@@ -203,8 +217,8 @@ TEST_CASE("multinomial: PyTorch's indices for 1-D and 2-D probabilities, one sam
     for (const auto& c : oracle()["multinomial"]) {
         INFO("case " << c["name"].get<std::string>() << " num_samples=" << c["num_samples"] << " seed=" << c["seed"]);
         attn::Generator gen(c["seed"].get<std::uint64_t>());
-        const LongTensor idx = attn::multinomial(test::oracle_bits_tensor(c["probs"]), c["num_samples"].get<std::size_t>(),
-                                                 false, gen);
+        const LongTensor idx =
+            attn::multinomial(test::oracle_bits_tensor(c["probs"]), c["num_samples"].get<std::size_t>(), false, gen);
         CHECK(attn::shape_of(idx) == c["indices"]["shape"].get<Shape>());
         CHECK(values_of(idx) == oracle_values(c["indices"]));
         CHECK(gen.draws_since_seed() == c["draws"].get<std::uint64_t>());
@@ -224,9 +238,9 @@ TEST_CASE("his generate (In [40]) on his small GPTModel: PyTorch's ids for every
     for (const auto& c : oracle()["generate"]) {
         INFO("case " << c["name"].get<std::string>());
         attn::manual_seed(c["seed"].get<std::uint64_t>());
-        const LongTensor out =
-            attn::generate(model, test::oracle_long_tensor(c["idx"]), c["max_new_tokens"].get<std::size_t>(),
-                           c["context_size"].get<std::size_t>(), c["temperature"].get<double>(), top_k_of(c), eos_of(c));
+        const LongTensor out = attn::generate(
+            model, test::oracle_long_tensor(c["idx"]), c["max_new_tokens"].get<std::size_t>(),
+            c["context_size"].get<std::size_t>(), c["temperature"].get<double>(), top_k_of(c), eos_of(c));
         CHECK(attn::shape_of(out) == c["out"]["shape"].get<Shape>());
         CHECK(values_of(out) == oracle_values(c["out"]));
         CHECK(attn::default_generator().draws_since_seed() == c["draws"].get<std::uint64_t>());
@@ -253,8 +267,8 @@ TEST_CASE("generate_cached gives generate's ids while the sequence fits the cont
             for (std::size_t t = 0; t < n_expected; ++t) want.push_back(expected(b, t));
         attn::GPTCache cache;
         attn::manual_seed(c["seed"].get<std::uint64_t>());
-        const LongTensor out = attn::generate_cached(model, idx, m, cache, ctx, c["temperature"].get<double>(),
-                                                     top_k_of(c), eos_of(c));
+        const LongTensor out =
+            attn::generate_cached(model, idx, m, cache, ctx, c["temperature"].get<double>(), top_k_of(c), eos_of(c));
         CHECK(attn::shape_of(out) == Shape{B, n_expected});
         CHECK(values_of(out) == want);
         // and the uncached function, cut the same way, is the same
@@ -301,7 +315,7 @@ TEST_CASE("the cached logits on the oracle's model: within 1e-6 of recomputed on
     CHECK(worst <= 1e-6F);  // logits of size ~1: a few float32 roundings
 }
 
-TEST_CASE("bad inputs: sampling and generate refuse them with their reasons") {
+TEST_CASE("bad-input table (decoding): every case has its exact outcome") {
     using namespace bad_input;
     using attn::GPTCache;
     attn::GPTModel& model = small_model();
@@ -325,12 +339,15 @@ TEST_CASE("bad inputs: sampling and generate refuse them with their reasons") {
           "invalid multinomial distribution (sum of probabilities <= 0)");
     t.err("multinomial 3-D", RUN(attn::multinomial(Tensor(xt::ones<float>(Shape{2, 2, 2})))), IA,
           "prob_dist must be 1 or 2 dim, got shape [2, 2, 2]");
-    t.err("multinomial 0 samples", [probs] { return attn::multinomial(probs, 0).size() > 0; }, IA,
-          "cannot sample n_sample <= 0 samples");
-    t.err("multinomial 3 of 2", [probs] { return attn::multinomial(probs, 3).size() > 0; }, IA,
-          "cannot sample n_sample > prob_dist.size(-1) samples without replacement (num_samples = 3");
-    t.err("multinomial with replacement", [probs] { return attn::multinomial(probs, 2, true).size() > 0; }, IA,
-          "with replacement");
+    t.err(
+        "multinomial 0 samples", [probs] { return attn::multinomial(probs, 0).size() > 0; }, IA,
+        "cannot sample n_sample <= 0 samples");
+    t.err(
+        "multinomial 3 of 2", [probs] { return attn::multinomial(probs, 3).size() > 0; }, IA,
+        "cannot sample n_sample > prob_dist.size(-1) samples without replacement (num_samples = 3");
+    t.err(
+        "multinomial with replacement", [probs] { return attn::multinomial(probs, 2, true).size() > 0; }, IA,
+        "with replacement");
     t.ok("multinomial no rows: [0, 1], nothing drawn", [] {
         attn::Generator gen(1);
         const LongTensor r = attn::multinomial(Tensor::from_shape(Shape{0, 4}), 1, false, gen);
@@ -338,45 +355,70 @@ TEST_CASE("bad inputs: sampling and generate refuse them with their reasons") {
     });
     t.ok("a refused multinomial draws nothing", [] {
         attn::Generator gen(1);
-        try { attn::multinomial(Tensor{{1.0F, 1.0F}, {0.0F, 0.0F}}, 1, false, gen); } catch (const std::invalid_argument&) {}
+        try {
+            attn::multinomial(Tensor{{1.0F, 1.0F}, {0.0F, 0.0F}}, 1, false, gen);
+        } catch (const std::invalid_argument&) {
+        }
         return gen.draws_since_seed() == 0;
     });
     // topk and exponential_
-    t.err("topk k > n", RUN(attn::topk(Tensor({1.0F, 2.0F}), 3)), IA, oracle()["topk_error_k_too_large"].get<std::string>());
+    t.err("topk k > n", RUN(attn::topk(Tensor({1.0F, 2.0F}), 3)), IA,
+          oracle()["topk_error_k_too_large"].get<std::string>());
     t.err("topk 0-d", RUN(attn::topk(attn::scalar_tensor(1.0F), 1)), IA, "topk: expected at least 1-D, got []");
-    t.err("exponential_ negative", [] { Tensor x = Tensor::from_shape(Shape{2}); attn::exponential_(x, -1.0); return true; },
-          IA, "exponential_: expected lambd >= 0.0, got lambd=-1.000000");
-    t.err("exponential_ nan", [] { Tensor x = Tensor::from_shape(Shape{2}); attn::exponential_(x, std::nan("")); return true; },
-          IA, "got lambd=nan");
+    t.err(
+        "exponential_ negative",
+        [] {
+            Tensor x = Tensor::from_shape(Shape{2});
+            attn::exponential_(x, -1.0);
+            return true;
+        },
+        IA, "exponential_: expected lambd >= 0.0, got lambd=-1.000000");
+    t.err(
+        "exponential_ nan",
+        [] {
+            Tensor x = Tensor::from_shape(Shape{2});
+            attn::exponential_(x, std::nan(""));
+            return true;
+        },
+        IA, "got lambd=nan");
     // the top-k filter and one sampling step
-    t.err("top_k_filter k 0", [logits] { return attn::top_k_filter(logits, 0).size() > 0; }, IA,
-          "top_k_filter: expected k in [1, 3], got k=0");
-    t.err("top_k_filter k 4", [logits] { return attn::top_k_filter(logits, 4).size() > 0; }, IA, "got k=4");
-    t.err("sample_next_token negative temperature", [logits] { return attn::sample_next_token(logits, -0.5).size() > 0; },
-          IA, "sample_next_token: expected a finite temperature >= 0 (0: greedy), got temperature=-0.500000");
-    t.err("sample_next_token top_k 4 of 3", [logits] { return attn::sample_next_token(logits, 1.0, 4).size() > 0; }, IA,
-          "sample_next_token: expected top_k in [1, vocab_size = 3], got top_k=4");
+    t.err(
+        "top_k_filter k 0", [logits] { return attn::top_k_filter(logits, 0).size() > 0; }, IA,
+        "top_k_filter: expected k in [1, 3], got k=0");
+    t.err(
+        "top_k_filter k 4", [logits] { return attn::top_k_filter(logits, 4).size() > 0; }, IA, "got k=4");
+    t.err(
+        "sample_next_token negative temperature", [logits] { return attn::sample_next_token(logits, -0.5).size() > 0; },
+        IA, "sample_next_token: expected a finite temperature >= 0 (0: greedy), got temperature=-0.500000");
+    t.err(
+        "sample_next_token top_k 4 of 3", [logits] { return attn::sample_next_token(logits, 1.0, 4).size() > 0; }, IA,
+        "sample_next_token: expected top_k in [1, vocab_size = 3], got top_k=4");
     t.err("sample_next_token 1-D", RUN(attn::sample_next_token(Tensor({1.0F, 2.0F}), 1.0)), IA,
           "sample_next_token (logits): expected [batch, vocab_size] with batch > 0 and vocab_size > 0, got [2]");
     t.err("sample_next_token nan logits", RUN(attn::sample_next_token(Tensor({{1.0F, nan_f}}), 1.0)), IA,
           "probability tensor contains either `inf`, `nan` or element < 0");
     // generate and generate_cached
     auto gen_call = [&m](std::size_t n, std::size_t ctx, double temp, std::optional<std::size_t> k,
-                                  std::optional<std::int64_t> eos, LongTensor idx) {
+                         std::optional<std::int64_t> eos, LongTensor idx) {
         return [&m, n, ctx, temp, k, eos, idx] { return attn::generate(m, idx, n, ctx, temp, k, eos).size() > 0; };
     };
     auto cached_call = [&m](std::size_t n, std::size_t ctx, double temp, std::optional<std::size_t> k, LongTensor idx) {
-        return [&m, n, ctx, temp, k, idx] { GPTCache c; return attn::generate_cached(m, idx, n, c, ctx, temp, k).size() > 0; };
+        return [&m, n, ctx, temp, k, idx] {
+            GPTCache c;
+            return attn::generate_cached(m, idx, n, c, ctx, temp, k).size() > 0;
+        };
     };
     t.err("generate negative temperature", gen_call(3, 16, -1.0, {}, {}, prompt), IA,
           "generate: expected a finite temperature >= 0 (0: greedy), got temperature=-1.000000");
     t.err("generate NaN temperature", gen_call(3, 16, std::nan(""), {}, {}, prompt), IA, "got temperature=nan");
     t.err("generate inf temperature", gen_call(3, 16, std::numeric_limits<double>::infinity(), {}, {}, prompt), IA,
           "got temperature=inf");
-    t.err("generate top_k 0", gen_call(3, 16, 1.0, 0, {}, prompt), IA, "generate: expected top_k in [1, vocab_size = 50], got top_k=0");
+    t.err("generate top_k 0", gen_call(3, 16, 1.0, 0, {}, prompt), IA,
+          "generate: expected top_k in [1, vocab_size = 50], got top_k=0");
     t.err("generate top_k 51", gen_call(3, 16, 1.0, 51, {}, prompt), IA, "got top_k=51");
     t.ok("generate top_k 50 (every token)", gen_call(3, 16, 1.0, 50, {}, prompt));
-    t.err("generate context_size 0", gen_call(3, 0, 1.0, {}, {}, prompt), IA, "generate: expected context_size > 0, got 0");
+    t.err("generate context_size 0", gen_call(3, 0, 1.0, {}, {}, prompt), IA,
+          "generate: expected context_size > 0, got 0");
     t.err("generate context_size 17", gen_call(3, 17, 1.0, {}, {}, prompt), IA,
           "generate: context_size 17 exceeds the model's context_length 16");
     t.err("generate empty idx", gen_call(3, 16, 1.0, {}, {}, LongTensor::from_shape(Shape{1, 0})), IA,
@@ -385,12 +427,15 @@ TEST_CASE("bad inputs: sampling and generate refuse them with their reasons") {
     t.err("generate eos_id with a batch of 2", gen_call(3, 16, 1.0, {}, 5, LongTensor{{1, 2}, {3, 4}}), IA,
           "eos_id needs a batch of 1");
     t.err("generate id out of range", gen_call(3, 16, 0.0, {}, {}, LongTensor{{1, 50}}), IA, "out of range");
-    t.err("generate_cached negative temperature", cached_call(3, 16, -0.1, {}, prompt), IA, "generate_cached: expected a finite temperature");
+    t.err("generate_cached negative temperature", cached_call(3, 16, -0.1, {}, prompt), IA,
+          "generate_cached: expected a finite temperature");
     t.err("generate_cached top_k 51", cached_call(3, 16, 1.0, 51, prompt), IA, "got top_k=51");
     t.err("generate_cached beyond the context", cached_call(14, 16, 1.0, {}, prompt), IA,
-          "generate_cached: the prompt's 4 tokens and max_new_tokens 14 need 17 positions, beyond the model's context_length 16");
+          "generate_cached: the prompt's 4 tokens and max_new_tokens 14 need 17 positions, beyond the model's "
+          "context_length 16");
     t.ok("generate_cached to the context's end", cached_call(13, 16, 1.0, {}, prompt));
-    t.ok("generate 0 new tokens returns idx", [&m, prompt] { return values_of(attn::generate(m, prompt, 0, 16, 1.0)) == values_of(prompt); });
+    t.ok("generate 0 new tokens returns idx",
+         [&m, prompt] { return values_of(attn::generate(m, prompt, 0, 16, 1.0)) == values_of(prompt); });
     run_table("decoding", t.cases);
 }
 

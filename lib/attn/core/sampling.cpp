@@ -79,8 +79,9 @@ LongTensor multinomial(const Tensor& probs, std::size_t num_samples, bool replac
     if (n_categories > (std::size_t{1} << 24))  // FLOAT32_MAX_CONSECUTIVE_INT: indices pass through float
         multinomial_error("number of categories cannot exceed 2^24, got " + std::to_string(n_categories));
     if (replacement && num_samples > 1)
-        multinomial_error("sampling " + std::to_string(num_samples) +
-                          " samples with replacement (PyTorch's multinomial_with_replacement kernel) is not implemented");
+        multinomial_error(
+            "sampling " + std::to_string(num_samples) +
+            " samples with replacement (PyTorch's multinomial_with_replacement kernel) is not implemented");
     const std::size_t rows = s.size() == 1 ? 1 : s[0];
     const Shape out_shape = s.size() == 1 ? Shape{num_samples} : Shape{rows, num_samples};
     LongTensor result = xt::empty<std::int64_t>(out_shape);

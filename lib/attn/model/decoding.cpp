@@ -44,11 +44,10 @@ LongTensor decoding_cat(const LongTensor& idx, const LongTensor& next) {
 }
 
 // The settings every decoding function checks; `vocab` is the logits' width.
-void check_sampling(const std::string& where, double temperature, std::optional<std::size_t> top_k,
-                    std::size_t vocab) {
+void check_sampling(const std::string& where, double temperature, std::optional<std::size_t> top_k, std::size_t vocab) {
     if (!(temperature >= 0.0) || std::isinf(temperature))
-        throw std::invalid_argument(where + ": expected a finite temperature >= 0 (0: greedy), got temperature=" +
-                                    std::to_string(temperature));
+        throw std::invalid_argument(
+            where + ": expected a finite temperature >= 0 (0: greedy), got temperature=" + std::to_string(temperature));
     if (top_k && (*top_k == 0 || *top_k > vocab))
         throw std::invalid_argument(where + ": expected top_k in [1, vocab_size = " + std::to_string(vocab) +
                                     "], got top_k=" + std::to_string(*top_k));
@@ -66,8 +65,10 @@ void check_generate(const std::string& where, const GPTModel& model, const LongT
                                     " exceeds the model's context_length " + std::to_string(model.context_length()));
     check_sampling(where, temperature, top_k, model.vocab_size());
     if (eos_id && s[0] != 1)
-        throw std::invalid_argument(where + ": eos_id needs a batch of 1 (his `if idx_next == eos_id` compares one "
-                                            "token), got a batch of " + std::to_string(s[0]));
+        throw std::invalid_argument(where +
+                                    ": eos_id needs a batch of 1 (his `if idx_next == eos_id` compares one "
+                                    "token), got a batch of " +
+                                    std::to_string(s[0]));
 }
 
 // sample_next_token without its checks.
@@ -101,8 +102,8 @@ Tensor top_k_filter(const Tensor& logits, std::size_t k) {
     const Shape s = shape_of(logits);
     if (s.empty()) throw_shape_error("top_k_filter", "at least 1-D", s);
     if (k == 0 || k > s.back())
-        throw std::invalid_argument("top_k_filter: expected k in [1, " + std::to_string(s.back()) + "], got k=" +
-                                    std::to_string(k));
+        throw std::invalid_argument("top_k_filter: expected k in [1, " + std::to_string(s.back()) +
+                                    "], got k=" + std::to_string(k));
     const TopK top = topk(logits, k);
     const std::size_t V = s.back(), rows = logits.size() / V;
     Tensor out = logits;
@@ -124,9 +125,9 @@ LongTensor sample_next_token(const Tensor& logits, double temperature, std::opti
     return decoding_step(logits, temperature, top_k, gen);
 }
 
-LongTensor generate(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens,
-                    std::size_t context_size, double temperature, std::optional<std::size_t> top_k,
-                    std::optional<std::int64_t> eos_id, Generator& gen) {
+LongTensor generate(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens, std::size_t context_size,
+                    double temperature, std::optional<std::size_t> top_k, std::optional<std::int64_t> eos_id,
+                    Generator& gen) {
     check_generate("generate", model, idx, context_size, temperature, top_k, eos_id);
     LongTensor out = idx;
     for (std::size_t step = 0; step < max_new_tokens; ++step) {
@@ -145,8 +146,9 @@ LongTensor generate_cached(const GPTModel& model, const LongTensor& idx, std::si
     const LongTensor prompt = decoding_crop(idx, context_size);
     const std::size_t P = prompt.shape()[1];
     if (max_new_tokens > 0 && P + max_new_tokens - 1 > model.context_length())
-        throw std::invalid_argument("generate_cached: the prompt's " + std::to_string(P) + " tokens and max_new_tokens " +
-                                    std::to_string(max_new_tokens) + " need " + std::to_string(P + max_new_tokens - 1) +
+        throw std::invalid_argument("generate_cached: the prompt's " + std::to_string(P) +
+                                    " tokens and max_new_tokens " + std::to_string(max_new_tokens) + " need " +
+                                    std::to_string(P + max_new_tokens - 1) +
                                     " positions, beyond the model's context_length " +
                                     std::to_string(model.context_length()) + " (the cached decode is not cropped)");
     LongTensor out = idx;

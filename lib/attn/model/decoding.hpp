@@ -45,9 +45,11 @@ LongTensor sample_next_token(const Tensor& logits, double temperature = 0.0,
 /// dropout, if in training mode, would draw from `gen` too), `idx_next = sample_next_token(logits,
 /// temperature, top_k, gen)`; stop before appending when `idx_next == eos_id`; `idx =
 /// torch.cat((idx, idx_next), dim=1)`. With a temperature of 0 and no `top_k` it is
-/// `generate_text_simple`. `idx`: int64 `[B, T]` -> `[B, T + n]`, `n <= max_new_tokens` (fewer
-/// when `eos_id` was drawn). For a given seed of `gen` it gives his tokens when the model's logits
-/// are his bits (checked on a small GPTModel built as his after `manual_seed(123)`).
+/// `generate_text_simple`'s greedy choice, taken on the logits rather than on their softmax (whose
+/// float32 values can tie where the logits do not). `idx`: int64 `[B, T]` -> `[B, T + n]`,
+/// `n <= max_new_tokens` (fewer when `eos_id` was drawn). For a given seed of `gen` it gives his
+/// tokens when the model's logits are his bits (checked on a small GPTModel built as his after
+/// `manual_seed(123)`).
 /// Differences from his code, on inputs where his would fail or mislead: a negative temperature
 /// is refused (his takes the greedy branch), top-k compares each row with its own k-th largest
 /// (see `top_k_filter`), and `eos_id` needs a batch of 1 (his `if idx_next == eos_id` raises
@@ -56,10 +58,9 @@ LongTensor sample_next_token(const Tensor& logits, double temperature = 0.0,
 /// `T > 0`, `context_size` is 0 or exceeds the model's `context_length`, `temperature` is
 /// negative, NaN or infinite, `top_k` is 0 or exceeds the model's `vocab_size`, or `eos_id` is
 /// given with `B > 1`; later as `GPTModel::operator()` (an id out of range).
-LongTensor generate(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens,
-                    std::size_t context_size, double temperature = 0.0,
-                    std::optional<std::size_t> top_k = std::nullopt, std::optional<std::int64_t> eos_id = std::nullopt,
-                    Generator& gen = default_generator());
+LongTensor generate(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens, std::size_t context_size,
+                    double temperature = 0.0, std::optional<std::size_t> top_k = std::nullopt,
+                    std::optional<std::int64_t> eos_id = std::nullopt, Generator& gen = default_generator());
 
 /// `generate` with the model's KV cache (as `generate_text_simple_cached`, his
 /// ch04/03_kv-cache): `cache.reset()`, the prompt `idx[:, -context_size:]` once through
