@@ -10,7 +10,7 @@ Run with Debian's interpreter (python3-torch) on Debian's reference BLAS, one th
 is retyped), his GPTModel from his previous_chapters.py. It writes data/oracle/decoding.json with
 provenance, for tests/test_decoding.cpp:
 - `his_cells`: what his cells printed on Debian's torch (In [31], the sample counts of In [32], [35],
-  [36], In [37]'s top-k, In [38], In [39]) and the float32 probabilities his In [33] computed;
+  [36], In [37]'s top-k, In [38], In [39]), his logits and the probabilities In [30] and [33] computed;
 - `exponential`: the bits of `torch.empty(n).exponential_(lambd)` after `torch.manual_seed(seed)`, in
   float32 (uint32 bits) and float64 (uint64 bits), with the 32-bit draws the generator made;
 - `multinomial`: probability tensors (1-D and 2-D), the seed, and the indices
@@ -200,10 +200,10 @@ def main():
     topk, topk_error = topk_cases()
     generated, prompt_logits = generate_cases(ns["generate"])
     doc = {**provenance(SCRIPT, commit=COMMIT),
-           "format": "his_cells: his cells In [30]-[40] of ch05 (printed text, the counts of print_sampled_tokens "
-                     "in vocabulary order); every float32 tensor as `bits` (uint32, row-major), int64 as `values`; exponential: `bits` of "
-                     "torch.empty(n, dtype).exponential_(lambd) after manual_seed(seed) (uint32 of float32, uint64 "
-                     "of float64), `draws` the 32-bit draws made since the seed; multinomial: `indices` of "
+           "format": "every float32 tensor as `bits` (uint32, row-major), int64 as `values`; his_cells: his cells "
+                     "In [30]-[40] of ch05 (printed text, the counts of print_sampled_tokens in vocabulary order); "
+                     "exponential: `bits` of torch.empty(n, dtype).exponential_(lambd) after manual_seed(seed) "
+                     "(uint32 of float32, uint64 of float64), `draws` the 32-bit draws made since the seed; multinomial: `indices` of "
                      "torch.multinomial(probs, num_samples) after manual_seed(seed); topk: torch.topk(x, k); "
                      "generate: his In [40] on his GPTModel(small_config) built after manual_seed(123), eval mode, "
                      "torch.manual_seed(seed) before each call; prompt_logits: that model's logits at the last "
