@@ -203,8 +203,9 @@ def main():
            "format": "every float32 tensor as `bits` (uint32, row-major), int64 as `values`; his_cells: his cells "
                      "In [30]-[40] of ch05 (printed text, the counts of print_sampled_tokens in vocabulary order); "
                      "exponential: `bits` of torch.empty(n, dtype).exponential_(lambd) after manual_seed(seed) "
-                     "(uint32 of float32, uint64 of float64), `draws` the 32-bit draws made since the seed; multinomial: `indices` of "
-                     "torch.multinomial(probs, num_samples) after manual_seed(seed); topk: torch.topk(x, k); "
+                     "(uint32 of float32, uint64 of float64), `draws` the 32-bit draws made since the seed; "
+                     "multinomial: `indices` of torch.multinomial(probs, num_samples) after manual_seed(seed); "
+                     "topk: torch.topk(x, k); "
                      "generate: his In [40] on his GPTModel(small_config) built after manual_seed(123), eval mode, "
                      "torch.manual_seed(seed) before each call; prompt_logits: that model's logits at the last "
                      "position of the generate cases' prompt [[7, 21, 3, 44]]",
