@@ -9,14 +9,16 @@
 /// - aten/src/ATen/CPUGeneratorImpl.cpp: `random()`, `random64()` (`(a << 32) | b`),
 ///   `set_current_seed` (which also drops the cached normal samples);
 /// - aten/src/ATen/core/TransformationHelper.h: `uniform_real`, `uniform_int_from_to`,
-///   `normal` (`val * std + mean`), `DistAccumType<float> = float`;
+///   `normal` (`val * std + mean`), `exponential` (`-1 / lambda * log(1 - u)` in double),
+///   `DistAccumType<float> = float`;
 /// - aten/src/ATen/core/DistributionsHelper.h: `uniform_real_distribution`,
 ///   `uniform_int_from_to_distribution`, `normal_distribution` (Box-Muller with the cached
 ///   second sample, `log(1 - u2)` in 1.13 -- later versions switched to `log1p(-u2)`);
 /// - aten/src/ATen/native/DistributionTemplates.h: the argument checks of `uniform_`,
 ///   `normal_` and `random_(from, to)`;
 /// - aten/src/ATen/native/cpu/DistributionTemplates.h: `uniform_kernel`,
-///   `random_from_to_kernel`, `normal_kernel`, `normal_fill`, `normal_fill_AVX2`;
+///   `random_from_to_kernel`, `normal_kernel`, `normal_fill`, `normal_fill_AVX2`,
+///   `exponential_kernel` (its default path: Debian's build has no MKL);
 /// - aten/src/ATen/native/cpu/avx_mathfun.h: `log256_ps` and `sincos256_ps` (Cephes).
 ///
 /// Two things are not visible in the sources but decide the last bit, and were settled
@@ -509,6 +511,21 @@ Tensor& normal_(Tensor& t, double mean, double std, Generator& gen) {
     } else {
         for (auto& x : t) x = static_cast<float>(normal_double(mean, std, gen));
     }
+    return t;
+}
+
+double exponential_double(double lambd, Generator& gen) {
+    // transformation::exponential: static_cast<T>(-1.0) / lambda * at::log(static_cast<T>(1.0) - val)
+    const double u = gen.uniform_double();
+    return -1.0 / lambd * std::log(1.0 - u);
+}
+
+Tensor& exponential_(Tensor& t, double lambd, Generator& gen) {
+    shape_of(t);  // refuses a shape that does not match the storage
+    // exponential_impl_ (native/DistributionTemplates.h); NaN fails it too.
+    if (!(lambd >= 0.0))
+        throw std::invalid_argument("exponential_: expected lambd >= 0.0, got lambd=" + std::to_string(lambd));
+    for (auto& x : t) x = static_cast<float>(exponential_double(lambd, gen));
     return t;
 }
 

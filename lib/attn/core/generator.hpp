@@ -161,4 +161,21 @@ Tensor randn(const Shape& size, Generator& gen = default_generator());
 Tensor& normal_(Tensor& t, double mean = 0.0, double std = 1.0,
                 Generator& gen = default_generator());
 
+/// One sample of `at::exponential_distribution<double>(lambd)` (core/DistributionsHelper.h,
+/// core/TransformationHelper.h `exponential`, PyTorch 1.13): one 64-bit draw `u` =
+/// `uniform_double()`, the sample `-1.0 / lambd * std::log(1.0 - u)` in double, in that order
+/// of operations (PyTorch 1.13 writes `log(1 - u)`; `log1p(-u)` or float arithmetic give other
+/// last bits). What `exponential_` computes per element, and the whole of a float64 tensor's
+/// `exponential_`. No argument check (see `exponential_`): `lambd = 0` gives `inf`.
+double exponential_double(double lambd, Generator& gen = default_generator());
+
+/// `tensor.exponential_(lambd)`, in place, any shape, row-major, float32: per element one 64-bit
+/// draw, `float(exponential_double(lambd))` (the default CPU `exponential_kernel` of
+/// native/cpu/DistributionTemplates.h, PyTorch 1.13 built without MKL, as Debian's: computed in
+/// double, then cast). Checked bit for bit against Debian's torch 1.13
+/// (data/oracle/decoding.json). `torch.multinomial` draws its exponentials so.
+/// @throws std::invalid_argument when `lambd` is negative or NaN (`exponential_ expects lambda
+/// >= 0.0`); nothing is drawn then.
+Tensor& exponential_(Tensor& t, double lambd = 1.0, Generator& gen = default_generator());
+
 }  // namespace attn
