@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
                 ch27::probas_tensors(scaled_probas));
         std::string by_temperature;  // his exercise 5.1: bincount without minlength
         for (std::size_t i = 0; i < temperatures.size(); ++i)
-            by_temperature += std::string(i ? "\n\n\n" : "") + "Temperature: " + attn::repr_float(temperatures[i]) + "\n" +
+            by_temperature += std::string(i ? "\n\n\n" : "") + "Temperature: " + ch27::python_number(temperatures[i]) + "\n" +
                               print_sampled_tokens(scaled_probas[i], 0);
         ch.book("rch05x-In03", "exercise 5.1: the counts at each temperature", by_temperature);
         ch.book("rch05x-In04", "scaled_probas[2][6]: the probability of \"pizza\" at temperature 5",
@@ -80,13 +80,13 @@ int main(int argc, char** argv) {
         attn::load_weights_into_gpt(gpt, attn::io::load_safetensors(hf / "model.safetensors").tensors);
         gpt.eval();
         attn::manual_seed(ch.seed(123));
-        const attn::LongTensor hf_ids = attn::generate(gpt, ch27::oracle_prompt(hf), 10, gpt.context_length(), 1.5, 5);
+        const attn::LongTensor hf_ids = attn::generate(gpt, ch27::oracle_prompt(hf), 5, gpt.context_length(), 1.5, 5);
         //! [openai]
         ch.book("rch05-In50", "GPT-2 small's settings (his hparams.json; the library's gpt2_config)", ch27::settings(gpt2_small));
         ch.show("the four sizes of GPT-2 (his model_configs): parameters, and bytes of float32", ch27::sizes_table());
-        ch.show("a file in Hugging Face's GPT-2 layout (random weights) loaded by load_weights_into_gpt; generate after "
-                "manual_seed(123), top_k=5, temperature=1.5, beside PyTorch on the same file",
-                ch27::beside_oracle(hf, hf_ids));
+        ch.show("a file in Hugging Face's GPT-2 layout (random weights) through load_weights_into_gpt, beside PyTorch "
+                "on the same file: logits, and generate after manual_seed(123) with top_k=5, temperature=1.5",
+                ch27::beside_oracle(hf, gpt, hf_ids));
         for (const char* id : {"rch05-In47", "rch05-In49", "rch05-In51", "rch05-In52", "rch05-In56", "rch05hf-In02", "rch05hf-In09"})
             ch.book(id, ch27::needs_weights_label(id), ch27::needs_weights_text(id));
 
@@ -141,8 +141,6 @@ int main(int argc, char** argv) {
         untrained.eval();
         const std::vector<attn::Tensor> untrained_weights = ch27::attention_weights(untrained, story);
         //! [heads]
-        ch.show("what each head attends to, trained and untrained: the mean weight on the previous token, on the first "
-                "token, and on the token after the current one's earlier occurrence",
-                ch27::head_table(weights, untrained_weights, story), ch27::weights_tensors(weights, 16));
+        ch.show("what each head attends to", ch27::head_table(weights, untrained_weights, story), ch27::weights_tensors(weights, 16));
     });
 }

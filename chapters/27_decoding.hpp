@@ -6,6 +6,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -21,8 +23,10 @@
 #include "26_pretraining.hpp"  // ch26::progress, ch26::without_last_newline and the library's headers
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/core/ulp.hpp"
 #include "attn/model/gpt2_weights.hpp"
-#include "attn/model/sampling.hpp"
+#include "attn/core/sampling.hpp"
+#include "attn/model/decoding.hpp"
 #include "textbook/book.hpp"
 
 namespace ch27 {
@@ -75,6 +79,13 @@ inline std::string settings(const attn::GPTConfig& c) {
            ", 'n_layer': " + std::to_string(c.n_layers) + "}";
 }
 
+/// `n` with its thousands separated by commas: `124,439,808`.
+inline std::string grouped(std::size_t n) {
+    std::string digits = std::to_string(n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) out += (i && (digits.size() - i) % 3 == 0 ? "," : "") + digits.substr(i, 1);
+    return out;
+}
+
 /// The four GPT-2 sizes: their settings, parameters (the output head tied to `wte`, as OpenAI's
 /// files hold them) and float32 bytes.
 inline std::string sizes_table() {
@@ -84,14 +95,15 @@ inline std::string sizes_table() {
         const std::size_t E = c.emb_dim, L = c.n_layers;
         const std::size_t params = c.vocab_size * E + c.context_length * E + L * (12 * E * E + 13 * E) + 2 * E;
         rows.push_back({name, std::to_string(E), std::to_string(L), std::to_string(c.n_heads),
-                        textbook::grouped_fixed(static_cast<double>(params)), textbook::gb_text(4 * params)});
+                        grouped(params), textbook::gb_text(4 * params)});
     }
     return textbook::table(rows);
 }
 
-/// The oracle's record of the Hugging Face file: data/oracle/gpt2_hf/files.json.
+/// The oracle's record of the Hugging Face files: data/oracle/gpt2_hf/gpt2_hf.json
+/// (tools/oracle/gpt2_hf_files.py, Debian's PyTorch 1.13 running his loader and his generate).
 inline nlohmann::json hf_record(const std::filesystem::path& dir) {
-    return nlohmann::json::parse(textbook::read_data_file(dir / "files.json"));
+    return nlohmann::json::parse(textbook::read_data_file(dir / "gpt2_hf.json"));
 }
 
 /// The prompt the oracle generated from, `[1, T]`.
@@ -99,12 +111,28 @@ inline attn::LongTensor oracle_prompt(const std::filesystem::path& dir) {
     return textbook::ids_tensor({hf_record(dir).at("generate").at("prompt").get<std::vector<std::int64_t>>()});
 }
 
-/// The library's generated ids beside PyTorch's on the same file (tools/oracle/gpt2_hf_files.py).
-inline std::string beside_oracle(const std::filesystem::path& dir, const attn::LongTensor& ids) {
+/// The library's logits for the oracle's batch of ids beside PyTorch's, and its generated ids
+/// beside PyTorch's (after the same seed, on the same file).
+inline std::string beside_oracle(const std::filesystem::path& dir, const attn::GPTModel& gpt, const attn::LongTensor& ids) {
+    const nlohmann::json o = hf_record(dir);
+    const auto& f = o.at("files").at("model.safetensors");
+    const auto rows = o.at("ids").get<std::vector<std::vector<std::int64_t>>>();
+    const attn::Tensor logits = gpt(textbook::ids_tensor(rows));
+    const auto bits = [&](const char* key) {
+        attn::Tensor t = attn::Tensor::from_shape(attn::shape_of(logits));
+        const auto b = f.at(key).get<std::vector<std::uint32_t>>();
+        if (b.size() != t.size()) throw std::runtime_error("gpt2_hf.json: " + std::string(key) + " does not fit the logits");
+        std::transform(b.begin(), b.end(), t.begin(), [](std::uint32_t u) { return std::bit_cast<float>(u); });
+        return t;
+    };
     const std::vector<std::int64_t> ours = textbook::row_ids(ids, 0);
-    const auto theirs = hf_record(dir).at("generate").at("ids").get<std::vector<std::int64_t>>();
-    return "library: " + attn::repr(ids) + "\nPyTorch: " + attn::repr(textbook::ids_tensor({theirs})) + "\n" +
-           (ours == theirs ? "identical" : "DIFFERENT");
+    const auto theirs = o.at("generate").at("ids").get<std::vector<std::int64_t>>();
+    return "logits " + attn::repr(attn::shape_of(logits)) + " of the oracle's ids beside PyTorch's:\n" +
+           "  the same weights held contiguously: " + std::to_string(attn::max_ulp_distance(logits, bits("logits_bits"))) +
+           " ulp apart at most\n  his model as his loader leaves it (transposed views: the bias added first): " +
+           "max |difference| " + attn::repr_float(attn::max_abs_diff(logits, bits("logits_bits_his_views"))) + "\n" +
+           "generated ids, library: " + attn::repr(ids) + "\ngenerated ids, PyTorch: " +
+           attn::repr(textbook::ids_tensor({theirs})) + (ours == theirs ? " (identical)" : " (DIFFERENT)");
 }
 
 /// What a block that needs OpenAI's real files shows in their place.
@@ -120,14 +148,29 @@ inline std::string needs_weights_label(const std::string& id) {
     return labels.at(id);
 }
 
-/// The text in its place: what the library reads instead, and how a reader gets the real file.
+/// The text in its place: what the library reads instead, and how a reader gets the real file
+/// and runs the cell's generation with the `generate` program.
 inline std::string needs_weights_text(const std::string& id) {
     if (id == "rch05-In47") return "no TensorFlow here: the library reads safetensors files";
     if (id == "rch05hf-In02") return "attn (C++): safetensors read by lib/attn/io, no Python";
-    return "needs OpenAI's weights (498 MB), which this run does not download: "
-           "https://huggingface.co/openai-community/gpt2/resolve/main/model.safetensors, then\n"
-           "build/chapters/generate --weights model.safetensors --prompt \"Every effort moves you\" "
-           "--max-new-tokens 25 --top-k 50 --temperature 1.5 --seed 123";
+    const std::string get =
+        "needs OpenAI's weights (498 MB), which this run does not download. Hugging Face keeps them as\n"
+        "  https://huggingface.co/openai-community/gpt2/resolve/main/model.safetensors (and config.json)";
+    if (id == "rch05-In56")
+        return get + "\nwith which this cell is\n  build/chapters/generate --weights model.safetensors --config config.json \\\n"
+                     "    --prompt \"Every effort moves you\" --max-new-tokens 25 --top-k 50 --temperature 1.5 --seed 123";
+    if (id == "rch05hf-In09")
+        return get + "\nwith which this cell is\n  build/chapters/generate --weights model.safetensors --config config.json \\\n"
+                     "    --prompt \"Every effort moves\" --max-new-tokens 30 --top-k 1 --temperature 1.0 --seed 123";
+    return get + "\n(his gpt_download.py reads OpenAI's TensorFlow checkpoint instead; load_weights_into_gpt takes\n"
+                 "Hugging Face's names for the same tensors)";
+}
+
+/// A number of his Python list as Python prints it: `1`, `0.1`, `5`.
+inline std::string python_number(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
 }
 
 /// Chapter 26's trained model and optimizer (gpt2_the_verdict*.safetensors in the working
@@ -189,24 +232,34 @@ inline std::vector<attn::Tensor> attention_weights(const attn::GPTModel& model, 
     return weights;
 }
 
-/// Per head of `w [1, H, T, T]`, the mean over queries of three weights: on the previous token
-/// (queries 1..T-1), on the first token (queries 1..T-1), and on the token after the latest
-/// earlier occurrence of the query's own token (the queries whose token occurred before, not
-/// just before: chapter 21's induction pattern). `[H][3]`.
-inline std::vector<std::array<double, 3>> head_measures(const attn::Tensor& w, const std::vector<std::int64_t>& ids) {
+/// The measures of a head, each a mean over the queries 1..T-1 (query 0 has one key).
+constexpr std::size_t n_measures = 5;
+/// Their names, as the table prints them.
+inline const std::array<const char*, n_measures> measure_names = {
+    "previous token", "first token", "after the earlier occurrence", "the token itself", "largest weight"};
+
+/// Per head of `w [1, H, T, T]`, the mean over queries of five weights: on the previous token, on
+/// the first token, on the token after the latest earlier occurrence of the query's own token (the
+/// queries whose token occurred before, not just before: chapter 21's induction pattern), on the
+/// query's own token, and the query's largest weight (how far from spread out the head is: a
+/// uniform head's largest weight is 1/(i+1)). `[H][5]`.
+inline std::vector<std::array<double, n_measures>> head_measures(const attn::Tensor& w, const std::vector<std::int64_t>& ids) {
     const std::size_t H = w.shape()[1], T = w.shape()[2];
-    std::vector<std::array<double, 3>> out(H, {0, 0, 0});
+    std::vector<std::array<double, n_measures>> out(H, std::array<double, n_measures>{});
     for (std::size_t h = 0; h < H; ++h) {
         std::size_t induction_queries = 0;
         for (std::size_t i = 1; i < T; ++i) {
-            out[h][0] += w(0, h, i, i - 1), out[h][1] += w(0, h, i, 0);
+            out[h][0] += w(0, h, i, i - 1), out[h][1] += w(0, h, i, 0), out[h][3] += w(0, h, i, i);
+            float largest = 0;
+            for (std::size_t j = 0; j <= i; ++j) largest = std::max(largest, static_cast<float>(w(0, h, i, j)));
+            out[h][4] += largest;
             for (std::size_t j = i - 1; j-- > 0;)
                 if (ids[j] == ids[i]) {
                     if (j + 1 < i) out[h][2] += w(0, h, i, j + 1), ++induction_queries;
                     break;
                 }
         }
-        out[h][0] /= double(T - 1), out[h][1] /= double(T - 1);
+        for (const std::size_t m : {0, 1, 3, 4}) out[h][m] /= double(T - 1);
         out[h][2] = induction_queries ? out[h][2] / double(induction_queries) : 0.0;
     }
     return out;
@@ -217,19 +270,18 @@ inline std::vector<std::array<double, 3>> head_measures(const attn::Tensor& w, c
 inline std::string head_table(const std::vector<attn::Tensor>& trained, const std::vector<attn::Tensor>& untrained,
                               const attn::LongTensor& story) {
     const std::vector<std::int64_t> ids = textbook::row_ids(story, 0);
-    struct Head { std::size_t block, head; std::array<double, 3> trained, untrained; };
+    struct Head { std::size_t block, head; std::array<double, n_measures> trained, untrained; };
     std::vector<Head> heads;
     for (std::size_t b = 0; b < trained.size(); ++b) {
         const auto t = head_measures(trained[b], ids), u = head_measures(untrained[b], ids);
         for (std::size_t h = 0; h < t.size(); ++h) heads.push_back({b, h, t[h], u[h]});
     }
-    const char* names[3] = {"previous token", "first token", "after the earlier occurrence"};
     std::vector<textbook::Row> rows{{"measure", "head", "trained", "untrained"}};
-    for (std::size_t m = 0; m < 3; ++m) {
+    for (std::size_t m = 0; m < n_measures; ++m) {
         std::vector<Head> sorted = heads;
         std::stable_sort(sorted.begin(), sorted.end(), [m](const Head& a, const Head& b) { return a.trained[m] > b.trained[m]; });
         for (std::size_t k = 0; k < 3; ++k)
-            rows.push_back({k ? "" : names[m], "block " + std::to_string(sorted[k].block) + " head " + std::to_string(sorted[k].head),
+            rows.push_back({k ? "" : measure_names[m], "block " + std::to_string(sorted[k].block) + " head " + std::to_string(sorted[k].head),
                             textbook::fixed(sorted[k].trained[m], 3), textbook::fixed(sorted[k].untrained[m], 3)});
         double mt = 0, mu = 0;
         for (const Head& h : heads) mt += h.trained[m], mu += h.untrained[m];

@@ -27,6 +27,7 @@
 #include "attn/core/tensor_dict.hpp"
 #include "attn/core/ulp.hpp"
 #include "attn/io/safetensors.hpp"
+#include "attn/model/decoding.hpp"
 #include "attn/model/gpt2_weights.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/nn/state_dict.hpp"
@@ -173,6 +174,28 @@ TEST_CASE("Hugging Face's GPT-2 files (F32, F16, BF16) give his model's logits b
         CHECK(attn::max_ulp_distance(logits, views) > 0);  // the oracle does tell the two paths apart
         CHECK(ulps <= 16);
     }
+}
+
+TEST_CASE("his generate on a Hugging Face file: PyTorch's sampled ids for seed 123, cached and not", "[gpt2_weights]") {
+    const auto& g = oracle()["generate"];
+    attn::GPTModel gpt = small_model();
+    attn::load_weights_into_gpt(gpt, attn::io::load_safetensors(oracle_file_path("model.safetensors")).tensors);
+    gpt.eval();
+    const auto prompt_ids = g["prompt"].get<std::vector<std::int64_t>>();
+    LongTensor prompt = LongTensor::from_shape({1, prompt_ids.size()});
+    std::copy(prompt_ids.begin(), prompt_ids.end(), prompt.begin());
+    const auto max_new_tokens = g["max_new_tokens"].get<std::size_t>();
+    const auto top_k = g["top_k"].get<std::size_t>();
+    const auto temperature = g["temperature"].get<double>();
+    const auto expected = g["ids"].get<std::vector<std::int64_t>>();
+    REQUIRE(expected == g["ids_his_views"].get<std::vector<std::int64_t>>());  // both of PyTorch's models drew alike
+    attn::manual_seed(123);
+    const LongTensor ids = attn::generate(gpt, prompt, max_new_tokens, gpt.context_length(), temperature, top_k);
+    CHECK(std::vector<std::int64_t>(ids.begin(), ids.end()) == expected);
+    attn::manual_seed(123);
+    attn::GPTCache cache;
+    const LongTensor cached = attn::generate_cached(gpt, prompt, max_new_tokens, cache, gpt.context_length(), temperature, top_k);
+    CHECK(std::vector<std::int64_t>(cached.begin(), cached.end()) == expected);
 }
 
 TEST_CASE("load_weights_into_gpt: the masks skipped, GPT2LMHeadModel's prefix accepted", "[gpt2_weights]") {

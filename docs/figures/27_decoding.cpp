@@ -1,8 +1,8 @@
 // Chapter 27's figures: his In [34] temperature plot (the toy vocabulary's probabilities at
 // temperatures 1, 0.1 and 5, recorded with the temperature-5 counts), and the trained model's
 // attention weights over the story's first 16 tokens, every head of the block holding the
-// strongest previous-token head and of the block holding the strongest induction head (the
-// blocks named by the chapter's table of the heads).
+// strongest previous-token head and of the block holding the sharpest head (the blocks named by
+// the chapter's table of the heads).
 #include "figures.hpp"
 
 #include <cstdio>
@@ -67,13 +67,12 @@ FIGURES{
                 "model's strongest previous-token head, over the story's first 16 tokens (\"I HAD always "
                 "thought Jack Gisburn rather a cheap genius--though a good\"): rows are queries, columns "
                 "keys; a previous-token head is the diagonal just below the main one, and weight on the "
-                "first column is the attention sink.",
+                "first column is weight on the first token.",
      .draw = [](const figures::Data& data) { return ch27_block_figure(data, "previous token"); }},
-    {.chapter = "27", .step = "heads", .file = "ch27_induction_block.svg",
-     .caption = "Chapter 27, step 8: the same for the block holding the strongest head on the token after "
-                "an earlier occurrence of the current one. Over 16 tokens few tokens repeat, so what shows "
-                "here is the head's other behaviour; the table measures it over the story's first 600 characters.",
-     .draw = [](const figures::Data& data) { return ch27_block_figure(data, "after the earlier occurrence"); }},
+    {.chapter = "27", .step = "heads", .file = "ch27_sharpest_block.svg",
+     .caption = "Chapter 27, step 8: the same for the block holding the sharpest head, the one whose queries "
+                "give their largest weight the most on average.",
+     .draw = [](const figures::Data& data) { return ch27_block_figure(data, "largest weight"); }},
 };
 
 }  // namespace

@@ -27,7 +27,8 @@ for F16/BF16), eval mode, logits for a fixed batch of ids: of his model as his l
 (contiguous parameters). Also config_gpt2_124M.json, the config
 of openai-community/gpt2 itself. For the 124M configuration no file is kept (500 MB): the
 SHA-256 of the file the same draws give at that size, and a few of his model's logits
-(GPT2_124M_OUT=path writes the file). Into data/oracle/gpt2_hf/: the files and gpt2_hf.json (provenance,
+(GPT2_124M_OUT=path writes the file). On the F32 file, his `generate` (ch05 In [40], from the
+export) after torch.manual_seed(123) with GENERATE_ARGS, on both models. Into data/oracle/gpt2_hf/: the files and gpt2_hf.json (provenance,
 the config, ids, each file's SHA-256, tensors' keys and the logits' float32 bits).
 """
 
@@ -158,6 +159,18 @@ def his_loader():
     return namespace["load_weights_into_gpt"]
 
 
+GENERATE_PROMPT = [1, 5, 49]
+GENERATE_ARGS = {"max_new_tokens": 5, "top_k": 5, "temperature": 1.5}
+
+
+def his_generate():
+    """His `generate` (ch05 In [40]), from the chapter's text export."""
+    cells = code_cells(os.path.join(RASCHKA, "raschka_ch05.txt"), {40: 41})
+    namespace = {"torch": torch}
+    exec(compile(cells[40], "ch05 In [40]", "exec"), namespace)
+    return namespace["generate"]
+
+
 def main():
     args = arguments(__doc__, "gpt2_hf")
     torch.set_num_threads(1)
@@ -212,6 +225,14 @@ def main():
                               "logits_bits": logits.reshape(-1).numpy().view(np.uint32).tolist(),
                               "logits_bits_his_views": views.reshape(-1).numpy().view(np.uint32).tolist()}
         assert serialized_sha256(file_tensors, {"format": "pt"}) == doc["files"][name]["sha256"]
+        if name == "model.safetensors":  # his generate (ch05 In [40]) on this file, after manual_seed(123)
+            generate = his_generate()
+            prompt = torch.tensor([GENERATE_PROMPT])
+            doc["generate"] = {"prompt": GENERATE_PROMPT, **GENERATE_ARGS}
+            for key, model in [("ids", fresh), ("ids_his_views", gpt)]:
+                torch.manual_seed(123)
+                doc["generate"][key] = generate(model, prompt, context_size=cfg["context_length"],
+                                                **GENERATE_ARGS)[0].tolist()
     doc["gpt2_124M"] = record_124m(pc, load_weights_into_gpt)
     write_json(os.path.join(args.out, "gpt2_hf.json"), doc)
     print(f"wrote {args.out}")
