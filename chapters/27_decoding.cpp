@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
         ch.show("a file in Hugging Face's GPT-2 layout (random weights) through load_weights_into_gpt, beside PyTorch "
                 "on the same file: logits, and generate after manual_seed(123) with top_k=5, temperature=1.5",
                 ch27::beside_oracle(hf, gpt, hf_ids));
-        for (const char* id : {"rch05-In47", "rch05-In49", "rch05-In51", "rch05-In52", "rch05-In56", "rch05hf-In02", "rch05hf-In09"})
+        for (const char* id : {"rch05-In47", "rch05-In49", "rch05-In51", "rch05-In52", "rch05-In56", "rch05hf-In02", "rch05hf-In09",
+                               "rch05x-In01", "rch05x-In14", "rch05x-In18", "rch05x-In19", "rch05x-In21", "rch05x-In23"})
             ch.book(id, ch27::needs_weights_label(id), ch27::needs_weights_text(id));
 
         ch.step("trained");

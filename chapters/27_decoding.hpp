@@ -144,7 +144,13 @@ inline std::string needs_weights_label(const std::string& id) {
         {"rch05-In52", "params[\"wte\"]"},
         {"rch05-In56", "generate with OpenAI's GPT-2 small: top_k=50, temperature=1.5"},
         {"rch05hf-In02", "the versions of numpy, torch and safetensors"},
-        {"rch05hf-In09", "generate with GPT-2 small from Hugging Face's model.safetensors: top_k=1"}};
+        {"rch05hf-In09", "generate with GPT-2 small from Hugging Face's model.safetensors: top_k=1"},
+        {"rch05x-In01", "the versions his solutions ran with"},
+        {"rch05x-In14", "exercise 5.5: download_and_load_gpt2(model_size=\"124M\")"},
+        {"rch05x-In18", "exercise 5.5: calc_loss_loader of GPT-2 small on both loaders"},
+        {"rch05x-In19", "exercise 5.5: the same with GPT-2 XL"},
+        {"rch05x-In21", "exercise 5.6: download_and_load_gpt2(model_size=\"1558M\")"},
+        {"rch05x-In23", "exercise 5.6: generate with GPT-2 XL"}};
     return labels.at(id);
 }
 
@@ -152,16 +158,19 @@ inline std::string needs_weights_label(const std::string& id) {
 /// and runs the cell's generation with the `generate` program.
 inline std::string needs_weights_text(const std::string& id) {
     if (id == "rch05-In47") return "no TensorFlow here: the library reads safetensors files";
-    if (id == "rch05hf-In02") return "attn (C++): safetensors read by lib/attn/io, no Python";
-    const std::string get =
-        "needs OpenAI's weights (498 MB), which this run does not download. Hugging Face keeps them as\n"
-        "  https://huggingface.co/openai-community/gpt2/resolve/main/model.safetensors (and config.json)";
-    if (id == "rch05-In56")
-        return get + "\nwith which this cell is\n  build/chapters/generate --weights model.safetensors --config config.json \\\n"
-                     "    --prompt \"Every effort moves you\" --max-new-tokens 25 --top-k 50 --temperature 1.5 --seed 123";
+    if (id == "rch05hf-In02" || id == "rch05x-In01") return "attn (C++): safetensors read by lib/attn/io, no Python";
+    const bool xl = id == "rch05x-In19" || id == "rch05x-In21" || id == "rch05x-In23";
+    const std::string repo = xl ? "gpt2-xl" : "gpt2";
+    const std::string get = std::string("needs OpenAI's weights") + (xl ? " (GPT-2 XL)" : " (498 MB)") +
+                            ", which this run does not download. Hugging Face keeps them as\n  https://huggingface.co/"
+                            "openai-community/" + repo + "/resolve/main/model.safetensors (and config.json)";
+    const std::string run = "\nwith which this cell is\n  build/chapters/generate --weights model.safetensors --config config.json \\\n    ";
+    if (id == "rch05-In56" || id == "rch05x-In23")
+        return get + run + "--prompt \"Every effort moves you\" --max-new-tokens 25 --top-k 50 --temperature 1.5 --seed 123";
     if (id == "rch05hf-In09")
-        return get + "\nwith which this cell is\n  build/chapters/generate --weights model.safetensors --config config.json \\\n"
-                     "    --prompt \"Every effort moves\" --max-new-tokens 30 --top-k 1 --temperature 1.0 --seed 123";
+        return get + run + "--prompt \"Every effort moves\" --max-new-tokens 30 --top-k 1 --temperature 1.0 --seed 123";
+    if (id == "rch05x-In18" || id == "rch05x-In19")
+        return get + "\n(his losses: calc_loss_loader of the loaded model on chapter 26's loaders)";
     return get + "\n(his gpt_download.py reads OpenAI's TensorFlow checkpoint instead; load_weights_into_gpt takes\n"
                  "Hugging Face's names for the same tensors)";
 }
