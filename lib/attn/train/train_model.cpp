@@ -10,6 +10,7 @@
 
 #include "attn/core/reduce.hpp"
 #include "attn/nn/clip_grad.hpp"
+#include "attn/print/python.hpp"
 #include "attn/train/lr_schedule.hpp"
 
 namespace attn {
@@ -49,8 +50,10 @@ TrainModelHistory train_model(GPTModel& model, const data::DataLoader& train_loa
                                     std::to_string(train_loader.dataset().size()) + " windows, batch_size " +
                                     std::to_string(train_loader.options().batch_size) +
                                     (train_loader.options().drop_last ? " with drop_last" : ""));
-    if (!(options.max_norm > 0.0))  // clip_grad_norm_'s own check, before the first step
-        (void)nn::utils::clip_grad_norm_({}, options.max_norm);
+    if (!(options.max_norm > 0.0))  // clip_grad_norm_'s own check, made before the first step
+        throw std::invalid_argument(where + ": max_norm must be positive, got " + repr_float(options.max_norm) +
+                                    " (clip_grad_norm_ would scale every gradient by a coefficient of 0, below 0 "
+                                    "or NaN)");
     // peak_lr = optimizer.param_groups[0]["lr"]; total_training_steps = len(train_loader) * n_epochs
     const LrSchedule schedule{.peak_lr = optimizer.lr(),
                               .warmup_steps = options.warmup_steps,
@@ -59,8 +62,10 @@ TrainModelHistory train_model(GPTModel& model, const data::DataLoader& train_loa
                               .min_lr = options.min_lr};
     try {
         schedule.validate();
-    } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(where + ": " + e.what());
+    } catch (const std::invalid_argument& e) {  // peak_lr is the optimizer's rate, the total its steps
+        throw std::invalid_argument(where + " (peak_lr = the optimizer's lr " + repr_float(schedule.peak_lr) +
+                                    ", total_training_steps = " + std::to_string(train_loader.size()) +
+                                    " batches * " + std::to_string(options.n_epochs) + " epochs): " + e.what());
     }
     TrainModelHistory history;
     TrainStepState state;
