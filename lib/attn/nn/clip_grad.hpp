@@ -36,8 +36,10 @@ namespace attn::nn::utils {
 /// `torch.nn.utils.clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite)`:
 /// scales every existing `.grad` of `parameters` in place so that their norm, taken over all of
 /// them as one vector, is at most about `max_norm`, and returns that total norm before
-/// clipping, a 0-d float32 tensor. Parameters whose `.grad` is empty are skipped; with no
-/// gradient at all nothing changes and the result is `tensor(0.)`, as PyTorch's.
+/// clipping, a 0-d float32 tensor. Gradients: float32, any shape (each its parameter's); one
+/// of 0 elements adds 0 to the 2-norm. Parameters without a `.grad` (an empty optional, his
+/// `None`) are skipped; with no gradient at all nothing changes and the result is
+/// `tensor(0.)`, as PyTorch's.
 ///
 /// `norm_type` 2 (the default, his) or infinity (`max |g|` over all gradients); the total norm
 /// is then as the file comment says. A non-finite total norm (a gradient holding inf or NaN,

@@ -45,10 +45,13 @@ public:
     const std::vector<nn::NamedParameter>& parameters() const { return parameters_; }
 
     /// `optimizer.param_groups[0]["lr"]`: the learning rate of the next `step()` (the
-    /// parameters form one group), the options' `lr`.
+    /// parameters form one group), the options' `lr`, a Python float (double). Throws nothing.
+    /// Source: torch.optim.Optimizer's `param_groups` (PyTorch 1.13), as his appendix D reads it.
     virtual double lr() const = 0;
     /// `for param_group in optimizer.param_groups: param_group["lr"] = lr` (a schedule's
-    /// update between steps); checked by the next `step()`, as PyTorch's options are.
+    /// update between steps, his appendix D In [6], In [8], In [13]). Throws nothing: the value
+    /// is checked by the next `step()` (std::invalid_argument for NaN or a negative rate, before
+    /// any parameter moves), as PyTorch checks its options.
     virtual void set_lr(double lr) = 0;
 
 protected:

@@ -39,21 +39,29 @@ struct LrSchedule {
     /// @throws std::invalid_argument, naming the field, when a rate is NaN, infinite or negative
     /// (AdamW would refuse it), `peak_lr < min_lr` (the "decay" would rise), `warmup_steps < 1`
     /// (his `lr_increment` divides by it: Python raises ZeroDivisionError) or `warmup_steps >
-    /// total_training_steps` (the warmup would never reach `peak_lr`).
+    /// total_training_steps` (the warmup would never reach `peak_lr`). His Python refuses only
+    /// the zero warmup; the rest are refused here (issue 44). Source: his In [4]-[8] variables.
     void validate() const;
 
-    /// His `lr_increment`: `(peak_lr - initial_lr) / warmup_steps`, in double.
+    /// His `lr_increment`: `(peak_lr - initial_lr) / warmup_steps`, in double (negative when
+    /// `initial_lr > peak_lr`: a warmup that falls, which he allows).
     /// @throws std::invalid_argument as `validate`.
+    /// Source: his In [6] and In [8], `lr_increment = (peak_lr - initial_lr) / warmup_steps`.
     double lr_increment() const;
 
     /// The learning rate of step `global_step`, his formula in double (see the file comment).
     /// A step at or beyond `total_training_steps` follows the same formula (his loop never
     /// reaches one: the cosine would rise again).
-    /// @throws std::invalid_argument as `validate`, or when `global_step` is negative.
+    /// @throws std::invalid_argument as `validate`, when `global_step` is negative, or when
+    /// `global_step >= warmup_steps == total_training_steps` with `cosine_decay` (his `progress`
+    /// would divide by 0: ZeroDivisionError).
+    /// Source: his In [8] (In [6] without `cosine_decay`) and `train_model` (In [13]), one step.
     double lr(std::int64_t global_step) const;
 
-    /// His `track_lrs` of a whole run: `lr(s)` for `s = 0 .. total_training_steps - 1`.
+    /// His `track_lrs` of a whole run: `lr(s)` for `s = 0 .. total_training_steps - 1`, doubles,
+    /// `total_training_steps` of them.
     /// @throws std::invalid_argument as `validate`.
+    /// Source: his In [6] and In [8] loops (`track_lrs.append(optimizer.param_groups[0]["lr"])`).
     std::vector<double> lrs() const;
 };
 

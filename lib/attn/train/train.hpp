@@ -69,7 +69,11 @@ struct TrainStepState {
 /// `GPTModel::backward`, which adds every parameter's gradient into its `.grad` (zero them
 /// first: `optimizer.zero_grad()`). Returns the loss (0-d float32). The middle of `train_step`,
 /// where his appendix D's `train_model` clips the gradients before `optimizer.step()`.
+/// Shapes: `input_batch` and `target_batch` int64 `[b, T]`, `T <= context_length`, ids in
+/// `[0, vocab_size)`; each `.grad` float32, its parameter's shape. Dropout draws from `gen`.
 /// @throws std::invalid_argument as `calc_loss_batch` (no `.grad` has changed then).
+/// Source: his `calc_loss_batch` (ch05, previous_chapters.py) and `loss.backward()`, as his
+/// appendix D's `train_model` (In [13]) calls them.
 Tensor forward_backward(GPTModel& model, const LongTensor& input_batch, const LongTensor& target_batch,
                         TrainStepState& state, Generator& gen = default_generator());
 

@@ -37,8 +37,10 @@ namespace attn {
 /// PyTorch's `max()` gives it (`detail::torch_max`: a NaN among two or more elements is the NaN
 /// of all-ones bits); a 0-d float32 tensor, or empty (his `None`) when no parameter has a
 /// gradient.
+/// Gradients: float32, any shape.
 /// @throws std::invalid_argument naming the parameter when a `.grad` is empty (PyTorch's
 /// `max()` of no element raises).
+/// Source: his `find_highest_gradient`, appendix-D.ipynb In [11].
 std::optional<Tensor> find_highest_gradient(nn::Module& model);
 
 /// `find_highest_gradient` of a list of parameters (his loop over `model.parameters()`), e.g.
@@ -91,8 +93,12 @@ struct TrainModelHistory {
 /// @throws std::invalid_argument when `eval_freq`, `eval_iter` or `max_steps` is not positive,
 /// the training loader has no batch, the schedule is refused (`LrSchedule::validate`: e.g.
 /// `warmup_steps` 0 or beyond the run's steps, or the optimizer's rate below `min_lr`),
-/// `max_norm` is refused (`clip_grad_norm_`), or as `train_step` and `evaluate_model`; the
-/// options are checked before the first step.
+/// `max_norm` is 0, negative or NaN, or as `train_step` and `evaluate_model`; the options are
+/// checked before the first step (no parameter, rate or output changed then). Batches: int64
+/// `[batch_size, T]`, `T <= context_length`, as the loaders give them; losses in double (his
+/// `loss.item()` means), learning rates in double (his Python floats).
+/// Source: his `train_model`, appendix-D.ipynb In [13] (`BOOK_VERSION = True`; `>=` is his
+/// repository's `BOOK_VERSION = False`), run as his In [14] runs it.
 TrainModelHistory train_model(GPTModel& model, const data::DataLoader& train_loader,
                               const data::DataLoader& val_loader, optim::Optimizer& optimizer,
                               const TrainModelOptions& options, const GPT2Tokenizer& tokenizer, std::ostream& out,
