@@ -8,18 +8,24 @@
 
 #include <bit>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "attn/core/functional.hpp"
 #include "attn/core/generator.hpp"
+#include "attn/core/tensor_dict.hpp"
 #include "attn/data/dataloader.hpp"
+#include "attn/io/safetensors.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/nn/clip_grad.hpp"
 #include "attn/nn/optim.hpp"
+#include "attn/nn/state_dict.hpp"
 #include "attn/print/python.hpp"
 #include "attn/print/torch.hpp"
 #include "attn/text/utf8.hpp"
@@ -260,6 +266,62 @@ TEST_CASE("train_model (his In [13]-[14]): every step's learning rate, loss, cli
             CHECK(test::sha256(*p.value) == o["parameters_sha256"][p.name]);
         }
     }
+}
+
+TEST_CASE("his exercise 5.4: model and AdamW saved, loaded into fresh ones, one more epoch equal to the run continued",
+          "[appendix_d]") {
+    // The oracle's small GPT on his loaders, train_model_simple (his chapter 5 loop) as his
+    // exercise runs it: one epoch, the model's state_dict and AdamW's state written as safetensors
+    // files; then torch.manual_seed(123), new loaders, one more epoch -- by the same model and
+    // optimizer (the uninterrupted run) and by a model and optimizer made otherwise and loaded
+    // from the files (the continued one, as a fresh process would). The two must print the same
+    // loss lines and sample and end with the same parameters and AdamW state, bit for bit.
+    // (A relation between two runs of the library, as issue 44 states it; no PyTorch value.)
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("attn_appendix_d_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const attn::TrainOptions options{.num_epochs = 1, .eval_freq = 5, .eval_iter = 1};
+    const auto one_more_epoch = [&](attn::GPTModel& model, attn::optim::AdamW& optimizer) {
+        Loaders loaders = his_loaders();  // torch.manual_seed(123), new loaders
+        std::ostringstream out;
+        (void)attn::train_model_simple(model, loaders.train, loaders.val, optimizer, options,
+                                       textbook::gpt2_tokenizer(), out);
+        return out.str();
+    };
+
+    std::string first_epoch, uninterrupted;
+    attn::TensorDict model_after, optimizer_after;
+    {
+        Loaders loaders = his_loaders();
+        attn::manual_seed(123);
+        attn::GPTModel model(config());
+        attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+        std::ostringstream out;
+        (void)attn::train_model_simple(model, loaders.train, loaders.val, optimizer, options,
+                                       textbook::gpt2_tokenizer(), out);
+        first_epoch = out.str();
+        attn::io::save_safetensors(dir / "model.pth.safetensors", attn::nn::state_dict(model));
+        const attn::optim::AdamWStateDict saved = attn::optim::state_dict(optimizer);
+        attn::io::save_safetensors(dir / "optimizer.safetensors", saved.state, saved.param_groups);
+        uninterrupted = one_more_epoch(model, optimizer);
+        model_after = attn::nn::state_dict(model);
+        optimizer_after = attn::optim::state_dict(optimizer).state;
+    }
+    attn::manual_seed(7);  // other initial weights, default hyperparameters: all from the files
+    attn::GPTModel model(config());
+    attn::optim::AdamW optimizer(model.named_parameters());
+    attn::nn::load_state_dict(model, attn::io::load_safetensors(dir / "model.pth.safetensors").tensors);
+    const auto optimizer_file = attn::io::load_safetensors(dir / "optimizer.safetensors");
+    attn::optim::load_state_dict(optimizer, optimizer_file.tensors, optimizer_file.metadata);
+    const std::string continued = one_more_epoch(model, optimizer);
+    std::filesystem::remove_all(dir);
+
+    CHECK(first_epoch.find("Ep 1 (Step 000000)") != std::string::npos);
+    CHECK(uninterrupted != first_epoch);  // trained on: other losses, so the files were not a no-op
+    CHECK(continued == uninterrupted);
+    CHECK(attn::bitwise_equal(attn::nn::state_dict(model), model_after));
+    CHECK(attn::bitwise_equal(attn::optim::state_dict(optimizer).state, optimizer_after));
 }
 
 }  // namespace test_appendix_d
