@@ -84,7 +84,8 @@ inline std::vector<textbook::TensorRecord> history_tensors(const attn::TrainHist
 }
 
 /// Two training logs side by side (`his`: the one compared with, `ours`: this run's): for each
-/// evaluation line (`Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933`) both losses and their
+/// evaluation line (`Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933`, or `(Iter 000000)` as
+/// his appendix D prints it) both losses and their
 /// difference, then how many evaluation lines and samples (the lines after each epoch) are the
 /// same, word for word. `names`: how the table's header calls the two logs.
 inline std::string beside(const std::string& his, const std::string& ours, const std::pair<std::string, std::string>& names) {
@@ -98,7 +99,7 @@ inline std::string beside(const std::string& his, const std::string& ours, const
         double train = 0, val = 0;
         int epoch = 0;
         long step = 0;
-        std::sscanf(line.c_str(), "Ep %d (Step %ld): Train loss %lf, Val loss %lf", &epoch, &step, &train, &val);
+        std::sscanf(line.c_str(), "Ep %d (%*s %ld): Train loss %lf, Val loss %lf", &epoch, &step, &train, &val);
         return std::tuple{step, train, val};
     };
     const auto [his_evals, his_samples] = split(his);
@@ -137,18 +138,24 @@ inline std::string without_last_newline(const std::string& text) {
 }
 
 /// The training run's progress line (stderr, on a terminal only): step, epoch, loss, tokens/s,
-/// time left; for `train_model_simple`'s `on_step`. Each step's loss is also appended to
-/// `step_losses` when given (the rounding step compares two runs step by step).
-inline std::function<void(const attn::TrainProgress&)> progress(const attn::TrainOptions& options,
-                                                                const attn::data::DataLoader& train_loader,
-                                                                std::vector<float>* step_losses = nullptr) {
-    auto line = std::make_shared<textbook::Progress>("training", options.num_epochs * train_loader.size(), "tokens");
+/// time left, for a run of `steps` optimizer steps; for `train_model_simple`'s or `train_model`'s
+/// `on_step`. Each step's loss is also appended to `step_losses` when given (the rounding step
+/// compares two runs step by step).
+inline std::function<void(const attn::TrainProgress&)> progress(std::size_t steps, std::vector<float>* step_losses = nullptr) {
+    auto line = std::make_shared<textbook::Progress>("training", steps, "tokens");
     return [line, step_losses](const attn::TrainProgress& p) {
         if (step_losses) step_losses->push_back(p.loss);
         char note[48];
         std::snprintf(note, sizeof note, "epoch %zu · loss %.3f", p.epoch, static_cast<double>(p.loss));
         line->update(static_cast<std::size_t>(p.global_step + 1), static_cast<double>(p.tokens_seen), note);
     };
+}
+
+/// `progress` for `train_model_simple` with `options` on `train_loader`.
+inline std::function<void(const attn::TrainProgress&)> progress(const attn::TrainOptions& options,
+                                                                const attn::data::DataLoader& train_loader,
+                                                                std::vector<float>* step_losses = nullptr) {
+    return progress(options.num_epochs * train_loader.size(), step_losses);
 }
 
 /// How far two runs of the same training drift apart, below the printed digits: of the steps'

@@ -4,7 +4,7 @@
 # that is already there and rebuilds only what changed.
 #
 #   ./tools/bootstrap.sh            # as root, or as a user who may sudo
-#   ./tools/bootstrap.sh --whole-runs   # the same, with chapter 26's whole training run
+#   ./tools/bootstrap.sh --whole-runs   # the same, with the whole training runs (chapter 26, appendix D)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

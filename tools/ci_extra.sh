@@ -21,7 +21,8 @@
 #               (fuzz_safetensors, seeded with data/oracle/safetensors/, with the format's words
 #               as its dictionary) for FUZZ_SECONDS each (default 60)
 #               and the structured fuzzer of the library's core for STRUCTURED_FUZZ_SECONDS
-#               (default 120): 0 crashes, hangs, sanitizer reports or broken invariants.
+#               (default 120), as many at a time as there are cores: 0 crashes, hangs, sanitizer
+#               reports or broken invariants.
 #
 # Each part prints how long it took. The counts of all checks go to
 # GCC_BUILD_DIR/ci-extra-counts as "passed failed skipped" for .ci/run's closing line; the exit
@@ -145,16 +146,31 @@ part_sanitizers() {
   meson test -C build-asan --print-errorlogs --timeout-multiplier 4 > "$logs/build-asan-test.log" 2>&1 \
     || tail -n 60 "$logs/build-asan-test.log"
   count_meson build-asan
-  local c name log
+  # Every chapter twice (--quick, then --quick --no-compare), as many chapters at a time as
+  # there are cores (each in a directory of its own), then their results in order.
+  local c name log work jobs running=0
+  jobs=$(nproc 2>/dev/null || echo 2)
+  work=$(mktemp -d)
   for c in $(chapters_of build-asan); do
     name=$(basename "$c")
     log="$logs/$name.sanitizers.log"
-    if "$c" --quick > /dev/null 2> "$log" && "$c" --quick --no-compare > /dev/null 2>> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
+    if ((running >= jobs)); then wait -n; running=$((running - 1)); fi
+    mkdir -p "$work/$name"
+    ( cd "$work/$name" && "$c" --quick > /dev/null 2> "$log" && "$c" --quick --no-compare > /dev/null 2>> "$log" \
+        && echo ok > "$work/$name.status" ) &
+    running=$((running + 1))
+  done
+  wait
+  for c in $(chapters_of build-asan); do
+    name=$(basename "$c")
+    log="$logs/$name.sanitizers.log"
+    if [ -f "$work/$name.status" ] && ! grep -q -E "Sanitizer|runtime error" "$log"; then
       pass
     else
       tail -n 30 "$log"; fail "$name under ASan + UBSan"
     fi
   done
+  rm -rf "$work"
 }
 
 part_fuzzers() {
@@ -184,18 +200,35 @@ for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-
   if [ -x "$gcc_build/chapters/chapter_03_simple_mask" ]; then
     "$gcc_build/chapters/chapter_03_simple_mask" --record="$tmp/seeds/fuzz_record/ch03.json" > /dev/null 2>&1 || true
   fi
-  for target in fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_gpt2_tokenizer fuzz_structured fuzz_modules \
-                fuzz_cross_attention fuzz_model fuzz_safetensors; do
-    if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
+  # The fuzzers run one process each, single-threaded: as many at a time as there are cores,
+  # then their results are read in order.
+  local targets=(fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_gpt2_tokenizer fuzz_structured
+                 fuzz_modules fuzz_cross_attention fuzz_model fuzz_safetensors)
+  local jobs running=0
+  jobs=$(nproc 2>/dev/null || echo 2)
+  for target in "${targets[@]}"; do
+    [ -x "$dir/$target" ] || continue
     seconds=$fuzz_seconds
     [ "$target" = fuzz_structured ] && seconds=$structured_seconds
-    mkdir -p "$tmp/corpus/$target" "$tmp/artifacts/$target" "$tmp/work"
+    mkdir -p "$tmp/corpus/$target" "$tmp/artifacts/$target" "$tmp/work/$target"
     seeds="$tmp/seeds/$target"
     local dict=()
     [ -f "tests/fuzz/${target#fuzz_}.dict" ] && dict=(-dict="tests/fuzz/${target#fuzz_}.dict")
-    if TMPDIR="$tmp/work" "$dir/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
-         -max_len=4096 -print_final_stats=1 -artifact_prefix="$tmp/artifacts/$target/" "${dict[@]}" \
-         "$tmp/corpus/$target" "$seeds" > "$tmp/$target.log" 2>&1; then
+    if ((running >= jobs)); then wait -n; running=$((running - 1)); fi
+    ( if TMPDIR="$tmp/work/$target" "$dir/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+           -max_len=4096 -print_final_stats=1 -artifact_prefix="$tmp/artifacts/$target/" "${dict[@]}" \
+           "$tmp/corpus/$target" "$seeds" > "$tmp/$target.log" 2>&1; then
+        echo "ok $seconds" > "$tmp/$target.status"
+      else
+        echo "failed $seconds" > "$tmp/$target.status"
+      fi ) &
+    running=$((running + 1))
+  done
+  wait
+  for target in "${targets[@]}"; do
+    if [ ! -x "$dir/$target" ]; then fail "$target was not built"; continue; fi
+    read -r status seconds < "$tmp/$target.status" || status=failed
+    if [ "$status" = ok ]; then
       pass
       echo "ci_extra: $target: $(grep -E '^stat::number_of_executed_units' "$tmp/$target.log" | awk '{print $2}') inputs, 0 crashes in ${seconds} s"
     else
@@ -214,7 +247,7 @@ timed "the recorded whole runs, run whole again (gcc)" part_recordings
 timed "install clang 14" install_tools || fail "installing clang 14"
 timed "clang 14 build, tests, chapters byte-identical to gcc" part_clang
 timed "ASan + UBSan build, tests, chapters" part_sanitizers
-timed "libFuzzer targets, ${fuzz_seconds} s each, the structured one ${structured_seconds} s" part_fuzzers
+timed "libFuzzer targets, ${fuzz_seconds} s each, the structured one ${structured_seconds} s, $(nproc 2>/dev/null || echo 2) at a time" part_fuzzers
 echo "ci_extra: all parts took $((SECONDS - total_start)) s"
 echo "$passed $failed $skipped" > "$counts_file"
 echo "ci_extra: $passed passed, $failed failed, $skipped skipped"

@@ -54,6 +54,7 @@ NOTEBOOKS = {
     "rch05": "raschka_ch05.txt",
     "rch05hf": "raschka_ch05_hf_safetensors.txt",
     "rch05x": "raschka_ch05_exercises.txt",
+    "rchD": "raschka_appendix_d.txt",
     # Oracle runs of PyTorch (tools/oracle/), exported as the notebooks are: what the chapters
     # above 14 compare with (`o<chapter>`).
     "o15": "oracle_15_latent_attention.txt",
@@ -74,7 +75,7 @@ FOLDER = {nb: ("raschka" if nb.startswith("rch") else "oracle" if nb.startswith(
 # How chapter headers name a source (record.cpp `source_name`, bookpages.py `short_cell`).
 SOURCE_NAME = {"rch03": "Raschka 3", "rch03x": "Raschka 3 ex.", "rch04": "Raschka 4", "rch04x": "Raschka 4 ex.",
                "rch04kv": "Raschka 4 KV cache", "rch05": "Raschka 5", "rch05hf": "Raschka 5 HF",
-               "rch05x": "Raschka 5 ex.", "o15": "oracle 15", "o16": "oracle 16", "o17": "oracle 17",
+               "rch05x": "Raschka 5 ex.", "rchD": "Raschka D", "o15": "oracle 15", "o16": "oracle 16", "o17": "oracle 17",
                "o18": "oracle 18", "o19": "oracle 19", "o20": "oracle 20", "o21": "oracle 21",
                "o22": "oracle 22", "o23": "oracle 23", "o24": "oracle 24", "o25": "oracle 25"}
 # Markdown sections that show a printed output in a fence (no `In [n]:` cell), by the title of
@@ -100,6 +101,7 @@ NO_OUTPUT = {
     "rch05": [2, 4, 16, 20, 21, 24, 26, 33, 40, 42, 43, 44, 45, 46, 48, 53, 54, 55],
     "rch05hf": [1, 3, 4, 5, 6, 7, 8],
     "rch05x": [2, 5, 6, 10, 11, 13, 15, 16, 17, 20, 22],
+    "rchD": [2, 3, 4, 6, 8, 10, 13],
     "o15": [1],
     "o16": [1],
     "o17": [1],
@@ -113,9 +115,10 @@ NO_OUTPUT = {
     "o25": [1, 15],
 }
 
-# Cells whose outputs no chapter reprints as text, by execution count: his two figures, the loss plot
-# of In [28] and the temperature plot of In [34], which chapters 26 and 27 draw themselves.
-NOT_REPRINTED = {"rch05": [28, 34]}
+# Cells whose outputs no chapter reprints as text, by execution count: his figures, which chapters 26, 27
+# and appendix D draw themselves (chapter 5: the loss plot of In [28] and the temperature plot of In [34];
+# appendix D: the learning rates of In [7], In [9] and In [15], the losses of In [16]).
+NOT_REPRINTED = {"rch05": [28, 34], "rchD": [7, 9, 15, 16]}
 
 # Entry = (notebook, cell, part, chapter, style, check, truncated, first line, last line, what):
 # one printed output, a line of data/sources/book_table.tsv (its header explains the columns).
@@ -263,9 +266,15 @@ def extract(nb: str, lines: list[str], cells: dict, entries: list[E]) -> dict[st
                 start = i
             elif lines[start].rstrip() != e.first.rstrip():
                 fail(f"{where}: internal error")
+            # The output's last line: the first line equal to `last` after its start; for the
+            # cell's last output, the first one a blank line (or the cell's end) follows, since a
+            # training log repeats a sample line several times (his appendix D, In [14]).
             last = None
+            final = k + 1 == len(parts)
             for i in range(start, end):
-                if lines[i].rstrip() == e.last.rstrip():
+                if lines[i].rstrip() == e.last.rstrip() and (
+                        not final or i + 1 >= len(lines) or boundary(lines[i + 1], fenced)
+                        or lines[i + 1].rstrip() == e.last.rstrip()):
                     last = i
                     break
             if last is None:
@@ -438,7 +447,7 @@ def write_readme(rows: list[dict]) -> str:
     per_ch = collections.Counter(r["chapter"] for r in rows)
     out.append("| chapter | entries |\n|---|---|\n")
     later = sorted(c for c in per_ch if isinstance(c, int) and c > 10)
-    for ch in [*range(1, 11), *later, "A", "X"]:
+    for ch in [*range(1, 11), *later, "A", "D", "X"]:
         out.append(f"| {ch} | {per_ch.get(ch, 0)} |\n")
     trunc = [r["id"] for r in rows if r["what"].endswith(TRUNCATED)]
     out.append("\nTruncated in the export: " + ", ".join(f"`{t}`" for t in trunc) + ".\n")

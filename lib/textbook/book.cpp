@@ -177,6 +177,7 @@ std::string source_name(const Entry& entry) {
     if (entry.notebook == "raschka_ch05.txt") return "Raschka 5";
     if (entry.notebook == "raschka_ch05_hf_safetensors.txt") return "Raschka 5 HF";
     if (entry.notebook == "raschka_ch05_exercises.txt") return "Raschka 5 ex.";
+    if (entry.notebook == "raschka_appendix_d.txt") return "Raschka D";
     // An oracle run recorded for a chapter: `oracle_21_attention_learns.txt` -> `oracle 21`.
     if (entry.notebook.rfind("oracle_", 0) == 0)
         return "oracle " + entry.notebook.substr(7, entry.notebook.find('_', 7) - 7);

@@ -1,6 +1,9 @@
 #include "attn/core/functional.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -355,6 +358,22 @@ Tensor sum(const Tensor& x, long dim, bool keepdim) {
 Tensor sum(const Tensor& x) {
     shape_of(x);  // refuses a shape that does not match the storage
     return scalar_tensor(detail::torch_sum(x.data(), x.size()));
+}
+
+Tensor norm(const Tensor& x, double p) {
+    shape_of(x);
+    if (p == 2.0) return scalar_tensor(detail::torch_norm2(x.data(), x.size()));
+    if (p == std::numeric_limits<double>::infinity()) {
+        if (x.size() == 0)
+            throw std::invalid_argument("norm: the inf-norm of an empty tensor is undefined (PyTorch's abs().max() "
+                                        "of no element raises)");
+        const float m = detail::torch_max(x.data(), x.size(), true);  // x.abs().max()
+        return scalar_tensor(m);
+    }
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", p);
+    throw std::invalid_argument(std::string("norm: p must be 2 or inf (the orders computed here as PyTorch does), got ") +
+                                text);
 }
 
 LongTensor argmax(const Tensor& x, long dim) {

@@ -125,6 +125,18 @@ Tensor sum(const Tensor& x, long dim, bool keepdim = false);
 /// (why chapter 1's naive softmax sums to exactly `tensor(1.)`, as PyTorch prints it).
 Tensor sum(const Tensor& x);
 
+/// `torch.norm(x, p)` of every element (a vector norm over the flattened tensor), a 0-d
+/// float32 tensor, for `p = 2` (the default) and `p = inf`:
+/// - 2: `sqrt(sum x^2)` in PyTorch 1.13's CPU order (`detail::torch_norm2`, core/reduce.hpp:
+///   8 lanes of fused multiply-adds, float32 throughout), e.g. the per-gradient norms of
+///   `torch.nn.utils.clip_grad_norm_`;
+/// - inf: `max |x|` (`abs().max()`: NaN when an element is NaN, with `detail::torch_max`'s bits).
+/// An empty tensor's norm is 0 (PyTorch's too).
+/// @throws std::invalid_argument for another `p` (PyTorch accepts any; the other orders are
+/// not offered here), or `p = inf` of an empty tensor (PyTorch's `abs().max()` of nothing).
+/// Source: torch/functional.py `norm` → `linalg_vector_norm`, PyTorch 1.13.
+Tensor norm(const Tensor& x, double p = 2.0);
+
 /// `x.argmax(dim)`: int64 index of the first maximum along `dim`.
 /// @throws std::invalid_argument when `dim` is out of range or that dimension is empty.
 LongTensor argmax(const Tensor& x, long dim = -1);

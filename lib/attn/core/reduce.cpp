@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -232,6 +233,53 @@ void zero_fill(float* x, std::size_t n) {
 
 float lane_tree_sum(const float* l) {
     return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+}
+
+// torch_norm2 (reduce.hpp): compiled for CPUs with FMA too, where std::fma is one instruction
+// and the 8 lanes become one vector (the same bits: the lanes are independent, every fused
+// multiply-add is written, nothing else is contracted).
+__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=off")))
+float torch_norm2(const float* x, std::size_t n) {
+    constexpr std::size_t lanes = 8;
+    float acc[lanes] = {};
+    const std::size_t vectors_end = n - n % lanes;
+    for (std::size_t d = 0; d < vectors_end; d += lanes)
+        for (std::size_t l = 0; l < lanes; ++l) acc[l] = std::fma(x[d + l], x[d + l], acc[l]);
+    float total = acc[0];
+    for (std::size_t l = 1; l < lanes; ++l) total = total + acc[l];
+    const std::size_t by_four_end = vectors_end + (n - vectors_end) / 4 * 4;
+    std::size_t d = vectors_end;
+    for (; d < by_four_end; ++d) {
+        const float square = x[d] * x[d];
+        total = total + square;
+    }
+    for (; d < n; ++d) total = std::fma(x[d], x[d], total);
+    return std::sqrt(total);
+}
+
+float torch_max(const float* x, std::size_t n, bool absolute) {
+    const auto value = [&](std::size_t i) { return absolute ? std::fabs(x[i]) : x[i]; };
+    // maximum(a, b): _mm256_max_ps (a > b ? a : b, so b on a tie of zeros) ORed with the
+    // unordered mask (all ones on a NaN)
+    const auto maximum = [](float a, float b) {
+        if (std::isnan(a) || std::isnan(b)) return std::bit_cast<float>(std::uint32_t{0xffffffff});
+        return a > b ? a : b;
+    };
+    constexpr std::size_t lanes = 8;
+    if (n < lanes) {  // the loaded lanes reduced into lane 0 in order
+        float m = value(0);
+        for (std::size_t i = 1; i < n; ++i) m = maximum(m, value(i));
+        return m;
+    }
+    float acc[lanes];
+    for (std::size_t l = 0; l < lanes; ++l) acc[l] = value(l);
+    std::size_t d = lanes;
+    for (; d < n - n % lanes; d += lanes)
+        for (std::size_t l = 0; l < lanes; ++l) acc[l] = maximum(acc[l], value(d + l));
+    for (std::size_t l = 0; d + l < n; ++l) acc[l] = maximum(acc[l], value(d + l));  // the tail's lanes
+    // the lanes reduced by shuffles: halves, then pairs, then neighbours
+    return maximum(maximum(maximum(acc[0], acc[4]), maximum(acc[2], acc[6])),
+                   maximum(maximum(acc[1], acc[5]), maximum(acc[3], acc[7])));
 }
 
 float reduce_all_sum(const float* x, std::size_t n) {

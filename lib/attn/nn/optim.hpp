@@ -44,6 +44,16 @@ public:
     /// The parameters, in the order given (`named_parameters()` order).
     const std::vector<nn::NamedParameter>& parameters() const { return parameters_; }
 
+    /// `optimizer.param_groups[0]["lr"]`: the learning rate of the next `step()` (the
+    /// parameters form one group), the options' `lr`, a Python float (double). Throws nothing.
+    /// Source: torch.optim.Optimizer's `param_groups` (PyTorch 1.13), as his appendix D reads it.
+    virtual double lr() const = 0;
+    /// `for param_group in optimizer.param_groups: param_group["lr"] = lr` (a schedule's
+    /// update between steps, his appendix D In [6], In [8], In [13]). Throws nothing: the value
+    /// is checked by the next `step()` (std::invalid_argument for NaN or a negative rate, before
+    /// any parameter moves), as PyTorch checks its options.
+    virtual void set_lr(double lr) = 0;
+
 protected:
     /// Checks every gradient's shape against its parameter before anything moves.
     void check_grads(const char* where) const;
@@ -83,6 +93,8 @@ public:
 
     /// One SGD step (see the class). @throws as `Optimizer::step`.
     void step() override;
+    double lr() const override { return options.lr; }          ///< `options.lr`
+    void set_lr(double lr) override { options.lr = lr; }       ///< sets `options.lr`
 
     SGDOptions options;  ///< may be changed between steps (e.g. a learning-rate schedule)
 
@@ -125,6 +137,8 @@ public:
 
     /// One AdamW step (see the class). @throws as `Optimizer::step`.
     void step() override;
+    double lr() const override { return options.lr; }          ///< `options.lr`
+    void set_lr(double lr) override { options.lr = lr; }       ///< sets `options.lr`
 
     AdamWOptions options;  ///< may be changed between steps
 

@@ -63,16 +63,15 @@ double calc_loss_loader(const data::DataLoader& data_loader, const GPTModel& mod
     return total_loss / static_cast<double>(n);
 }
 
-Tensor train_step(GPTModel& model, optim::Optimizer& optimizer, const LongTensor& input_batch,
-                  const LongTensor& target_batch, TrainStepState& state, Generator& gen) {
+Tensor forward_backward(GPTModel& model, const LongTensor& input_batch, const LongTensor& target_batch,
+                        TrainStepState& state, Generator& gen) {
     const Shape si = shape_of(input_batch);
-    if (si.size() == 2) check_same_shape("train_step (target_batch)", si, shape_of(target_batch));
-    optimizer.zero_grad();
+    if (si.size() == 2) check_same_shape("forward_backward (target_batch)", si, shape_of(target_batch));
     model.forward(input_batch, state.saved, gen);
     Tensor& logits = state.saved.logits;
     const Shape sl = shape_of(logits);
     LongTensor targets = target_batch;
-    check_same_shape("train_step (target_batch)", Shape{sl[0], sl[1]}, shape_of(targets));
+    check_same_shape("forward_backward (target_batch)", Shape{sl[0], sl[1]}, shape_of(targets));
     targets.reshape({sl[0] * sl[1]});
     // logits.flatten(0, 1) in place (no copy of the 103 MB): cross_entropy and loss.backward()'s
     // first node (dL/dL = 1) in one pass, the gradient into the state's reused buffer
@@ -87,8 +86,17 @@ Tensor train_step(GPTModel& model, optim::Optimizer& optimizer, const LongTensor
     logits.reshape(sl);
     state.grad_logits.reshape(sl);
     model.backward(state.saved, state.grad_logits);
-    optimizer.step();
     return scalar_tensor(loss);
+}
+
+Tensor train_step(GPTModel& model, optim::Optimizer& optimizer, const LongTensor& input_batch,
+                  const LongTensor& target_batch, TrainStepState& state, Generator& gen) {
+    const Shape si = shape_of(input_batch);
+    if (si.size() == 2) check_same_shape("train_step (target_batch)", si, shape_of(target_batch));
+    optimizer.zero_grad();
+    Tensor loss = forward_backward(model, input_batch, target_batch, state, gen);
+    optimizer.step();
+    return loss;
 }
 
 std::pair<double, double> evaluate_model(GPTModel& model, const data::DataLoader& train_loader,
@@ -152,7 +160,7 @@ TrainHistory train_model_simple(GPTModel& model, const data::DataLoader& train_l
                               static_cast<long long>(global_step), train_loss, val_loss);
                 out << line << '\n';
             }
-            if (on_step) on_step({epoch + 1, global_step, steps, tokens_seen, loss()});
+            if (on_step) on_step({epoch + 1, global_step, steps, tokens_seen, loss(), optimizer.lr()});
             if (options.max_steps && global_step + 1 >= *options.max_steps) return history;
         }
         out << generate_sample(model, tokenizer, options.start_context) << '\n';

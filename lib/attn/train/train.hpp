@@ -64,6 +64,19 @@ struct TrainStepState {
     Tensor grad_logits;     ///< `dL/dlogits`, `[b * T, vocab_size]`
 };
 
+/// `loss = calc_loss_batch(input_batch, target_batch, model, device); loss.backward()`: the
+/// model's training forward saved in `state`, `cross_entropy` and its gradient in one pass, then
+/// `GPTModel::backward`, which adds every parameter's gradient into its `.grad` (zero them
+/// first: `optimizer.zero_grad()`). Returns the loss (0-d float32). The middle of `train_step`,
+/// where his appendix D's `train_model` clips the gradients before `optimizer.step()`.
+/// Shapes: `input_batch` and `target_batch` int64 `[b, T]`, `T <= context_length`, ids in
+/// `[0, vocab_size)`; each `.grad` float32, its parameter's shape. Dropout draws from `gen`.
+/// @throws std::invalid_argument as `calc_loss_batch` (no `.grad` has changed then).
+/// Source: his `calc_loss_batch` (ch05, previous_chapters.py) and `loss.backward()`, as his
+/// appendix D's `train_model` (In [13]) calls them.
+Tensor forward_backward(GPTModel& model, const LongTensor& input_batch, const LongTensor& target_batch,
+                        TrainStepState& state, Generator& gen = default_generator());
+
 /// One step of his training loop: `optimizer.zero_grad()`, `loss = calc_loss_batch(...)` with the
 /// model's saved forward, `loss.backward()` (`cross_entropy_backward`, then `GPTModel::backward`),
 /// `optimizer.step()`. Returns the loss (0-d float32). The optimizer must hold the model's
@@ -93,6 +106,9 @@ struct TrainProgress {
     std::int64_t steps = 0;       ///< steps in the whole run (`num_epochs * len(train_loader)`)
     std::int64_t tokens_seen = 0; ///< his `tokens_seen`
     float loss = 0.0f;            ///< the step's training loss
+    double lr = 0.0;              ///< the learning rate of the step (`optimizer.param_groups[0]["lr"]`)
+    /// `train_model`: the total gradient norm `clip_grad_norm_` returned, when the step clipped
+    std::optional<float> grad_norm{};
 };
 
 /// His `train_model_simple`'s arguments after the model, loaders and optimizer.
