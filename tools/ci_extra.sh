@@ -6,8 +6,8 @@
 #
 # 0. benchmarks: the Google Benchmark programs, which the first build skips, built in the gcc
 #               build (`meson compile benchmarks`) so that they cannot rot.
-# 0b. recordings: every chapter with a recorded whole run (data/recordings/, chapter 26's
-#               training) run whole again: it must print its recording, block for block.
+# 0b. recordings: every chapter with a recorded whole run (data/recordings/: the training runs of
+#               chapter 26 and appendix D, chapter 27) run whole again: it must print its recording, block for block.
 # 1. clang:     a clang 14 build in build-clang; its test suite; every executable chapter
 #               must print byte for byte what the gcc build prints (--quick, with and without
 #               --no-compare).
