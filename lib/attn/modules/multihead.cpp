@@ -169,8 +169,10 @@ Tensor MultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generator& g
     // Rows start .. start + T - 1 of the buffer: causal from positions while it is intact.
     const BufferMask causal = read_buffer(where, mask, s[1], 1.0f, start);
     // The new keys and values [b, H, T, hd] appended; the queries attend to every cached key.
+    // Under RoPE the queries and new keys are rotated at their positions start .. start + T - 1.
     const HeadsView queries = detail::project_into_cache(where, cache, W_query, W_key, W_value, x,
-                                                         num_heads, num_heads, head_dim, context_length());
+                                                         num_heads, num_heads, head_dim, context_length(),
+                                                         &positions);
     SDPAOptions o = options(causal, gen);
     o.query_start = start;
     return detail::attend_project(queries, HeadsView::of(cache.key), HeadsView::of(cache.value), &out_proj, o);
