@@ -7,6 +7,7 @@
 // The held-out accuracy is the issue's requirement (>= 99 % of sequences decoded exactly).
 #include <bit>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,21 @@ TEST_CASE("decoding with the cross-attention cache gives the uncached logits bit
             for (long j = 0; j < t; ++j) prefix(b, j) = batch.tgt(b, j);
         const Tensor cached = model.decode(cache, prefix), full = model.decode(memory, prefix);
         CHECK(test::max_abs_diff(cached, full) == 0.0);
+    }
+}
+
+// PyTorch's argmax takes the first NaN as the largest value (torch 1.13:
+// tensor([[1., nan, 2., nan]]).argmax(-1, keepdim=True) is tensor([[1]])): with the output head's
+// row 3 all NaN, every logit of token 3 is NaN and tools/oracle/reference/seq2seq.py's greedy_decode
+// decodes [1, 3, 3, 3]; a maximum that passes NaNs over (std::max_element) decoded a finite token.
+TEST_CASE("greedy decoding takes a NaN logit as the largest, as PyTorch's argmax does") {
+    attn::Generator gen(3);
+    attn::AttentionOnlySeq2Seq model({.vocab_size = 11, .context_length = 4, .emb_dim = 8, .num_heads = 2}, gen);
+    for (std::size_t j = 0; j < 8; ++j) model.out_head.weight(3, j) = std::numeric_limits<float>::quiet_NaN();
+    const attn::LongTensor ys = model.greedy_decode(attn::LongTensor(xt::ones<std::int64_t>(attn::Shape{2, 4})), 4);
+    for (std::size_t b = 0; b < 2; ++b) {
+        CHECK(ys(b, 0) == 1);
+        for (std::size_t t = 1; t < 4; ++t) CHECK(ys(b, t) == 3);
     }
 }
 

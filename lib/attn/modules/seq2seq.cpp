@@ -174,11 +174,9 @@ LongTensor AttentionOnlySeq2Seq::greedy_decode(const LongTensor& src, std::size_
         for (std::size_t b = 0; b < B; ++b)
             for (std::size_t j = 0; j < t; ++j) prefix(b, j) = ys(b, j);
         const Tensor logits = decode(memory_cache, prefix);  // [B, t, V]
-        const std::size_t V = logits.shape()[2];
-        for (std::size_t b = 0; b < B; ++b) {
-            const float* row = logits.data() + (b * t + t - 1) * V;
-            ys(b, t) = static_cast<std::int64_t>(std::max_element(row, row + V) - row);  // the first maximum
-        }
+        // [:, -1].argmax(-1): the first maximum, a NaN counting as the largest (PyTorch's argmax)
+        const LongTensor next = argmax(attn::slice(logits, 1, static_cast<long>(t) - 1, static_cast<long>(t)), -1);
+        for (std::size_t b = 0; b < B; ++b) ys(b, t) = next(b, 0);
     }
     return ys;
 }
