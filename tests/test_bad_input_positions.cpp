@@ -87,6 +87,12 @@ std::vector<Case> position_cases() {
     err("PositionalEncoding pe replaced by a 2-D table",
         [] { PositionalEncoding pe(8, 0.0, 6); pe.pe = zeros({6, 8}); (void)pe(zeros({1, 2, 8})); return true; }, IA,
         "PositionalEncoding (pe): expected [1, max_len, d_model], got [6, 8]");
+    err("PositionalEncoding::d_model of a 2-D pe (it read a third dimension that is not there)",
+        [] { PositionalEncoding pe(8, 0.0, 6); pe.pe = zeros({6, 8}); return pe.d_model() == 8; }, IA,
+        "PositionalEncoding::d_model (pe): expected [1, max_len, d_model], got [6, 8]");
+    err("PositionalEncoding::max_len of a 1-D pe",
+        [] { PositionalEncoding pe(8, 0.0, 6); pe.pe = zeros({48}); return pe.max_len() == 6; }, IA,
+        "PositionalEncoding::max_len (pe): expected [1, max_len, d_model], got [48]");
 
     // --- ALiBi.
     err("alibi_slopes(0)", RUN(alibi_slopes(0)), IA, "alibi_slopes: expected num_heads > 0, got 0");

@@ -19,10 +19,24 @@ PositionalEncoding::PositionalEncoding(std::size_t d_model, double p, std::size_
     std::copy_n(table.data(), table.size(), pe.data());
 }
 
-Tensor PositionalEncoding::operator()(const Tensor& x, std::size_t start, Generator& gen) const {
-    const std::string where = "PositionalEncoding";
+namespace {
+
+// `pe`'s shape, which a caller may have replaced: `[1, max_len, d_model]` or an error naming it.
+Shape pe_shape(const Tensor& pe, const std::string& where) {
     const Shape p = shape_of(pe);
     if (p.size() != 3 || p[0] != 1) throw_shape_error(where + " (pe)", "[1, max_len, d_model]", p);
+    return p;
+}
+
+}  // namespace
+
+std::size_t PositionalEncoding::d_model() const { return pe_shape(pe, "PositionalEncoding::d_model")[2]; }
+
+std::size_t PositionalEncoding::max_len() const { return pe_shape(pe, "PositionalEncoding::max_len")[1]; }
+
+Tensor PositionalEncoding::operator()(const Tensor& x, std::size_t start, Generator& gen) const {
+    const std::string where = "PositionalEncoding";
+    const Shape p = pe_shape(pe, where);
     const Shape s = check_tokens(where, x, p[2]);
     check_positions(where, start, s[1], p[1]);
     Tensor y = Tensor::from_shape(s);

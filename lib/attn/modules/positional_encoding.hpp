@@ -42,8 +42,12 @@ public:
     /// another shape.
     Tensor operator()(const Tensor& x, std::size_t start = 0, Generator& gen = default_generator()) const;
 
-    std::size_t d_model() const { return pe.shape()[2]; }  ///< the width of the table
-    std::size_t max_len() const { return pe.shape()[1]; }  ///< the most positions
+    /// The width of the table, `pe`'s last dimension.
+    /// @throws std::invalid_argument, naming `pe`'s shape, when `pe` was replaced by a tensor
+    /// that is not `[1, max_len, d_model]`.
+    std::size_t d_model() const;
+    /// The most positions, `pe`'s middle dimension. @throws as `d_model`.
+    std::size_t max_len() const;
 
     Tensor pe;            ///< `[1, max_len, d_model]`: sin in the even columns, cos in the odd ones
     nn::Dropout dropout;  ///< on the sum
