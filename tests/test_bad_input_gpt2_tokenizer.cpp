@@ -97,6 +97,9 @@ std::vector<Case> gpt2_cases() {
     err("decode id -2^63", RUN(tok().decode({std::numeric_limits<std::int64_t>::min()})), IA, "token id -9223372036854775808 at position 0");
     err("token_bytes(50257)", RUN(tok().token_bytes(50257)), IA, "token id 50257 is out of range for a vocabulary of 50257 tokens");
     ok("decode of no ids is the empty text", [] { return tok().decode({}).empty(); });
+    err("decode with errors outside DecodeErrors (it kept the raw bytes)",
+        RUN(tok().decode({15496}, static_cast<attn::DecodeErrors>(7))), IA,
+        "GPT2Tokenizer::decode: errors is not a DecodeErrors value (7)");
     ok("decode of the special token is its text", [] { return tok().decode({50256}) == "<|endoftext|>"; });
     ok("decode of half an emoji returns its bytes (tiktoken's decode_bytes)", [] { return tok().decode({30325}) == " \xF0\x9F\x98"; });
 

@@ -466,6 +466,9 @@ std::string utf8_replace(std::string_view in) {
 }  // namespace
 
 std::string GPT2Tokenizer::decode(const std::vector<std::int64_t>& ids, DecodeErrors errors) const {
+    if (errors != DecodeErrors::keep_bytes && errors != DecodeErrors::replace)  // as every enum of the library
+        throw std::invalid_argument("GPT2Tokenizer::decode: errors is not a DecodeErrors value (" +
+                                    std::to_string(static_cast<int>(errors)) + ")");
     std::string bytes = decode(ids);
     return errors == DecodeErrors::replace ? utf8_replace(bytes) : bytes;
 }

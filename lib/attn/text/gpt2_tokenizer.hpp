@@ -123,7 +123,8 @@ public:
     /// tiktoken's `decode(ids, errors="replace")`, what Raschka's `tokenizer.decode` prints:
     /// `decode(ids)`'s bytes with each invalid UTF-8 sequence replaced by U+FFFD, as Python's
     /// `bytes.decode("utf-8", errors="replace")` does (one U+FFFD per maximal invalid subpart).
-    /// The result is always UTF-8. @throws std::invalid_argument as `decode`.
+    /// The result is always UTF-8. @throws std::invalid_argument as `decode`, and when `errors`
+    /// is not a `DecodeErrors` value (nothing is decoded then).
     std::string decode(const std::vector<std::int64_t>& ids, DecodeErrors errors) const;
 
     /// The bytes of one token (tiktoken's `decode_single_token_bytes`): `33901` -> `Ak`,
