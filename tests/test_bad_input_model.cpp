@@ -144,7 +144,14 @@ std::vector<Case> model_cases() {
         ln.shift = attn::zeros({4});
         (void)ln(attn::zeros({2, 3}));
         return true;
-    }, IA, "LayerNorm (shift): expected [3], got [4]");
+    }, IA, "LayerNorm: scale is [3] and shift [4]: expected both [emb_dim], one value per feature");
+    err("LayerNorm scale of another size (it blamed the shift)", [] {
+        LayerNorm ln(4);
+        ln.scale = attn::ones({1});
+        (void)ln(attn::zeros({2, 4}));
+        return true;
+    }, IA, "LayerNorm: scale is [1] and shift [4]: expected both [emb_dim], one value per feature (PyTorch would "
+           "broadcast a [1] scale or shift; this LayerNorm does not)");
     err("LayerNorm scale 2-D", [] {
         LayerNorm ln(3);
         ln.scale = attn::ones({1, 3});

@@ -23,7 +23,11 @@ LayerNorm::LayerNorm(std::size_t emb_dim_) {
 void LayerNorm::check_parameters() const {
     const Shape s = shape_of(scale);
     if (s.size() != 1 || s[0] == 0) throw_shape_error("LayerNorm (scale)", "[emb_dim], emb_dim > 0", s);
-    check_same_shape("LayerNorm (shift)", s, shape_of(shift));
+    // Neither names the width alone: a mismatch names both (PyTorch would broadcast a [1] one).
+    if (shape_of(shift) != s)
+        throw std::invalid_argument("LayerNorm: scale is " + shape_str(s) + " and shift " + shape_str(shape_of(shift)) +
+                                    ": expected both [emb_dim], one value per feature (PyTorch would broadcast a [1] "
+                                    "scale or shift; this LayerNorm does not)");
 }
 
 std::size_t LayerNorm::emb_dim() const {
