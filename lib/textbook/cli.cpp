@@ -55,7 +55,11 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
         }
         options.compare = result.count("no-compare") == 0;
         options.quick = result.count("quick") > 0;
-        if (result.count("record")) options.record = result["record"].as<std::string>();
+        if (result.count("record")) {
+            options.record = result["record"].as<std::string>();
+            if (options.record.empty())  // `--record=` would otherwise write nothing, silently
+                throw std::invalid_argument("--record needs a file name (--record=FILE)");
+        }
         if (info.seeded && result.count("seed")) options.seed = result["seed"].as<std::uint64_t>();
     } catch (const std::exception& e) {
         std::cerr << program << ": " << e.what() << "\n\n" << cli.help() << std::endl;
