@@ -128,6 +128,11 @@ std::vector<Case> empty_cases() {
         const Tensor q = attn::zeros({1, 0, 3, 4});
         return same_shape(scaled_dot_product_attention_steps(q, q, q, {.dropout_p = 0.5}).attn_weights, {1, 0, 3, 3});
     });
+    ok("scaled_dot_product_attention over 2^40 queries of empty heads is the empty [1, 1, 2^40, 0] (it allocated "
+       "a log-sum-exp it discards first: 4 TiB, refused)", [] {
+        const Tensor q = attn::zeros({1, 1, std::size_t{1} << 40, 0}), kv = attn::zeros({1, 1, 1, 0});
+        return same_shape(scaled_dot_product_attention(q, kv, kv), {1, 1, std::size_t{1} << 40, 0});
+    });
     ok("scaled_dot_product_attention [N = 0, T, E] (rank 3, no heads)", [] {
         const Tensor q = attn::zeros({0, 3, 4});
         return same_shape(scaled_dot_product_attention(q, q, q), {0, 3, 4});

@@ -163,27 +163,38 @@ void to_rank(T& t, std::size_t rank) {
 
 }  // namespace
 
-Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const SDPAOptions& options) {
-    return scaled_dot_product_attention_forward(query, key, value, options).output;
-}
+namespace {
 
-SDPAForward scaled_dot_product_attention_forward(const Tensor& query, const Tensor& key,
-                                                 const Tensor& value, const SDPAOptions& options) {
+// The forward of both entry points; the log-sum-exp `[B, H, Tq]` only when it is kept (the plain
+// call has no use for it: allocated anyway, 2^32 queries of empty heads would ask for 16 GiB).
+SDPAForward sdpa_forward(const Tensor& query, const Tensor& key, const Tensor& value, const SDPAOptions& options,
+                         bool keep_logsumexp) {
     const std::string where = "scaled_dot_product_attention";
     const Views w = views(where, query, key, value);
     const SDPAProblem p = detail::make_problem(where, w.q, w.k, w.v, options, w.rank);
     check_allocation(where, Shape{p.B, p.H, p.Tq, p.Ev});
-    check_allocation(where + " (logsumexp)", Shape{p.B, p.H, p.Tq});
+    if (keep_logsumexp) check_allocation(where + " (logsumexp)", Shape{p.B, p.H, p.Tq});
     const detail::Backend& backend = detail::backend_for(options);
     SDPAForward f;
     f.dropout_noise = detail::dropout_noise(p);
     f.output = Tensor::from_shape({p.B, p.H, p.Tq, p.Ev});
-    f.logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
+    if (keep_logsumexp) f.logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
     if (f.output.size() != 0 || f.logsumexp.size() != 0)
-        backend.forward(p, {f.output.data(), false}, f.dropout_noise, f.logsumexp.data());
+        backend.forward(p, {f.output.data(), false}, f.dropout_noise, keep_logsumexp ? f.logsumexp.data() : nullptr);
     to_rank(f.output, w.rank);
     return f;
+}
+
+}  // namespace
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const SDPAOptions& options) {
+    return sdpa_forward(query, key, value, options, false).output;
+}
+
+SDPAForward scaled_dot_product_attention_forward(const Tensor& query, const Tensor& key,
+                                                 const Tensor& value, const SDPAOptions& options) {
+    return sdpa_forward(query, key, value, options, true);
 }
 
 namespace {
