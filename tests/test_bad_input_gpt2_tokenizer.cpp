@@ -118,7 +118,8 @@ std::vector<Case> gpt2_cases() {
         "the text holds the special token <|endoftext|> (at byte 5), which is not allowed: pass allowed_special");
     err("encode: not UTF-8 and <|endoftext|>: the encoding is named first", RUN(tok().encode("<|endoftext|>\xFF")), IA, "not UTF-8: byte 0xFF at offset 13");
     err("encode: allowed_special names no special token of GPT-2", RUN(tok().encode("hi", {"<|im_start|>"})), IA,
-        "allowed_special names '<|im_start|>', which is not a special token of GPT-2");
+        "allowed_special names '<|im_start|>', which is not a special token of GPT-2 (it has one: <|endoftext|>; "
+        "tiktoken would ignore the name and encode such a string as ordinary text");
     ok("encode of the empty text is no ids", [] { return tok().encode("").empty() && tok().encode("", {"<|endoftext|>"}).empty(); });
     ok("encode of a NUL character (U+0000 is UTF-8) round-trips", [] {
         const std::string nul(1, '\0');

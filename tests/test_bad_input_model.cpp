@@ -48,7 +48,14 @@ std::vector<Case> model_cases() {
     err("GPTConfig vocab_size 0", RUN(GPTModel({.vocab_size = 0, .context_length = 8, .emb_dim = 8, .n_heads = 2, .n_layers = 1})), IA,
         "GPTModel: expected vocab_size > 0, got 0");
     err("GPTConfig n_layers 0", RUN(GPTModel({.vocab_size = 5, .context_length = 8, .emb_dim = 8, .n_heads = 2, .n_layers = 0})), IA,
-        "GPTModel: expected n_layers > 0, got 0");
+        "GPTModel: expected n_layers > 0, got 0 (PyTorch's empty nn.Sequential would pass the embeddings straight to "
+        "final_norm");
+    err("GPTModel with its trf_blocks emptied", [] {
+        GPTModel m = small();
+        m.trf_blocks = attn::nn::SequentialList<attn::TransformerBlock>(std::vector<attn::TransformerBlock>{});
+        (void)m(ids({1}));
+        return true;
+    }, IA, "GPTModel: trf_blocks is empty (PyTorch's empty nn.Sequential would pass the embeddings straight to final_norm");
     err("GPTConfig heads do not divide emb_dim", RUN(GPTModel({.vocab_size = 5, .context_length = 8, .emb_dim = 768, .n_heads = 5, .n_layers = 1})), IA,
         "GPTModel: emb_dim must be divisible by n_heads, got emb_dim = 768, n_heads = 5");
     err("GPTConfig drop_rate 1.5", RUN(GPTModel({.vocab_size = 5, .context_length = 8, .emb_dim = 8, .n_heads = 2, .n_layers = 1, .drop_rate = 1.5})), IA,
@@ -132,7 +139,8 @@ std::vector<Case> model_cases() {
         m.trf_blocks[0].ff.layers.get<2>() = nn::Linear(32, 5);
         (void)m(ids({1}));
         return true;
-    }, IA, "FeedForward: layers[2] must map layers[0]'s 32 outputs back to its 8 inputs, got Linear(32, 5)");
+    }, IA, "FeedForward: layers[2] must map layers[0]'s 32 outputs back to its 8 inputs, got Linear(32, 5) (PyTorch's "
+           "FeedForward would compute it, with another width than its input");
     err("TransformerBlock norm2 of another width", [] {
         GPTModel m = small();
         m.trf_blocks[1].norm2 = LayerNorm(4);

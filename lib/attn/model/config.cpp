@@ -13,7 +13,10 @@ void GPTConfig::check(const std::string& where) const {
     require_positive(where, "context_length", context_length);
     require_positive(where, "emb_dim", emb_dim);
     require_positive(where, "n_heads", n_heads);
-    require_positive(where, "n_layers", n_layers);
+    if (n_layers == 0)  // PyTorch would build it: an empty nn.Sequential is the identity
+        throw std::invalid_argument(where + ": expected n_layers > 0, got 0 (PyTorch's empty nn.Sequential would "
+                                            "pass the embeddings straight to final_norm; this model has at least one "
+                                            "block, which its forward, backward and caches assume)");
     require_divisible(where, "emb_dim", emb_dim, "n_heads", n_heads);
     require_probability(where, "drop_rate", drop_rate);
     nn::check_backend(backend, where.c_str());

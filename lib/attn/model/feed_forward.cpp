@@ -41,7 +41,9 @@ void FeedForward::check_layers() const {
         throw std::invalid_argument(
             "FeedForward: layers[2] must map layers[0]'s " + std::to_string(fc1.out_features()) +
             " outputs back to its " + std::to_string(fc1.in_features()) + " inputs, got Linear(" +
-            std::to_string(fc2.in_features()) + ", " + std::to_string(fc2.out_features()) + ")");
+            std::to_string(fc2.in_features()) + ", " + std::to_string(fc2.out_features()) +
+            ") (PyTorch's FeedForward would compute it, with another width than its input, which the "
+            "block's shortcut x + ff(x) then cannot add: this one keeps its input's width)");
 }
 
 Tensor FeedForward::operator()(const Tensor& x) const {

@@ -85,7 +85,10 @@ Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start) const {
                 throw std::invalid_argument(where + ": token id " + std::to_string(id) + " at " + index_str(i, t) +
                                             " is out of range [0, vocab_size = " + std::to_string(V) + ")");
         }
-    if (trf_blocks.empty()) throw std::invalid_argument(where + ": trf_blocks is empty");
+    if (trf_blocks.empty())  // PyTorch would compute it: an empty nn.Sequential is the identity
+        throw std::invalid_argument(where + ": trf_blocks is empty (PyTorch's empty nn.Sequential would pass the "
+                                            "embeddings straight to final_norm; this model has at least one block, "
+                                            "which its forward, backward and caches assume)");
     // tok_emb(in_idx) + pos_emb(arange(start, start + T)): [b, T, E] + [T, E]
     Tensor x = tok_emb(in_idx);
     const float* pos = pos_emb.weight.data() + start * E;

@@ -402,7 +402,8 @@ std::vector<std::int64_t> GPT2Tokenizer::encode(std::string_view text,
     for (const auto& s : allowed_special) {
         if (s != endoftext)
             throw std::invalid_argument("GPT2Tokenizer::encode: allowed_special names '" + s +
-                                        "', which is not a special token of GPT-2 (it has one: <|endoftext|>)");
+                                        "', which is not a special token of GPT-2 (it has one: <|endoftext|>; tiktoken would ignore the "
+                                        "name and encode such a string as ordinary text, hiding the mistake)");
         allow_endoftext = true;
     }
     // The whole text is checked once, so that an error names its offset in the whole text.
