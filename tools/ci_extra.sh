@@ -19,7 +19,8 @@
 #               model's pieces (fuzz_model: LayerNorm, GELU, FeedForward, TransformerBlock,
 #               GPTModel on fuzzed shapes, ids and caches), the safetensors reader
 #               (fuzz_safetensors, seeded with data/oracle/safetensors/, with the format's words
-#               as its dictionary) for FUZZ_SECONDS each (default 60)
+#               as its dictionary), Hugging Face's config.json (fuzz_config, seeded with
+#               data/oracle/gpt2_hf/config*.json) for FUZZ_SECONDS each (default 60)
 #               and the structured fuzzer of the library's core for STRUCTURED_FUZZ_SECONDS
 #               (default 120), as many at a time as there are cores: 0 crashes, hangs, sanitizer
 #               reports or broken invariants.
@@ -166,7 +167,7 @@ part_fuzzers() {
   mkdir -p "$tmp/seeds/fuzz_manifest" "$tmp/seeds/fuzz_block" "$tmp/seeds/fuzz_tokenizer" \
     "$tmp/seeds/fuzz_page" "$tmp/seeds/fuzz_record" "$tmp/seeds/fuzz_structured" "$tmp/seeds/fuzz_modules" \
     "$tmp/seeds/fuzz_gpt2_tokenizer" "$tmp/seeds/fuzz_cross_attention" "$tmp/seeds/fuzz_model" \
-    "$tmp/seeds/fuzz_safetensors"
+    "$tmp/seeds/fuzz_safetensors" "$tmp/seeds/fuzz_config"
   head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
   local i=0 f
   for f in $(find data/book -name '*.txt' | sort | head -n 20); do
@@ -180,6 +181,8 @@ for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-
     "$tmp/seeds/fuzz_gpt2_tokenizer" data/tokenizer/gpt2_*.tsv
   # Safetensors files as the reference writer lays them out (data/oracle/safetensors/).
   cp data/oracle/safetensors/*.safetensors "$tmp/seeds/fuzz_safetensors/"
+  # Hugging Face's config.json, as its layout is (data/oracle/gpt2_hf/).
+  cp data/oracle/gpt2_hf/config*.json "$tmp/seeds/fuzz_config/"
   for f in "$gcc_build"/chapters/0[1-3]*.prose.json; do cp "$f" "$tmp/seeds/fuzz_page/"; done
   # A record as a chapter writes it (the gcc build's chapter 3, if it is there).
   if [ -x "$gcc_build/chapters/chapter_03_simple_mask" ]; then
@@ -188,7 +191,7 @@ for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-
   # The fuzzers run one process each, single-threaded: as many at a time as there are cores,
   # then their results are read in order.
   local targets=(fuzz_manifest fuzz_block fuzz_tokenizer fuzz_page fuzz_record fuzz_gpt2_tokenizer fuzz_structured
-                 fuzz_modules fuzz_cross_attention fuzz_model fuzz_safetensors)
+                 fuzz_modules fuzz_cross_attention fuzz_model fuzz_safetensors fuzz_config)
   local jobs running=0
   jobs=$(nproc 2>/dev/null || echo 2)
   for target in "${targets[@]}"; do

@@ -312,7 +312,8 @@ void positions(FuzzedDataProvider& p) {
 
 // The modules under a position scheme: a fuzzed config (any scheme, base, smoothing), tables or
 // slopes replaced before a forward, a decode; when nothing was replaced, decoding equals the
-// full forward and the fast backend the step backend, bit for bit.
+// forward over the tokens so far (MultiHeadAttention and GroupedQueryAttention) and the fast
+// backend the step backend, bit for bit.
 void positioned(FuzzedDataProvider& p) {
     clean([&] {
         attn::Generator gen(123);
@@ -346,15 +347,16 @@ void positioned(FuzzedDataProvider& p) {
             attn::SDPABackendGuard fast(attn::SDPABackend::fast);
             expect(same_bits(out, grouped ? gqa(x) : mha(x)), "positions: the fast backend's bits differ from the step backend's");
         }
-        if (!grouped) return;
-        // Decoding equals recomputation: each step against the forward over the tokens so far
+        // Decoding equals recomputation, for both modules (MultiHeadAttention's cache once ignored
+        // RoPE): each step against the forward over the tokens so far
         // (not over all T: PyTorch's softmax adds a row of fewer than 8 keys in another order than
         // a longer one). With values that are not finite, a hidden future key's 0 * v is NaN in a
         // longer forward, and a sum of -0 terms meets +0 there: compared as numbers, finite only.
         attn::KVCache cache;
         for (long t = 0; t < long(x.shape()[1]); ++t) {
-            const Tensor step = gqa.forward(attn::slice(x, 1, t, t + 1), cache);
-            const Tensor full = attn::slice(gqa(attn::slice(x, 1, 0, t + 1)), 1, t, t + 1);
+            const Tensor part = attn::slice(x, 1, t, t + 1), prefix = attn::slice(x, 1, 0, t + 1);
+            const Tensor step = grouped ? gqa.forward(part, cache) : mha.forward(part, cache);
+            const Tensor full = attn::slice(grouped ? gqa(prefix) : mha(prefix), 1, t, t + 1);
             bool finite = true, equal = attn::shape_of(step) == attn::shape_of(full);
             for (const float v : full) finite = finite && std::isfinite(v);
             for (std::size_t i = 0; equal && i < full.size(); ++i) equal = step.data()[i] == full.data()[i];
