@@ -133,6 +133,11 @@ std::vector<Case> empty_cases() {
         const Tensor q = attn::zeros({1, 1, std::size_t{1} << 40, 0}), kv = attn::zeros({1, 1, 1, 0});
         return same_shape(scaled_dot_product_attention(q, kv, kv), {1, 1, std::size_t{1} << 40, 0});
     });
+    ok("the same on the step backend, at once (found by fuzz_modules: it walked the 2^40 empty rows)", [] {
+        const Tensor q = attn::zeros({1, 1, std::size_t{1} << 40, 0}), kv = attn::zeros({1, 1, 1, 0});
+        return same_shape(scaled_dot_product_attention(q, kv, kv, {.backend = attn::SDPABackend::step}),
+                          {1, 1, std::size_t{1} << 40, 0});
+    });
     ok("scaled_dot_product_attention [N = 0, T, E] (rank 3, no heads)", [] {
         const Tensor q = attn::zeros({0, 3, 4});
         return same_shape(scaled_dot_product_attention(q, q, q), {0, 3, 4});

@@ -179,7 +179,7 @@ SDPAForward sdpa_forward(const Tensor& query, const Tensor& key, const Tensor& v
     f.dropout_noise = detail::dropout_noise(p);
     f.output = Tensor::from_shape({p.B, p.H, p.Tq, p.Ev});
     if (keep_logsumexp) f.logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
-    if (f.output.size() != 0 || f.logsumexp.size() != 0)
+    if (f.output.size() != 0 || (keep_logsumexp && f.logsumexp.size() != 0))  // (a 0-d Tensor() holds 1)
         backend.forward(p, {f.output.data(), false}, f.dropout_noise, keep_logsumexp ? f.logsumexp.data() : nullptr);
     to_rank(f.output, w.rank);
     return f;
