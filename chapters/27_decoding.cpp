@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
         std::ostringstream printed;
         attn::train_model_simple(resumed, train_loader, val_loader, optimizer,
                                  {.num_epochs = 1, .eval_freq = 5, .eval_iter = 5, .start_context = "Every effort moves you"},
-                                 tokenizer, printed);
+                                 tokenizer, printed, ch26::progress(train_loader.size()));  // a line on a terminal
         //! [continue]
         ch.book("rch05x-In12", "exercise 5.4: train_model_simple for one more epoch", ch27::without_last_newline(printed.str()));
 

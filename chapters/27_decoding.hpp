@@ -182,33 +182,6 @@ inline std::string python_number(double v) {
     return b;
 }
 
-/// Chapter 26's trained model and optimizer (gpt2_the_verdict*.safetensors in the working
-/// directory): kept as they are when chapter 26 ran here before, else trained as chapter 26
-/// trains them (seed 123, ten epochs, about ten minutes; a progress line on a terminal) and saved.
-inline void ensure_trained(const attn::GPTConfig& cfg, textbook::Chapter& ch) {
-    if (std::filesystem::exists("gpt2_the_verdict.safetensors") && std::filesystem::exists("gpt2_the_verdict_adamw.safetensors"))
-        return;
-    const attn::GPT2Tokenizer& tokenizer = textbook::gpt2_tokenizer();
-    const std::string text_data = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
-    const std::size_t n = attn::utf8_len(text_data), split_idx = static_cast<std::size_t>(0.90 * static_cast<double>(n));
-    const auto train_loader = attn::data::create_dataloader_v1(
-        attn::utf8_slice(text_data, 0, split_idx), tokenizer,
-        {.batch_size = 2, .max_length = cfg.context_length, .stride = cfg.context_length, .shuffle = true, .drop_last = true});
-    const auto val_loader = attn::data::create_dataloader_v1(
-        attn::utf8_slice(text_data, split_idx, n), tokenizer,
-        {.batch_size = 2, .max_length = cfg.context_length, .stride = cfg.context_length, .shuffle = false, .drop_last = false});
-    attn::manual_seed(ch.seed(123));
-    attn::GPTModel model(cfg);
-    attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
-    const attn::TrainOptions options{.num_epochs = 10, .eval_freq = 5, .eval_iter = 5, .start_context = "Every effort moves you"};
-    std::ostringstream printed;
-    attn::train_model_simple(model, train_loader, val_loader, optimizer, options, tokenizer, printed,
-                             ch26::progress(options, train_loader));
-    attn::io::save_safetensors("gpt2_the_verdict.safetensors", attn::nn::state_dict(model));
-    const attn::optim::AdamWStateDict adamw = attn::optim::state_dict(optimizer);
-    attn::io::save_safetensors("gpt2_the_verdict_adamw.safetensors", adamw.state, adamw.param_groups);
-}
-
 /// His exercise 5.4's loaders (In [11]): the story split 90/10, windows of `context_length`.
 inline std::pair<attn::data::DataLoader, attn::data::DataLoader> verdict_loaders(const attn::GPT2Tokenizer& tokenizer,
                                                                                  std::size_t context_length) {
@@ -220,6 +193,26 @@ inline std::pair<attn::data::DataLoader, attn::data::DataLoader> verdict_loaders
             attn::data::create_dataloader_v1(attn::utf8_slice(text_data, split_idx, n), tokenizer,
                                              {.batch_size = 2, .max_length = context_length, .stride = context_length,
                                               .shuffle = false, .drop_last = false})};
+}
+
+/// Chapter 26's trained model and optimizer (gpt2_the_verdict*.safetensors in the working
+/// directory): kept as they are when chapter 26 ran here before, else trained as chapter 26
+/// trains them (seed 123, ten epochs, about ten minutes; a progress line on a terminal) and saved.
+inline void ensure_trained(const attn::GPTConfig& cfg, textbook::Chapter& ch) {
+    if (std::filesystem::exists("gpt2_the_verdict.safetensors") && std::filesystem::exists("gpt2_the_verdict_adamw.safetensors"))
+        return;
+    const attn::GPT2Tokenizer& tokenizer = textbook::gpt2_tokenizer();
+    const auto [train_loader, val_loader] = verdict_loaders(tokenizer, cfg.context_length);  // (made without a draw)
+    attn::manual_seed(ch.seed(123));
+    attn::GPTModel model(cfg);
+    attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.0004, .weight_decay = 0.1});
+    const attn::TrainOptions options{.num_epochs = 10, .eval_freq = 5, .eval_iter = 5, .start_context = "Every effort moves you"};
+    std::ostringstream printed;
+    attn::train_model_simple(model, train_loader, val_loader, optimizer, options, tokenizer, printed,
+                             ch26::progress(options, train_loader));
+    attn::io::save_safetensors("gpt2_the_verdict.safetensors", attn::nn::state_dict(model));
+    const attn::optim::AdamWStateDict adamw = attn::optim::state_dict(optimizer);
+    attn::io::save_safetensors("gpt2_the_verdict_adamw.safetensors", adamw.state, adamw.param_groups);
 }
 
 /// The story's first 600 characters: the text whose attention the chapter measures.
