@@ -125,20 +125,42 @@ std::string generate_sample(GPTModel& model, const GPT2Tokenizer& tokenizer, std
     return decoded;
 }
 
-TrainHistory train_model_simple(GPTModel& model, const data::DataLoader& train_loader,
-                                const data::DataLoader& val_loader, optim::Optimizer& optimizer,
-                                const TrainOptions& options, const GPT2Tokenizer& tokenizer, std::ostream& out,
-                                const std::function<void(const TrainProgress&)>& on_step) {
-    const std::string where = "train_model_simple";
-    if (options.eval_freq == 0) throw std::invalid_argument(where + ": eval_freq must be positive, got 0");
-    if (options.eval_iter == 0) throw std::invalid_argument(where + ": eval_iter must be positive, got 0");
-    if (options.max_steps && *options.max_steps <= 0)
-        throw std::invalid_argument(where + ": max_steps must be positive, got " + std::to_string(*options.max_steps));
+namespace detail {
+
+void check_training_run(const std::string& where, std::size_t eval_freq, std::size_t eval_iter,
+                        std::optional<std::int64_t> max_steps, const data::DataLoader& train_loader) {
+    if (eval_freq == 0) throw std::invalid_argument(where + ": eval_freq must be positive, got 0");
+    if (eval_iter == 0) throw std::invalid_argument(where + ": eval_iter must be positive, got 0");
+    if (max_steps && *max_steps <= 0)
+        throw std::invalid_argument(where + ": max_steps must be positive, got " + std::to_string(*max_steps));
     if (train_loader.size() == 0)
         throw std::invalid_argument(where + ": the training loader gives no batch: " +
                                     std::to_string(train_loader.dataset().size()) + " windows, batch_size " +
                                     std::to_string(train_loader.options().batch_size) +
                                     (train_loader.options().drop_last ? " with drop_last" : ""));
+}
+
+void evaluate_and_print(GPTModel& model, const data::DataLoader& train_loader, const data::DataLoader& val_loader,
+                        std::size_t eval_iter, std::size_t epoch, std::int64_t global_step, const char* step_word,
+                        std::int64_t tokens_seen, std::vector<double>& train_losses, std::vector<double>& val_losses,
+                        std::vector<std::int64_t>& tokens, std::ostream& out) {
+    const auto [train_loss, val_loss] = evaluate_model(model, train_loader, val_loader, eval_iter);
+    train_losses.push_back(train_loss);
+    val_losses.push_back(val_loss);
+    tokens.push_back(tokens_seen);
+    char line[128];
+    std::snprintf(line, sizeof line, "Ep %zu (%s %06lld): Train loss %.3f, Val loss %.3f", epoch + 1, step_word,
+                  static_cast<long long>(global_step), train_loss, val_loss);
+    out << line << '\n';
+}
+
+}  // namespace detail
+
+TrainHistory train_model_simple(GPTModel& model, const data::DataLoader& train_loader,
+                                const data::DataLoader& val_loader, optim::Optimizer& optimizer,
+                                const TrainOptions& options, const GPT2Tokenizer& tokenizer, std::ostream& out,
+                                const std::function<void(const TrainProgress&)>& on_step) {
+    detail::check_training_run("train_model_simple", options.eval_freq, options.eval_iter, options.max_steps, train_loader);
     TrainHistory history;
     TrainStepState state;
     std::int64_t tokens_seen = 0, global_step = -1;
@@ -150,16 +172,10 @@ TrainHistory train_model_simple(GPTModel& model, const data::DataLoader& train_l
             const Tensor loss = train_step(model, optimizer, input_batch, target_batch, state);
             tokens_seen += static_cast<std::int64_t>(input_batch.size());
             global_step += 1;
-            if (global_step % static_cast<std::int64_t>(options.eval_freq) == 0) {
-                const auto [train_loss, val_loss] = evaluate_model(model, train_loader, val_loader, options.eval_iter);
-                history.train_losses.push_back(train_loss);
-                history.val_losses.push_back(val_loss);
-                history.tokens_seen.push_back(tokens_seen);
-                char line[128];
-                std::snprintf(line, sizeof line, "Ep %zu (Step %06lld): Train loss %.3f, Val loss %.3f", epoch + 1,
-                              static_cast<long long>(global_step), train_loss, val_loss);
-                out << line << '\n';
-            }
+            if (global_step % static_cast<std::int64_t>(options.eval_freq) == 0)
+                detail::evaluate_and_print(model, train_loader, val_loader, options.eval_iter, epoch, global_step, "Step",
+                                           tokens_seen, history.train_losses, history.val_losses, history.tokens_seen,
+                                           out);
             if (on_step) on_step({epoch + 1, global_step, steps, tokens_seen, loss(), optimizer.lr()});
             if (options.max_steps && global_step + 1 >= *options.max_steps) return history;
         }

@@ -93,6 +93,28 @@ Tensor train_step(GPTModel& model, optim::Optimizer& optimizer, const LongTensor
 std::pair<double, double> evaluate_model(GPTModel& model, const data::DataLoader& train_loader,
                                          const data::DataLoader& val_loader, std::size_t eval_iter);
 
+namespace detail {
+
+/// The checks `train_model_simple` and `train_model` make before their first step (`where` names
+/// the caller in messages).
+/// @throws std::invalid_argument when `eval_freq`, `eval_iter` or `max_steps` is not positive,
+/// or the training loader gives no batch (its windows, batch size and `drop_last` named).
+void check_training_run(const std::string& where, std::size_t eval_freq, std::size_t eval_iter,
+                        std::optional<std::int64_t> max_steps, const data::DataLoader& train_loader);
+
+/// His loops' evaluation, at a step where `global_step % eval_freq == 0`: `evaluate_model`, the
+/// two losses and `tokens_seen` appended to the histories, and his line
+/// `Ep 1 (Step 000000): Train loss 9.781, Val loss 9.933` written to `out` (`step_word`:
+/// `"Step"` in chapter 5's `train_model_simple`, `"Iter"` in appendix D's `train_model`).
+/// `epoch` is 0-based (printed 1-based).
+/// @throws std::invalid_argument as `evaluate_model`.
+void evaluate_and_print(GPTModel& model, const data::DataLoader& train_loader, const data::DataLoader& val_loader,
+                        std::size_t eval_iter, std::size_t epoch, std::int64_t global_step, const char* step_word,
+                        std::int64_t tokens_seen, std::vector<double>& train_losses, std::vector<double>& val_losses,
+                        std::vector<std::int64_t>& tokens, std::ostream& out);
+
+}  // namespace detail
+
 /// His `generate_and_print_sample(model, tokenizer, device, start_context)` without the print:
 /// `model.eval()`, 50 new tokens by `generate_text_simple` with the model's whole context,
 /// `model.train()`; returns the decoded text with every newline made a space, the line he prints.

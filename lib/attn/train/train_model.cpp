@@ -41,15 +41,7 @@ TrainModelHistory train_model(GPTModel& model, const data::DataLoader& train_loa
                               const TrainModelOptions& options, const GPT2Tokenizer& tokenizer, std::ostream& out,
                               const std::function<void(const TrainProgress&)>& on_step) {
     const std::string where = "train_model";
-    if (options.eval_freq == 0) throw std::invalid_argument(where + ": eval_freq must be positive, got 0");
-    if (options.eval_iter == 0) throw std::invalid_argument(where + ": eval_iter must be positive, got 0");
-    if (options.max_steps && *options.max_steps <= 0)
-        throw std::invalid_argument(where + ": max_steps must be positive, got " + std::to_string(*options.max_steps));
-    if (train_loader.size() == 0)
-        throw std::invalid_argument(where + ": the training loader gives no batch: " +
-                                    std::to_string(train_loader.dataset().size()) + " windows, batch_size " +
-                                    std::to_string(train_loader.options().batch_size) +
-                                    (train_loader.options().drop_last ? " with drop_last" : ""));
+    detail::check_training_run(where, options.eval_freq, options.eval_iter, options.max_steps, train_loader);
     if (!(options.max_norm > 0.0))  // clip_grad_norm_'s own check, made before the first step
         throw std::invalid_argument(where + ": max_norm must be positive, got " + repr_float(options.max_norm) +
                                     " (clip_grad_norm_ would scale every gradient by a coefficient of 0, below 0 "
@@ -90,16 +82,10 @@ TrainModelHistory train_model(GPTModel& model, const data::DataLoader& train_loa
                 grad_norm = nn::utils::clip_grad_norm_(parameters, options.max_norm)();
             optimizer.step();
             tokens_seen += static_cast<std::int64_t>(input_batch.size());
-            if (global_step % static_cast<std::int64_t>(options.eval_freq) == 0) {
-                const auto [train_loss, val_loss] = evaluate_model(model, train_loader, val_loader, options.eval_iter);
-                history.train_losses.push_back(train_loss);
-                history.val_losses.push_back(val_loss);
-                history.tokens_seen.push_back(tokens_seen);
-                char line[128];
-                std::snprintf(line, sizeof line, "Ep %zu (Iter %06lld): Train loss %.3f, Val loss %.3f", epoch + 1,
-                              static_cast<long long>(global_step), train_loss, val_loss);
-                out << line << '\n';
-            }
+            if (global_step % static_cast<std::int64_t>(options.eval_freq) == 0)
+                detail::evaluate_and_print(model, train_loader, val_loader, options.eval_iter, epoch, global_step, "Iter",
+                                           tokens_seen, history.train_losses, history.val_losses, history.tokens_seen,
+                                           out);
             if (on_step) on_step({epoch + 1, global_step, steps, tokens_seen, loss(), lr, grad_norm});
             if (options.max_steps && global_step + 1 >= *options.max_steps) return history;
         }
