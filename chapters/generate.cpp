@@ -21,11 +21,9 @@
 #include <cxxopts.hpp>
 
 #include "attn/core/generator.hpp"
-#include "attn/io/safetensors.hpp"
 #include "attn/model/decoding.hpp"
 #include "attn/model/gpt2_weights.hpp"
 #include "attn/model/gpt_model.hpp"
-#include "attn/nn/state_dict.hpp"
 #include "attn/train/train.hpp"
 #include "textbook/tokenizer_data.hpp"
 
@@ -105,69 +103,6 @@ Args parse(int argc, char** argv) {
     return a;
 }
 
-// GPT-2's heads by width (his model_configs): how a file without a config is read.
-std::size_t heads_for(std::size_t emb_dim, const fs::path& file) {
-    switch (emb_dim) {
-        case 768: return 12;
-        case 1024: return 16;
-        case 1280: return 20;
-        case 1600: return 25;
-        default:
-            throw std::runtime_error(file.string() + ": emb_dim " + std::to_string(emb_dim) +
-                                     " is none of GPT-2's sizes (768, 1024, 1280, 1600): give --config");
-    }
-}
-
-std::size_t rows_of(const attn::TensorDict& d, const std::string& key, std::size_t dim, const fs::path& file) {
-    if (!d.contains(key)) throw std::runtime_error(file.string() + ": no tensor '" + key + "'");
-    const attn::Shape s = attn::shape_of(d.at(key));
-    if (s.size() != 2) throw std::runtime_error(file.string() + ": '" + key + "' is not 2-D");
-    return s[dim];
-}
-
-// The model the file holds, loaded (everything checked before the model is built).
-attn::GPTModel load_model(const Args& a) {
-    const attn::io::SafetensorsFile file = attn::io::load_safetensors(a.weights);
-    const attn::TensorDict& t = file.tensors;
-    if (t.contains("wte.weight") || t.contains("transformer.wte.weight")) {  // Hugging Face's GPT-2 layout
-        attn::GPTConfig cfg;
-        const fs::path beside = a.weights.parent_path() / "config.json";
-        if (!a.config.empty()) cfg = attn::gpt2_config_from_json(a.config);
-        else if (fs::exists(beside)) cfg = attn::gpt2_config_from_json(beside);
-        else {
-            const std::string p = t.contains("wte.weight") ? "" : "transformer.";
-            cfg = attn::gpt2_config("gpt2-small (124M)");
-            cfg.vocab_size = rows_of(t, p + "wte.weight", 0, a.weights);
-            cfg.emb_dim = rows_of(t, p + "wte.weight", 1, a.weights);
-            cfg.context_length = rows_of(t, p + "wpe.weight", 0, a.weights);
-            cfg.n_heads = heads_for(cfg.emb_dim, a.weights);
-            std::size_t n = 0;
-            while (t.contains(p + "h." + std::to_string(n) + ".ln_1.weight")) ++n;
-            cfg.n_layers = n;
-        }
-        attn::GPTModel gpt(cfg);
-        attn::load_weights_into_gpt(gpt, t);
-        return gpt;
-    }
-    if (t.contains("tok_emb.weight")) {  // a GPTModel's state_dict (his PyTorch class, or this library's)
-        attn::GPTConfig cfg = attn::GPT_CONFIG_124M;
-        cfg.vocab_size = rows_of(t, "tok_emb.weight", 0, a.weights);
-        cfg.emb_dim = rows_of(t, "tok_emb.weight", 1, a.weights);
-        cfg.context_length = rows_of(t, "pos_emb.weight", 0, a.weights);
-        cfg.n_heads = heads_for(cfg.emb_dim, a.weights);
-        std::size_t n = 0;
-        while (t.contains("trf_blocks." + std::to_string(n) + ".att.W_query.weight")) ++n;
-        cfg.n_layers = n;
-        cfg.qkv_bias = t.contains("trf_blocks.0.att.W_query.bias");
-        cfg.drop_rate = 0.0;
-        attn::GPTModel gpt(cfg);
-        attn::nn::load_state_dict(gpt, t);
-        return gpt;
-    }
-    throw std::runtime_error(a.weights.string() + ": neither Hugging Face's GPT-2 layout (wte.weight, h.0.attn.c_attn.weight, ...) "
-                             "nor a GPTModel's state_dict (tok_emb.weight, trf_blocks.0.att.W_query.weight, ...)");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -181,7 +116,7 @@ int main(int argc, char** argv) {
             }
             a.weights = "gpt2_the_verdict.safetensors";
         }
-        attn::GPTModel gpt = load_model(a);
+        attn::GPTModel gpt = attn::load_gpt_safetensors(a.weights, a.config);  // either layout, checked
         gpt.eval();
         const attn::GPT2Tokenizer& tokenizer = textbook::gpt2_tokenizer();
         const attn::LongTensor idx = attn::text_to_token_ids(a.prompt, tokenizer);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attn/io/safetensors.hpp"
 #include "attn/io/safetensors_header.hpp"
 #include "attn/nn/state_dict.hpp"
 #include "attn/text/read_file.hpp"
@@ -300,6 +302,78 @@ void load_weights_into_gpt(GPTModel& gpt, const TensorDict& params) {
     const nn::IncompatibleKeys result = nn::load_state_dict(gpt, sd, false);
     if (!result.unexpected_keys.empty())  // cannot happen: sd holds only named_parameters() names
         throw std::logic_error(where + ": unexpected " + result.unexpected_keys.front());
+}
+
+namespace {
+
+// GPT-2's heads by width (his model_configs): how a file without a config is read.
+std::size_t g2_heads_for(std::size_t emb_dim, const std::filesystem::path& file) {
+    switch (emb_dim) {
+        case 768: return 12;
+        case 1024: return 16;
+        case 1280: return 20;
+        case 1600: return 25;
+        default:
+            throw std::runtime_error(file.string() + ": emb_dim " + std::to_string(emb_dim) +
+                                     " is none of GPT-2's sizes (768, 1024, 1280, 1600): pass its config.json");
+    }
+}
+
+// Dimension `dim` of the 2-D tensor `key`.
+std::size_t g2_rows_of(const TensorDict& d, const std::string& key, std::size_t dim, const std::filesystem::path& file) {
+    if (!d.contains(key)) throw std::runtime_error(file.string() + ": no tensor '" + key + "'");
+    const Shape s = shape_of(d.at(key));
+    if (s.size() != 2) throw std::runtime_error(file.string() + ": '" + key + "' is not 2-D");
+    return s[dim];
+}
+
+// The sizes a file's tensors give: vocabulary and width from `emb`, context from `pos`, heads by
+// width, blocks counted by `block(n)` keys.
+void g2_sizes_from_tensors(GPTConfig& cfg, const TensorDict& t, const std::string& emb, const std::string& pos,
+                           const std::function<std::string(std::size_t)>& block, const std::filesystem::path& file) {
+    cfg.vocab_size = g2_rows_of(t, emb, 0, file);
+    cfg.emb_dim = g2_rows_of(t, emb, 1, file);
+    cfg.context_length = g2_rows_of(t, pos, 0, file);
+    cfg.n_heads = g2_heads_for(cfg.emb_dim, file);
+    std::size_t n = 0;
+    while (t.contains(block(n))) ++n;
+    cfg.n_layers = n;
+}
+
+}  // namespace
+
+GPTModel load_gpt_safetensors(const std::filesystem::path& weights, const std::filesystem::path& config) {
+    const io::SafetensorsFile file = io::load_safetensors(weights);
+    const TensorDict& t = file.tensors;
+    if (t.contains("wte.weight") || t.contains("transformer.wte.weight")) {  // Hugging Face's GPT-2 layout
+        GPTConfig cfg;
+        const std::filesystem::path beside = weights.parent_path() / "config.json";
+        if (!config.empty()) cfg = gpt2_config_from_json(config);
+        else if (std::filesystem::exists(beside)) cfg = gpt2_config_from_json(beside);
+        else {
+            const std::string p = t.contains("wte.weight") ? "" : "transformer.";
+            cfg = gpt2_config("gpt2-small (124M)");
+            g2_sizes_from_tensors(cfg, t, p + "wte.weight", p + "wpe.weight",
+                                  [&](std::size_t n) { return p + "h." + std::to_string(n) + ".ln_1.weight"; }, weights);
+        }
+        GPTModel gpt(cfg);
+        load_weights_into_gpt(gpt, t);
+        return gpt;
+    }
+    if (t.contains("tok_emb.weight")) {  // a GPTModel's state_dict (his PyTorch class, or this library's)
+        GPTConfig cfg = GPT_CONFIG_124M;
+        g2_sizes_from_tensors(cfg, t, "tok_emb.weight", "pos_emb.weight",
+                              [](std::size_t n) { return "trf_blocks." + std::to_string(n) + ".att.W_query.weight"; },
+                              weights);
+        cfg.qkv_bias = t.contains("trf_blocks.0.att.W_query.bias");
+        cfg.drop_rate = 0.0;
+        GPTModel gpt(cfg);
+        nn::load_state_dict(gpt, t);
+        return gpt;
+    }
+    throw std::runtime_error(weights.string() + ": neither Hugging Face's GPT-2 layout (wte.weight, "
+                             "h.0.attn.c_attn.weight, ...) nor a GPTModel's state_dict (tok_emb.weight, "
+                             "trf_blocks.0.att.W_query.weight, ...)");
 }
 
 }  // namespace attn

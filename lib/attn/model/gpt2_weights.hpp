@@ -104,4 +104,26 @@ GPTConfig parse_gpt2_config(std::string_view json_text, const std::string& name 
 /// shape does not match its storage.
 void load_weights_into_gpt(GPTModel& gpt, const TensorDict& params);
 
+/// A GPT model read from a safetensors file, as Raschka's `gpt_generate.py` and the `generate`
+/// program need it: the file's layout is recognised by its keys, the configuration found, the
+/// model built and loaded.
+/// - Hugging Face's GPT-2 layout (`wte.weight` or `transformer.wte.weight`): the configuration
+///   from `config` when given, else from `config.json` beside `weights` when there is one
+///   (`gpt2_config_from_json`), else from the tensors (vocabulary and width from `wte`, context
+///   from `wpe`, blocks counted, heads by width as his `model_configs`: 768 -> 12, 1024 -> 16,
+///   1280 -> 20, 1600 -> 25); then `load_weights_into_gpt`.
+/// - A `GPTModel`'s `state_dict` (`tok_emb.weight`: his PyTorch class's, or this library's, such
+///   as chapter 26's `gpt2_the_verdict.safetensors`): the configuration from the tensors (as
+///   above, `qkv_bias` when `trf_blocks.0.att.W_query.bias` is there, `drop_rate` 0); then
+///   `nn::load_state_dict`.
+/// Tensors: F32, F16 or BF16, read as float32. The model is returned in training mode, as built.
+/// @throws std::runtime_error `"<weights>: <reason>"` when the file cannot be read or is not
+/// safetensors (`io::load_safetensors`), is of neither layout, lacks `wte`/`wpe` (`tok_emb`/
+/// `pos_emb`) or holds them other than 2-D, or has a width that is none of GPT-2's without a
+/// config; as `gpt2_config_from_json` for the config; std::invalid_argument as
+/// `load_weights_into_gpt` and `nn::load_state_dict` (a key missing or unexpected, a shape).
+/// Source: Raschka's ch05/01_main-chapter-code/gpt_generate.py (`main`: model_configs, the model
+/// built, load_weights_into_gpt), with Hugging Face's files in place of OpenAI's TensorFlow ones.
+GPTModel load_gpt_safetensors(const std::filesystem::path& weights, const std::filesystem::path& config = {});
+
 }  // namespace attn
