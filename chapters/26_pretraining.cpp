@@ -33,11 +33,7 @@ int main(int argc, char** argv) {
         attn::LongTensor argmax_ids = attn::argmax(probas, -1);
         argmax_ids.reshape({2, 3, 1});  // torch.argmax(probas, dim=-1, keepdim=True)
         //! [probas]
-        ch.book("rch05-In05", "probas.shape", attn::repr(attn::shape_of(probas)));
-        ch.book("rch05-In06", "torch.argmax(probas, dim=-1, keepdim=True)", "Token IDs:\n " + attn::repr(argmax_ids));
-        ch.book("rch05-In07", "the targets and the argmax of the first text, decoded",
-                "Targets batch 1: " + attn::token_ids_to_text(ch26::row(targets, 0), tokenizer) +
-                    "\nOutputs batch 1: " + attn::token_ids_to_text(ch26::row(argmax_ids, 0), tokenizer));
+        ch26::show_probas(ch, probas, argmax_ids, targets, tokenizer);  // his In [5]-[7]
 
         ch.step("cross-entropy");
         //! [cross-entropy]
@@ -83,17 +79,7 @@ int main(int argc, char** argv) {
             val_data, tokenizer, {.batch_size = 2, .max_length = GPT_CONFIG_124M.context_length,
                                   .stride = GPT_CONFIG_124M.context_length, .shuffle = false, .drop_last = false});
         //! [data]
-        ch.book("rch05-In17", "text_data[:99]", std::string(attn::utf8_slice(text_data, 0, 99)));
-        ch.book("rch05-In18", "text_data[-99:]", std::string(attn::utf8_slice(text_data, total_characters - 99, total_characters)));
-        ch.book("rch05-In19", "len(text_data), len(tokenizer.encode(text_data))",
-                "Characters: " + std::to_string(total_characters) + "\nTokens: " + std::to_string(total_tokens));
-        ch.book("rch05-In22-1", "every training batch's shapes (an iteration of the loader)",
-                "Train loader:" + ch26::loader_shapes(train_loader));
-        ch.book("rch05-In22-2", "every validation batch's shapes", "Validation loader:" + ch26::loader_shapes(val_loader));
-        const std::size_t train_tokens = ch26::loader_tokens(train_loader), val_tokens = ch26::loader_tokens(val_loader);
-        ch.book("rch05-In23", "the tokens the loaders hold",
-                "Training tokens: " + std::to_string(train_tokens) + "\nValidation tokens: " + std::to_string(val_tokens) +
-                    "\nAll tokens: " + std::to_string(train_tokens + val_tokens));
+        ch26::show_data(ch, text_data, total_tokens, train_loader, val_loader);  // his In [17]-[23]
 
         ch.step("loader-loss");
         if (ch.quick()) {
@@ -140,17 +126,11 @@ int main(int argc, char** argv) {
 
         ch.step("rounding");
         //! [rounding]
-        attn::manual_seed(ch.seed(123));  // the same run again, but for the rounding of the products
-        attn::GPTModel fused(GPT_CONFIG_124M);
-        attn::optim::AdamW fused_optimizer(fused.named_parameters(), adamw_options);
-        std::ostringstream fused_printed;
-        std::vector<float> fused_step_losses;
-        attn::TrainHistory fused_history;
-        {
-            const attn::ArithmeticGuard arithmetic(attn::Arithmetic::fma);  // each term by a fused multiply-add
-            fused_history = attn::train_model_simple(fused, train_loader, val_loader, fused_optimizer, options, tokenizer,
-                                                     fused_printed, ch26::progress(options, train_loader, &fused_step_losses));
-        }
+        std::ostringstream fused_printed;  // the same run again, but for the rounding of the products:
+        std::vector<float> fused_step_losses;  // each term by a fused multiply-add
+        const attn::TrainHistory fused_history =
+            ch26::train_again(ch.seed(123), GPT_CONFIG_124M, adamw_options, options, train_loader, val_loader, tokenizer,
+                              fused_printed, &fused_step_losses, attn::Arithmetic::fma);
         //! [rounding]
         ch.show("the same run with every product's terms added by fused multiply-adds, beside this run",
                 ch26::beside(printed.str(), fused_printed.str(), {"exact", "fma"}) + "\n" +
@@ -160,13 +140,10 @@ int main(int argc, char** argv) {
         //! [mkl]
         attn::GPTConfig mkl_config = GPT_CONFIG_124M;
         mkl_config.backend = attn::nn::BernoulliBackend::mkl;  // PyTorch's x86 wheels (appendix A)
-        attn::manual_seed(ch.seed(123));
-        attn::GPTModel mkl_model(mkl_config);
-        attn::optim::AdamW mkl_optimizer(mkl_model.named_parameters(), adamw_options);
         attn::TrainOptions first_step = options;
         first_step.max_steps = 1;  // his first step and its evaluation
         std::ostringstream mkl_printed;
-        attn::train_model_simple(mkl_model, train_loader, val_loader, mkl_optimizer, first_step, tokenizer, mkl_printed);
+        ch26::train_again(ch.seed(123), mkl_config, adamw_options, first_step, train_loader, val_loader, tokenizer, mkl_printed);
         //! [mkl]
         ch.show("[MKL backend] his first training step and evaluation", ch26::without_last_newline(mkl_printed.str()));
     });

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <ostream>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -156,6 +158,53 @@ inline std::function<void(const attn::TrainProgress&)> progress(const attn::Trai
                                                                 const attn::data::DataLoader& train_loader,
                                                                 std::vector<float>* step_losses = nullptr) {
     return progress(options.num_epochs * train_loader.size(), step_losses);
+}
+
+/// His In [5]-[7] printed: the probabilities' shape, the argmax ids, the first text's targets
+/// and argmax decoded.
+inline void show_probas(textbook::Chapter& ch, const attn::Tensor& probas, const attn::LongTensor& argmax_ids,
+                        const attn::LongTensor& targets, const attn::GPT2Tokenizer& tokenizer) {
+    ch.book("rch05-In05", "probas.shape", attn::repr(attn::shape_of(probas)));
+    ch.book("rch05-In06", "torch.argmax(probas, dim=-1, keepdim=True)", "Token IDs:\n " + attn::repr(argmax_ids));
+    ch.book("rch05-In07", "the targets and the argmax of the first text, decoded",
+            "Targets batch 1: " + attn::token_ids_to_text(row(targets, 0), tokenizer) +
+                "\nOutputs batch 1: " + attn::token_ids_to_text(row(argmax_ids, 0), tokenizer));
+}
+
+/// His In [17]-[23] printed: the story's ends and sizes, every batch's shapes, the tokens the
+/// loaders hold. Iterates each loader twice, as his cells do (each iteration draws).
+inline void show_data(textbook::Chapter& ch, const std::string& text_data, std::size_t total_tokens,
+                      const attn::data::DataLoader& train_loader, const attn::data::DataLoader& val_loader) {
+    const std::size_t total_characters = attn::utf8_len(text_data);
+    ch.book("rch05-In17", "text_data[:99]", std::string(attn::utf8_slice(text_data, 0, 99)));
+    ch.book("rch05-In18", "text_data[-99:]", std::string(attn::utf8_slice(text_data, total_characters - 99, total_characters)));
+    ch.book("rch05-In19", "len(text_data), len(tokenizer.encode(text_data))",
+            "Characters: " + std::to_string(total_characters) + "\nTokens: " + std::to_string(total_tokens));
+    ch.book("rch05-In22-1", "every training batch's shapes (an iteration of the loader)",
+            "Train loader:" + loader_shapes(train_loader));
+    ch.book("rch05-In22-2", "every validation batch's shapes", "Validation loader:" + loader_shapes(val_loader));
+    const std::size_t train_tokens = loader_tokens(train_loader), val_tokens = loader_tokens(val_loader);
+    ch.book("rch05-In23", "the tokens the loaders hold",
+            "Training tokens: " + std::to_string(train_tokens) + "\nValidation tokens: " + std::to_string(val_tokens) +
+                "\nAll tokens: " + std::to_string(train_tokens + val_tokens));
+}
+
+/// His In [27] run again from `manual_seed(seed)`: a new model of `cfg` and its AdamW
+/// (`adamw`), his `train_model_simple` with `options`, its log written to `printed` and each
+/// step's loss to `step_losses` when given, a progress line on a terminal. With `arithmetic`,
+/// the training (not the model's initialisation) runs under that arithmetic.
+inline attn::TrainHistory train_again(std::uint64_t seed, const attn::GPTConfig& cfg, const attn::optim::AdamWOptions& adamw,
+                                      const attn::TrainOptions& options, const attn::data::DataLoader& train_loader,
+                                      const attn::data::DataLoader& val_loader, const attn::GPT2Tokenizer& tokenizer,
+                                      std::ostream& printed, std::vector<float>* step_losses = nullptr,
+                                      std::optional<attn::Arithmetic> arithmetic = std::nullopt) {
+    attn::manual_seed(seed);
+    attn::GPTModel model(cfg);
+    attn::optim::AdamW optimizer(model.named_parameters(), adamw);
+    std::optional<attn::ArithmeticGuard> guard;
+    if (arithmetic) guard.emplace(*arithmetic);
+    return attn::train_model_simple(model, train_loader, val_loader, optimizer, options, tokenizer, printed,
+                                    progress(options, train_loader, step_losses));
 }
 
 /// How far two runs of the same training drift apart, below the printed digits: of the steps'
