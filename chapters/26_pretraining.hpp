@@ -35,6 +35,7 @@
 #include "attn/train/train.hpp"
 #include "textbook/text_file.hpp"
 #include "textbook/tokenizer_data.hpp"
+#include "textbook/chapter.hpp"
 #include "textbook/display.hpp"
 #include "textbook/progress.hpp"
 #include "textbook/record.hpp"
