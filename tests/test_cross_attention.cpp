@@ -92,6 +92,27 @@ struct Case {
     }
 };
 
+// The script's `pokes` into `tensor` ("query", "key", "value", "grad_output"): values rand and
+// randn never give, set after the draws.
+void poke(const json& c, const std::string& tensor, Tensor& t) {
+    if (!c.contains("pokes")) return;
+    for (const auto& p : c["pokes"]) {
+        if (p["tensor"] != tensor) continue;
+        const auto index = p["index"].get<std::vector<std::size_t>>();
+        REQUIRE(index.size() == t.dimension());
+        std::size_t flat = 0;
+        for (std::size_t d = 0; d < index.size(); ++d) flat = flat * t.shape()[d] + index[d];
+        t.data()[flat] = std::bit_cast<float>(p["bits"].get<std::uint32_t>());
+    }
+}
+
+// grad_output as the script draws it (randn), poked.
+Tensor grad_output_of(const json& c, const attn::Shape& shape) {
+    Tensor g = attn::randn(shape);
+    poke(c, "grad_output", g);
+    return g;
+}
+
 Case rebuild(const json& c) {
     attn::manual_seed(c["seed"].get<std::uint64_t>());
     Case k{attn::MultiheadAttention(config_of(c["module"])), {}, {}, {}, {}, {}, {}};
@@ -100,12 +121,15 @@ Case rebuild(const json& c) {
     for (const auto& p : k.mha.named_parameters()) check_bits(*p.value, c["params"][p.name], "parameter " + p.name);
     CHECK(k.mha.named_parameters().size() == c["params"].size());
     k.query = attn::rand(c["query"]["shape"].get<attn::Shape>());
+    poke(c, "query", k.query);
     check_bits(k.query, c["query"], "query");
     if (!k.self) {
         k.key = attn::rand(c["key"]["shape"].get<attn::Shape>());
+        poke(c, "key", k.key);
         check_bits(k.key, c["key"], "key");
         if (!k.key_is_value) {
             k.value = attn::rand(c["value"]["shape"].get<attn::Shape>());
+            poke(c, "value", k.value);
             check_bits(k.value, c["value"], "value");
         }
     }
@@ -183,7 +207,7 @@ TEST_CASE("nn.MultiheadAttention: outputs, weights and every gradient are PyTorc
             } else {
                 CHECK_FALSE(out.attn_output_weights.has_value());
             }
-            const Tensor grad_output = attn::randn(attn::shape_of(out.attn_output));
+            const Tensor grad_output = grad_output_of(c, attn::shape_of(out.attn_output));
             check_bits(grad_output, c["grad_output"], "grad_output");
             const attn::MultiheadAttentionGrads g = k.mha.backward(saved, grad_output);
             for (const auto& p : k.mha.named_parameters()) {
@@ -247,7 +271,7 @@ TEST_CASE("nn.MultiheadAttention's backward: the fast backend gives the step bac
             const attn::SDPABackendGuard guard(backend);
             attn::MultiheadAttentionSaved saved;
             const auto out = forward(k, k.args(), &saved);
-            const attn::MultiheadAttentionGrads g = k.mha.backward(saved, attn::randn(attn::shape_of(out.attn_output)));
+            const attn::MultiheadAttentionGrads g = k.mha.backward(saved, grad_output_of(c, attn::shape_of(out.attn_output)));
             std::vector<Tensor> grads{g.query};
             if (g.key) grads.push_back(*g.key);
             if (g.value) grads.push_back(*g.value);

@@ -116,6 +116,18 @@ const std::map<std::string, Call>& calls() {
              causal.is_causal = true;
              check_float(attn::scaled_dot_product_attention(in[0], in[1], in[2], causal), c["output"], 1e-6f);
          }},
+        // MaskOp::additive on every backend (the fast and tiled ones run the step path here:
+        // a hidden key's score is not finite).
+        {"scaled_dot_product_attention_causal_additive", [](const Inputs& in, const json&, const json& c) {
+             for (const auto backend : {attn::SDPABackend::step, attn::SDPABackend::fast, attn::SDPABackend::tiled}) {
+                 attn::SDPAOptions o;
+                 o.is_causal = true;
+                 o.mask_op = attn::MaskOp::additive;
+                 o.backend = backend;
+                 INFO(attn::backend_name(backend));
+                 check_float(attn::scaled_dot_product_attention(in[0], in[1], in[2], o), c["output"], 1e-6f);
+             }
+         }},
         {"linear", [](const Inputs& in, const json&, const json& c) {
              check_float(attn::nn::Linear(in[1], in[2])(in[0]), c["output"]);
          }},

@@ -126,16 +126,20 @@ def draw_mask(spec):
 
 
 def mha_case(name, python, seed, module_args, shapes, kpm=None, attn_mask=None, need_weights=True,
-             average=True, self_attention=False, key_is_value=True):
+             average=True, self_attention=False, key_is_value=True, pokes=()):
     """One call of nn.MultiheadAttention and its backward, everything drawn after `seed` in this
     order: the module, the inputs (rand: query, then key (unless self-attention), then value
     (unless it is the key)), key_padding_mask then attn_mask (draw_mask), the forward (its
-    dropout), then grad_output (randn)."""
+    dropout), then grad_output (randn). `pokes`: (tensor, index, value) set after the draws
+    (tensor "query", "key", "value" or "grad_output"), for values rand and randn never give."""
     torch.manual_seed(seed)
     mha = torch.nn.MultiheadAttention(**module_args)
     query = torch.rand(*shapes[0])
     key = query if self_attention else torch.rand(*shapes[1])
     value = key if (self_attention or key_is_value) else torch.rand(*shapes[2])
+    for tensor, index, v in pokes:
+        if tensor != "grad_output":
+            {"query": query, "key": key, "value": value}[tensor][tuple(index)] = v
     kpm_t = draw_mask(kpm) if kpm else None
     mask_t = draw_mask(attn_mask) if attn_mask else None
     for t in {id(query): query, id(key): key, id(value): value}.values():
@@ -143,6 +147,9 @@ def mha_case(name, python, seed, module_args, shapes, kpm=None, attn_mask=None, 
     out, weights = mha(query, key, value, key_padding_mask=kpm_t, need_weights=need_weights, attn_mask=mask_t,
                        average_attn_weights=average)
     grad_output = torch.randn(*out.shape)
+    for tensor, index, v in pokes:
+        if tensor == "grad_output":
+            grad_output[tuple(index)] = v
     (out * grad_output).sum().backward()
     rec = {"name": name, "python": python, "seed": seed, "module": dict(module_args),
            "self_attention": self_attention, "key_is_value": self_attention or key_is_value,
@@ -158,6 +165,9 @@ def mha_case(name, python, seed, module_args, shapes, kpm=None, attn_mask=None, 
             rec["value_grad"] = tensor_record(value.grad)
     if weights is not None:
         rec["attn_output_weights"] = tensor_record(weights)
+    if pokes:
+        rec["pokes"] = [{"tensor": t, "index": list(i), "bits": bits(torch.tensor([v], dtype=torch.float32))[0]}
+                        for t, i, v in pokes]
     if kpm_t is not None:
         rec["key_padding_mask"] = {**tensor_record(kpm_t), "draw": list(kpm)}
     if mask_t is not None:
@@ -206,6 +216,23 @@ def cases():
                  "scores, 12 x 25 x 16 = 4800 multiply-adds per head (PyTorch adds the mask after the products)",
                  6, dict(embed_dim=32, num_heads=2, batch_first=True), [(2, 12, 32), (2, 25, 32)],
                  attn_mask=("randn", (12, 25))),
+        # Scores and gradients that are not finite where a key is hidden: PyTorch 1.13 adds the
+        # mask (-inf) to the scores, so a hidden key's +inf or NaN score makes its row NaN, and
+        # its gradient is not stopped at the mask (0 * inf is NaN), unlike masked_fill.
+        mha_case("hidden_key_inf", "MultiheadAttention(8, 2, batch_first=True), cross-attention with padding, "
+                 "key[1, 4, 0] = inf in a padded position: the scores of that hidden key are not finite",
+                 123, dict(embed_dim=8, num_heads=2, batch_first=True), [(2, 3, 8), (2, 5, 8), (2, 5, 8)],
+                 kpm=pad, key_is_value=False, pokes=[("key", (1, 4, 0), float("inf"))]),
+        mha_case("hidden_value_gradient_overflow", "MultiheadAttention(8, 2, batch_first=True), cross-attention "
+                 "with padding, value[1, 4, 0] = 1e9 in a padded position and grad_output[1, 0, 0] = 1e31: "
+                 "dO . v overflows for that hidden key only",
+                 123, dict(embed_dim=8, num_heads=2, batch_first=True), [(2, 3, 8), (2, 5, 8), (2, 5, 8)],
+                 kpm=pad, key_is_value=False, pokes=[("value", (1, 4, 0), 1e9), ("grad_output", (1, 0, 0), 1e31)]),
+        mha_case("causal_hidden_key_inf", "MultiheadAttention(8, 2, batch_first=True), query rand(2, 3, 8) against "
+                 "key and value rand(2, 5, 8) under the causal [3, 5] attn_mask, key[0, 4, 0] = inf: a key in "
+                 "every query's future whose scores are not finite",
+                 123, dict(embed_dim=8, num_heads=2, batch_first=True), [(2, 3, 8), (2, 5, 8), (2, 5, 8)],
+                 attn_mask=("triu", 3, 5), key_is_value=False, pokes=[("key", (0, 4, 0), float("inf"))]),
         mha_case("float_mask_small", "MultiheadAttention(8, 4, batch_first=True), a float attn_mask [L, S], "
                  "4 x 7 x 2 = 56 multiply-adds per head (PyTorch's naive baddbmm kernel adds the mask first)",
                  7, dict(embed_dim=8, num_heads=4, batch_first=True), [(3, 4, 8), (3, 7, 8)],

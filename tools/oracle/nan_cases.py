@@ -132,6 +132,14 @@ causal = torch.ones(3, 3).tril().bool()
 add("sdpa_nan_key_causal", "scaled_dot_product_attention_causal", [f32([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]]), kn, v],
     torch.softmax((f32([[[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]]]) @ kn.transpose(-2, -1) / math.sqrt(2))
                   .masked_fill(~causal, -INF), -1) @ v)
+# The math path's additive mask (F.scaled_dot_product_attention in 2.x, nn.MultiheadAttention in
+# 1.13): + (-inf) where hidden, so a hidden key's +inf or NaN score is NaN, where masked_fill
+# gives -inf. Query 0's score of the future key 2 is +inf: NaN row; query 1's is -inf: -inf.
+qa = f32([[[1.0, 0.0], [-1.0, 0.0], [0.5, 0.5]]])
+ka = f32([[[1.0, 0.0], [0.0, 1.0], [INF, 0.0]]])
+additive = torch.zeros(3, 3).masked_fill(~causal, -INF)
+add("sdpa_inf_key_causal_additive", "scaled_dot_product_attention_causal_additive", [qa, ka, v],
+    torch.softmax(qa @ ka.transpose(-2, -1) / math.sqrt(2) + additive, -1) @ v)
 
 # ---- modules (nn::Linear with given weights, nn::Dropout, nn::Embedding)
 w = f32([[1.0, 2.0], [3.0, 4.0], [0.0, 0.0]])

@@ -38,6 +38,9 @@ void SDPAOptions::validate() const {
         throw std::invalid_argument(where + ": scale.op holds " +
                                     std::to_string(static_cast<int>(scale.op)) +
                                     ", not default_scale, multiply or divide");
+    if (mask_op != MaskOp::masked_fill && mask_op != MaskOp::additive)
+        throw std::invalid_argument(where + ": mask_op holds " + std::to_string(static_cast<int>(mask_op)) +
+                                    ", not masked_fill or additive");
     if (fully_masked_rows != FullyMaskedRows::nan && fully_masked_rows != FullyMaskedRows::zero)
         throw std::invalid_argument(where + ": fully_masked_rows holds " +
                                     std::to_string(static_cast<int>(fully_masked_rows)) +
@@ -174,7 +177,7 @@ SDPAForward sdpa_forward(const Tensor& query, const Tensor& key, const Tensor& v
     const SDPAProblem p = detail::make_problem(where, w.q, w.k, w.v, options, w.rank);
     check_allocation(where, Shape{p.B, p.H, p.Tq, p.Ev});
     if (keep_logsumexp) check_allocation(where + " (logsumexp)", Shape{p.B, p.H, p.Tq});
-    const detail::Backend& backend = detail::backend_for(options);
+    const detail::Backend& backend = detail::backend_for(options, p);
     SDPAForward f;
     f.dropout_noise = detail::dropout_noise(p);
     f.output = Tensor::from_shape({p.B, p.H, p.Tq, p.Ev});
@@ -226,7 +229,7 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
     const bool no_rows = p.B == 0 || p.H == 0 || p.Tq == 0;
     if (no_rows || (numel(shape) == 0 && !saved && (options.dropout_p == 0.0 || p.Tk == 0)))
         return result;
-    const detail::Backend& backend = detail::backend_for(options);
+    const detail::Backend& backend = detail::backend_for(options, p);
     Tensor noise = detail::dropout_noise(p);
     backend.forward(p, {out, true}, noise, saved ? saved->logsumexp.data() : nullptr);
     if (saved) saved->dropout_noise = std::move(noise);
@@ -290,7 +293,7 @@ SDPAGradients scaled_dot_product_attention_backward(const Tensor& grad_output,
             throw_shape_error(where + " (saved.dropout_noise)", shape_str(n), shape_of(noise));
         noise.reshape(n);
     }
-    const detail::Backend& backend = detail::backend_for(options);
+    const detail::Backend& backend = detail::backend_for(options, p);
     detail::BackwardArgs args{.grad_output = HeadsView::of(dO), .noise = &noise};
     if (backend.backward_reads_output) {  // FlashAttention-2 reads the forward's O and L
         check_same_shape(where + " (saved.output)", want, shape_of(saved.output));
@@ -341,7 +344,7 @@ void attend_backward(const HeadsView& grad_output, const HeadsView& query, const
         check_same_shape(where + " (saved.dropout_noise)", Shape{p.B, p.H, p.Tq, p.Tk}, shape_of(noise));
     else if (options.dropout_p != 0.0 && !empty({p.B, p.H, p.Tq, p.Tk}))
         throw std::invalid_argument(where + ": the options ask for dropout, but saved.dropout_noise is empty");
-    const detail::Backend& backend = detail::backend_for(options);
+    const detail::Backend& backend = detail::backend_for(options, p);
     detail::BackwardArgs args{.grad_output = grad_output, .noise = &noise};
     if (backend.backward_reads_output) {  // FlashAttention-2 reads the forward's O and L
         check_same_shape(where + " (output)", heads, Shape{output.B, output.H, output.T, output.hd});

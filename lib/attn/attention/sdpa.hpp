@@ -87,6 +87,20 @@ enum class FullyMaskedRows {
     zero,  ///< `masked_softmax` (chapter 9, FlashAttention): weights 0, so the output row is 0
 };
 
+/// How a hidden key's score is masked: PyTorch writes it two ways, which agree whenever the
+/// scores are finite and part where they are not.
+enum class MaskOp {
+    /// `attn_scores.masked_fill_(mask, -inf)` (the notebooks' and Raschka's modules): a hidden
+    /// key's score becomes `-inf` whatever it was, and the masked_fill's backward gives it a
+    /// gradient of 0 (so a NaN or infinity there stops at the mask).
+    masked_fill,
+    /// `attn_scores + attn_mask`, the mask `-inf` where hidden (`F.scaled_dot_product_attention`'s
+    /// math path; `nn.MultiheadAttention` in torch 1.13, `baddbmm(attn_mask, q, k^T)`): a hidden
+    /// key's score is `q . k * scale + (-inf)`, NaN when that product is `+inf` or NaN, and the
+    /// softmax's gradient reaches it unmasked (`0 * inf` is NaN).
+    additive,
+};
+
 /// How the scores `q . k` are scaled. PyTorch's SDPA and GPT-2 multiply by `1 / sqrt(E)`;
 /// Raschka's modules divide by `sqrt(head_dim)`. The two round differently in the last bit,
 /// so the core keeps both. The default (`ScoreScale{}`) is PyTorch's `scale=None`: multiply by
@@ -130,6 +144,10 @@ struct SDPAOptions {
     std::size_t key_start = 0;     ///< the first key's position
     ScoreScale scale{};            ///< how the scores are scaled
     FullyMaskedRows fully_masked_rows = FullyMaskedRows::nan;  ///< a row that sees no key
+    /// How hidden keys are masked (`MaskOp`). With `additive`, the fast and tiled backends run
+    /// the step path whenever a hidden key's score might not be finite (a query or key that is
+    /// not finite, or a product that might overflow), which they skip or set to `-inf`.
+    MaskOp mask_op = MaskOp::masked_fill;
     double dropout_p = 0.0;        ///< `dropout_p`, on the weights, in [0, 1]
     /// Which of PyTorch's Bernoulli paths draws the dropout mask (nn::Dropout).
     nn::BernoulliBackend dropout_backend = nn::BernoulliBackend::portable;

@@ -1,7 +1,10 @@
 // The attention core's backends, one row per backend and arithmetic (sdpa_problem.hpp): which
 // one a call runs, the process default, and the scoped choice of one thread (SDPABackendGuard,
 // sdpa.hpp; the arithmetic's ArithmeticGuard, kernels/arithmetic.hpp).
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -47,6 +50,30 @@ SDPABackend require_backend(const char* where, SDPABackend b) {
     return b;
 }
 
+// The largest |x| of a view into `m`; false when an element is not finite.
+bool max_abs(const HeadsView& x, double& m) {
+    for (std::size_t b = 0; b < x.B; ++b)
+        for (std::size_t h = 0; h < x.H; ++h)
+            for (std::size_t t = 0; t < x.T; ++t) {
+                const float* row = x.data + b * x.stride_b + h * x.stride_h + t * x.stride_t;
+                for (std::size_t e = 0; e < x.hd; ++e) {
+                    if (!std::isfinite(row[e])) return false;
+                    m = std::max(m, double(std::fabs(row[e])));
+                }
+            }
+    return true;
+}
+
+// Whether every score q . k (then scaled) is surely finite: every query and key finite, and
+// the largest value a sum of E products could reach, and its scaling, below FLT_MAX / 2 (room
+// for the rounding of E additions).
+bool scores_surely_finite(const detail::SDPAProblem& p) {
+    double max_q = 0.0, max_k = 0.0;
+    if (!max_abs(p.q, max_q) || !max_abs(p.k, max_k)) return false;
+    const double scale = p.divide ? 1.0 / std::fabs(double(p.scale)) : std::fabs(double(p.scale));
+    return max_q * max_k * double(p.E) * std::max(1.0, scale) < 0.5 * double(std::numeric_limits<float>::max());
+}
+
 }  // namespace
 
 const char* backend_name(SDPABackend backend) {
@@ -81,6 +108,16 @@ const Backend& backend_for(const SDPAOptions& options) {
     throw std::invalid_argument(std::string("scaled_dot_product_attention: the ") + exact->name +
                                 " backend has no " + arithmetic_name(a) +
                                 " arithmetic (Arithmetic::fma runs on the fast backend)");
+}
+
+const Backend& backend_for(const SDPAOptions& options, const SDPAProblem& p) {
+    const Backend& row = backend_for(options);
+    // The fast and tiled backends skip hidden keys or set their scores to -inf: exact for an
+    // additive mask only when those scores are finite (else PyTorch's sum is NaN).
+    const bool hidden = options.is_causal || p.window != 0 || p.allow.data != nullptr;
+    if (options.mask_op == MaskOp::additive && row.id != SDPABackend::step && hidden && !scores_surely_finite(p))
+        return *find_backend_row(SDPABackend::step);
+    return row;
 }
 
 }  // namespace detail

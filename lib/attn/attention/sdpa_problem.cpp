@@ -107,6 +107,7 @@ fast::HeadMask SDPAProblem::head_mask() const {
     m.divide = divide;
     m.scale = scale;
     m.zero_fully_masked = options->fully_masked_rows == FullyMaskedRows::zero;
+    m.additive = options->mask_op == MaskOp::additive;
     m.alibi = alibi != nullptr;
     return m;
 }

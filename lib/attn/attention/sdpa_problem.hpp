@@ -132,6 +132,12 @@ struct Backend {
 /// `options.arithmetic` names an arithmetic the backend does not have.
 const Backend& backend_for(const SDPAOptions& options);
 
+/// `backend_for(options)` for the problem `p`: the step row instead when `options.mask_op` is
+/// `MaskOp::additive`, a key is hidden and a score might not be finite (the other backends
+/// skip hidden keys or set their scores to -inf; PyTorch's `+ (-inf)` then gives NaN). A
+/// backward calls it with its forward's operands, so both run on the same row.
+const Backend& backend_for(const SDPAOptions& options, const SDPAProblem& p);
+
 /// Whether `b` is `automatic` or a backend of the table (`SDPAOptions::validate`).
 bool known_backend(SDPABackend b);
 

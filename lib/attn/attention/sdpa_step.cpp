@@ -57,17 +57,20 @@ SDPASteps step_attention(const SDPAProblem& p, const Tensor& noise) {
     float* scaled = st.scaled_scores.data();
     float* s = st.masked_scores.data();
     const std::size_t B = st.hidden.size() == 0 ? 0 : p.B;  // no 2^40 walks over empty rows
+    const bool additive = p.options->mask_op == MaskOp::additive;
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t h = 0; h < p.H; ++h)
             for (std::size_t i = 0; i < p.Tq; ++i)
                 for (std::size_t j = 0; j < p.Tk; ++j, ++hidden, ++scaled, ++s) {
                     *hidden = !p.band_visible(i, j) || (p.allow.data && !p.allow.at(b, h, i, j));
                     float x = p.divide ? *scaled / p.scale : *scaled * p.scale;
+                    const float unbiased = x;
                     bool has = false;
                     const float add = p.score_bias(b, h, i, j, has);  // attn_bias, ALiBi, or their sum
                     if (has) x = x + add;
                     *scaled = x;
-                    *s = *hidden ? step_neg_inf : x;
+                    // masked_fill_(mask, -inf), or + (-inf): NaN where the product is +inf or NaN
+                    *s = !*hidden ? x : additive ? unbiased + step_neg_inf : step_neg_inf;
                 }
     st.attn_weights = p.options->fully_masked_rows == FullyMaskedRows::zero
                           ? attn::masked_softmax(st.masked_scores)
@@ -121,13 +124,14 @@ void step_backward(const SDPAProblem& p, const BackwardArgs& a) {
     if (noise.dimension() != 0) dP = Tensor(dP * noise);
     // dS = (dP - rowsum(dP * P)) * P: the softmax's Jacobian-vector product, row by row, in
     // PyTorch's order (attn::softmax_backward); then the masked_fill's backward (0 where a key
-    // is hidden, whatever the softmax gave: a row of NaN weights stops here) and the scaling's
-    // (DivBackward0 or MulBackward0).
+    // is hidden, whatever the softmax gave: a row of NaN weights stops here; an additive mask
+    // passes the gradient on) and the scaling's (DivBackward0 or MulBackward0).
     Tensor dS = attn::softmax_backward(dP, P);
     float* ds = dS.data();
     const bool* hidden = st.hidden.data();
+    const bool masked_fill = p.options->mask_op == MaskOp::masked_fill;
     for (std::size_t i = 0; i < dS.size(); ++i)
-        ds[i] = hidden[i] ? 0.0f : p.divide ? ds[i] / p.scale : ds[i] * p.scale;
+        ds[i] = hidden[i] && masked_fill ? 0.0f : p.divide ? ds[i] / p.scale : ds[i] * p.scale;
     // [B, H, Tq, E], [B, Hkv, Tk, E], [B, Hkv, Tk, Ev] into the caller's views.
     const auto copy = [](const Tensor& t, const GradHeads& to) {
         if (t.size() == 0) return;  // (no walk over 2^40 empty rows)

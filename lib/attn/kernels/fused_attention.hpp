@@ -57,6 +57,9 @@ struct HeadMask {
     bool divide = false;  ///< scores `/ scale` (Raschka's modules) instead of `* scale`
     float scale = 1.0f;   ///< the multiplier or the divisor
     bool zero_fully_masked = false;  ///< a query that sees no key gives zeros, not NaN
+    /// The backward passes the softmax's gradient on to hidden keys (`MaskOp::additive`)
+    /// instead of the masked_fill's 0.
+    bool additive = false;
     /// ALiBi: each query head's `QueryHead::alibi_slope` biases its scores (`alibi_term`),
     /// computed where the scores are, without a `[Tq, Tk]` tensor.
     bool alibi = false;

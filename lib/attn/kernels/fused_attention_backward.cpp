@@ -137,6 +137,7 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
     // A query that sees no key has NaN weights in the step path (torch.softmax): its NaN then
     // reaches every key's dV (its dS is 0: every key is hidden).
     bool poison = false;
+    bool poison_keys = false;  // the same for dK, with an additive mask (MaskOp::additive)
 
     for (std::size_t h = 0; h < n; ++h) {
         const QueryHeadGrad& q = heads[h];
@@ -147,8 +148,12 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
             long lo = 0, hi = long(Tk);
             if (skip) detail::key_range(m, Tk, i0, i1, lo, hi);
             if (hi <= lo) {  // no query of the block sees any key: dS is 0 (all hidden)
-                for (std::size_t c = 0; c < lanes; ++c) std::fill_n(q.dQ + (i0 + c) * a.lddq, hd, 0.0f);
+                // With an additive mask a NaN row of weights keeps its NaN dS: it reaches the
+                // block's dQ and every key's dK.
+                const float fill = m.additive && !m.zero_fully_masked ? nan_f : 0.0f;
+                for (std::size_t c = 0; c < lanes; ++c) std::fill_n(q.dQ + (i0 + c) * a.lddq, hd, fill);
                 poison = poison || !m.zero_fully_masked;
+                poison_keys = poison_keys || (m.additive && !m.zero_fully_masked);
                 continue;
             }
             const std::size_t jlo = std::size_t(lo) / mr * mr, rows = std::size_t(hi) - jlo;
@@ -164,6 +169,7 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
             if (!m.zero_fully_masked)
                 for (std::size_t c = 0; c < lanes; ++c) empty_row = empty_row || row_max[c] == neg_inf;
             poison = poison || empty_row;
+            poison_keys = poison_keys || (m.additive && empty_row);
             const float* PN = St;
             if (q.noise) {
                 for (std::size_t r = 0; r < rows; ++r)
@@ -176,9 +182,11 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
             detail::pack_b_panels(kn, dv, lanes, q.dO + i0 * a.ldo, a.ldo, true, Gb);
             detail::gemm_prepacked(kn, rows, nr, dv, Vp + jlo * dv, dv, Gb, dv, Dt, nr);
             softmax_backward_block(Dt, St, q.noise ? Nt : nullptr, rows, nr, jlo, Tk, m.divide, m.scale);
-            // The masked_fill's backward: 0 where a key is hidden. With finite operands those
-            // entries are already (+-)0; otherwise (NaN, inf, a row of NaN weights) they are set.
-            if (!skip || empty_row) zero_hidden(Dt, b, q.allow ? ws.forward.allow_t.data() : nullptr, rows, nr, lanes);
+            // The masked_fill's backward: 0 where a key is hidden, whatever P * (dP - D) gave
+            // there: mostly (+-)0 already, but NaN for a row of NaN weights, non-finite
+            // operands, or a dP that overflowed. An additive mask keeps them (0 * inf is NaN,
+            // as PyTorch's math path gives).
+            if (!m.additive) zero_hidden(Dt, b, q.allow ? ws.forward.allow_t.data() : nullptr, rows, nr, lanes);
             // 4. dQ_block^T [hd, nr] = K^T[:, jlo:hi] @ dS^T
             detail::gemm_prepacked(kn, hd, nr, rows, Kt + jlo * mr, Tk, Dt, rows, Ct, nr);
             for (std::size_t c = 0; c < lanes; ++c)
@@ -201,6 +209,8 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
     }
     if (poison)  // dV[j] = sum_i P[i, j] dO[i] meets the NaN row for every key
         for (std::size_t j = 0; j < Tk; ++j) std::fill_n(a.dV + j * a.lddv, dv, nan_f);
+    if (poison_keys)  // dK[j] = sum_i dS[i, j] Q[i] likewise, with an additive mask
+        for (std::size_t j = 0; j < Tk; ++j) std::fill_n(a.dK + j * a.lddk, hd, nan_f);
 }
 
 }  // namespace attn::fast

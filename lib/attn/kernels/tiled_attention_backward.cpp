@@ -135,7 +135,7 @@ void tiled_attend_head_backward(const HeadGradArgs& a, const HeadMask& mk,
                 gemm(nk, a.dv, nq, PN, nk, true, dOi, a.ldo, false, t, a.dv, 1);
                 add_rows(dV, a.dv, t, nk, a.dv);
                 // dP = (dO_i V_j^T) ⊙ N;  dS = P ⊙ (dP - D_i), 0 where hidden (the masked_fill's
-                // backward), through the scaling
+                // backward; an additive mask passes it on), through the scaling
                 gemm(nq, nk, a.dv, dOi, a.ldo, false, Vj, a.ldv, true, dP, nk, 1);
                 for (std::size_t r = 0; r < nq; ++r) {
                     const long i = long(i0 + r);
@@ -147,7 +147,7 @@ void tiled_attend_head_backward(const HeadGradArgs& a, const HeadMask& mk,
                         const float ds = P[r * nk + c] * (g - Di);
                         const bool hidden = (mk.causal && lag < 0) || (mk.window && lag >= long(mk.window)) ||
                                             (q.allow && !q.allow[i * mk.allow_si + j * mk.allow_sj]);
-                        dP[r * nk + c] = hidden ? 0.0f : mk.divide ? ds / mk.scale : ds * mk.scale;
+                        dP[r * nk + c] = hidden && !mk.additive ? 0.0f : mk.divide ? ds / mk.scale : ds * mk.scale;
                     }
                 }
                 // dQ_i += dS K_j;  dK_j += dS^T Q_i

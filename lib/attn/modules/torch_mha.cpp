@@ -190,6 +190,9 @@ SDPAOptions core_options(const CoreMasks& c, double p, nn::BernoulliBackend back
     o.attn_mask = c.allow.dimension() ? &c.allow : nullptr;
     o.attn_bias = c.bias.dimension() ? &c.bias : nullptr;
     o.scale = ScoreScale::multiply_by(1.0f);  // the queries are scaled before the product
+    // torch 1.13 turns a boolean mask into a float one (-inf where hidden) and adds it:
+    // baddbmm(attn_mask, q_scaled, k^T) (F.multi_head_attention_forward).
+    o.mask_op = MaskOp::additive;
     o.dropout_p = p;
     o.dropout_backend = backend;
     o.generator = gen;
@@ -303,6 +306,7 @@ SDPAOptions mha_saved_options(const MultiheadAttentionSaved& s) {
     o.attn_mask = s.allow.dimension() ? &s.allow : nullptr;
     o.attn_bias = s.bias.dimension() ? &s.bias : nullptr;
     o.scale = ScoreScale::multiply_by(1.0f);
+    o.mask_op = MaskOp::additive;  // as core_options
     o.dropout_p = s.dropout_p;
     return o;
 }
