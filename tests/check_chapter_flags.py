@@ -26,6 +26,7 @@ def main():
              (first, ["--bogus"], "bogus"),
              (first, ["extra"], "unexpected argument 'extra'"),
              (dropout, ["--dropout-backend=foo"], "--dropout-backend must be portable or mkl, got 'foo'"),
+             (first, ["--attention-backend=tiled"], "--attention-backend must be fast or step, got 'tiled'"),
              (dropout, ["--seed=abc"], "seed"),
              (dropout, ["--seed=-1"], "seed")]
     for exe, args, says in cases:

@@ -133,7 +133,7 @@ TEST_CASE("FeedForward and TransformerBlock after manual_seed(123) are PyTorch's
     CHECK(test::sha256(block(xb)) == t["eval_sha256"]);
 }
 
-TEST_CASE("GPTModel(GPT_CONFIG_124M): PyTorch's logits, parameters and generated ids") {
+TEST_CASE("GPTModel(GPT_CONFIG_124M): PyTorch's logits, parameters and generated ids", "[full-size]") {
     const auto& o = gpt_oracle()["gpt_model"];
     attn::GPTModel& model = gpt2();
     CHECK(parameter_count(attn::GPT_CONFIG_124M).total == o["num_parameters"].get<std::size_t>());
@@ -149,7 +149,7 @@ TEST_CASE("GPTModel(GPT_CONFIG_124M): PyTorch's logits, parameters and generated
     CHECK(ids_of(attn::generate_text_simple(model, hello(), 10, 1024)) == o["generated_10"][0].get<std::vector<std::int64_t>>());
 }
 
-TEST_CASE("GPT-2's forward on the fast backend equals the step backend bit for bit") {
+TEST_CASE("GPT-2's forward on the fast backend equals the step backend bit for bit", "[full-size]") {
     attn::GPTModel& model = gpt2();
     Tensor fast, step;
     {
@@ -164,7 +164,7 @@ TEST_CASE("GPT-2's forward on the fast backend equals the step backend bit for b
     CHECK(test::sha256(fast) == gpt_oracle()["gpt_model"]["eval_sha256"]);
 }
 
-TEST_CASE("GPT-2 with the KV cache: the prefill and 6 decode steps are PyTorch's, cached and recomputed") {
+TEST_CASE("GPT-2 with the KV cache: the prefill and 6 decode steps are PyTorch's, cached and recomputed", "[full-size]") {
     const auto& o = generation_oracle();
     attn::GPTModel& model = gpt2();
     const std::vector<std::int64_t> cached_ids = o["cached_ids"].get<std::vector<std::int64_t>>();
@@ -284,14 +284,14 @@ TEST_CASE("x @ W^T of a few rows (the skinny kernels) equals the BLAS's sgemm, e
 // Chapter 23's o23 In [3]: his run generates the 200 tokens again without the cache and finds
 // the same ids; the chapter recomputes only the first 6 (step 3). The relation: the library's
 // cached generation gives the ids his run got without the cache.
-TEST_CASE("relation:cached_ids_equal_recomputed: 200 cached tokens are PyTorch's uncached ids") {
+TEST_CASE("relation:cached_ids_equal_recomputed: 200 cached tokens are PyTorch's uncached ids", "[full-size]") {
     const auto& o = generation_oracle();
     attn::GPTCache cache;
     CHECK(ids_of(attn::generate_text_simple_cached(gpt2(), hello(), 200, cache)) ==
           o["recomputed_ids"].get<std::vector<std::int64_t>>());
 }
 
-TEST_CASE("200 tokens with and without the cache are his (minutes: with ATTN_SLOW_TESTS=1)") {
+TEST_CASE("200 tokens with and without the cache are his (minutes: with ATTN_SLOW_TESTS=1)", "[full-size]") {
     // His gpt_ch04.py: the whole sequence through the model for every new token, about 5 TFLOP.
     if (!std::getenv("ATTN_SLOW_TESTS")) {
         WARN("skipped: set ATTN_SLOW_TESTS=1 to generate 200 tokens without the cache (minutes)");

@@ -174,7 +174,7 @@ TEST_CASE("small GPTModels: the loss, every .grad and one AdamW step as PyTorch'
     }
 }
 
-TEST_CASE("his first training step at GPT_CONFIG_124M: every .grad and parameter as PyTorch's", "[gpt_training]") {
+TEST_CASE("his first training step at GPT_CONFIG_124M: every .grad and parameter as PyTorch's", "[gpt_training][full-size]") {
     const auto& o = oracle()["first_step"];
     // His In [20]: the first 90 % of The Verdict's characters, windows of 256 tokens, stride 256.
     const std::string text = textbook::read_data_file(textbook::data_dir() / "text" / "the-verdict.txt");
@@ -222,7 +222,7 @@ attn::GPTConfig his_config() {
     return cfg;
 }
 
-TEST_CASE("his In [25]: the untrained model's mean loss over both loaders as Debian's torch 1.13 printed it", "[gpt_training]") {
+TEST_CASE("his In [25]: the untrained model's mean loss over both loaders as Debian's torch 1.13 printed it", "[gpt_training][full-size]") {
     // data/oracle/pretraining.json: tools/oracle/pretraining.py ran his cells on Debian's torch 1.13
     // (reference BLAS); its In [25] printed Python floats, kept as repr.
     const auto& o = test::oracle_file("pretraining.json");
@@ -237,7 +237,7 @@ TEST_CASE("his In [25]: the untrained model's mean loss over both loaders as Deb
     CHECK(attn::repr_float(val_loss) == o["initial_losses"]["val_loss"].get<std::string>());
 }
 
-TEST_CASE("his In [27] run: the first six steps' losses and the first two evaluations as Debian's torch 1.13 computed them", "[gpt_training]") {
+TEST_CASE("his In [27] run: the first six steps' losses and the first two evaluations as Debian's torch 1.13 computed them", "[gpt_training][full-size]") {
     // data/oracle/pretraining.json: tools/oracle/pretraining.py ran his cells In [2]-[27] on Debian's
     // torch 1.13 (reference BLAS) and noted every loss his calc_loss_batch returned, in order.
     const auto& o = test::oracle_file("pretraining.json");

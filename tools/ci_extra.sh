@@ -8,11 +8,15 @@
 #               build (`meson compile benchmarks`) so that they cannot rot.
 # 0b. recordings: every chapter with a recorded whole run (data/recordings/: the training runs of
 #               chapter 26 and appendix D, chapter 27) run whole again: it must print its recording, block for block.
-# 1. clang:     a clang 14 build in build-clang; its test suite; every executable chapter
-#               must print byte for byte what the gcc build prints (--quick, with and without
-#               --no-compare).
+# 0c. backends: every chapter (--quick) prints the same bytes with --attention-backend=step as
+#               on the default fast backend, with --dropout-backend=mkl too where it draws masks.
+# 1. clang:     a clang 14 build in build-clang; its test suite (without the book's tests,
+#               -Dbook_tests=false); every executable chapter
+#               must print byte for byte what the gcc build prints (--quick).
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
-#               build-asan; its test suite and every chapter (--quick), halting on the first report.
+#               build-asan; its test suite without the book's and the full-size tests
+#               (-Dbook_tests=false -Dfull_size_tests=false) and every chapter (--quick), halting
+#               on the first report.
 # 3. fuzzers:   the libFuzzer targets (tests/fuzz/, built in build-asan, so also under ASan +
 #               UBSan): the five data parsers, GPT-2's tokenizer (fuzz_gpt2_tokenizer),
 #               the attention modules' fuzzers (fuzz_modules, fuzz_cross_attention), the GPT
@@ -101,7 +105,9 @@ part_recordings() {
 }
 
 part_clang() {
-  if ! { setup build-clang && ninja -C build-clang > "$logs/build-clang.log" 2>&1; }; then
+  # -Dbook_tests=false: no HTML book and no tests that run every chapter again; every chapter
+  # runs below, and must print what gcc's prints.
+  if ! { setup build-clang -Dbook_tests=false && ninja -C build-clang > "$logs/build-clang.log" 2>&1; }; then
     tail -n 40 "$logs/build-clang.log"; fail "clang build"; return
   fi
   pass
@@ -113,7 +119,7 @@ part_clang() {
     n=$((n + 1))
     if [ ! -x "build-clang/chapters/$name" ]; then fail "clang did not build $name"; continue; fi
     local ok=1 args
-    for args in "--quick" "--quick --no-compare"; do
+    for args in "--quick"; do
       # shellcheck disable=SC2086
       if ! cmp -s <("$c" $args 2>&1) <("build-clang/chapters/$name" $args 2>&1); then
         ok=0
@@ -128,6 +134,32 @@ part_clang() {
   ((n > 0)) || fail "no chapters found in $gcc_build"
 }
 
+# Every chapter prints the same bytes on the attention core's step backend as on its fast one
+# (the default), on both dropout backends where the chapter draws dropout masks: the backends'
+# "same bits" seen through the whole book.
+part_backends() {
+  local c name n=0 same=0 args
+  for c in $(chapters_of "$gcc_build"); do
+    name=$(basename "$c")
+    local sets=("--quick")
+    "$c" --help | grep -q -- --dropout-backend && sets+=("--quick --dropout-backend=mkl")
+    for args in "${sets[@]}"; do
+      n=$((n + 1))
+      # shellcheck disable=SC2086
+      if cmp -s <("$c" $args 2>&1) <("$c" $args --attention-backend=step 2>&1); then
+        pass; same=$((same + 1))
+      else
+        echo "ci_extra: $name $args: the step backend's output differs from the fast one's:"
+        # shellcheck disable=SC2086
+        diff <("$c" $args 2>&1) <("$c" $args --attention-backend=step 2>&1) | head -n 10
+        fail "$name $args: the attention backends print differently"
+      fi
+    done
+  done
+  echo "ci_extra: $same of $n chapter runs print byte for byte the same on the step and fast attention backends"
+  ((n > 0)) || fail "no chapters found in $gcc_build"
+}
+
 sanitizer_env() {
   export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:print_summary=1
   # tests/ubsan.supp: only xtensor's stride computation, which the bad-input table's
@@ -138,8 +170,11 @@ sanitizer_env() {
 part_sanitizers() {
   sanitizer_env
   # -fsanitize=fuzzer-no-link: the libraries carry libFuzzer's coverage (tests/fuzz/meson.build).
+  # No HTML book and none of the tests that run every chapter again or GPT-2 at 124M (under the
+  # sanitizers they took 1,900 of this part's 2,500 s): every chapter runs below, and the other
+  # tests run the same code at small sizes.
   if ! { setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
-         -Dcpp_args=-fsanitize=fuzzer-no-link \
+         -Dcpp_args=-fsanitize=fuzzer-no-link -Dbook_tests=false -Dfull_size_tests=false \
          && ninja -C build-asan > "$logs/build-asan.log" 2>&1; }; then
     tail -n 40 "$logs/build-asan.log"; fail "ASan + UBSan build"; return
   fi
@@ -151,7 +186,8 @@ part_sanitizers() {
   for c in $(chapters_of build-asan); do
     name=$(basename "$c")
     log="$logs/$name.sanitizers.log"
-    if "$c" --quick > /dev/null 2> "$log" && "$c" --quick --no-compare > /dev/null 2>> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
+    # --quick once, comparisons included (--no-compare only hides their lines)
+    if "$c" --quick > /dev/null 2> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
       pass
     else
       tail -n 30 "$log"; fail "$name under ASan + UBSan"
@@ -232,6 +268,7 @@ for i, line in enumerate(l for f in sys.argv[2:] for l in open(f, encoding="utf-
 total_start=$SECONDS
 timed "benchmark programs (gcc)" part_benchmarks
 timed "the recorded whole runs, run whole again (gcc)" part_recordings
+timed "chapters byte-identical on both attention backends, both dropout backends (gcc)" part_backends
 timed "install clang 14" install_tools || fail "installing clang 14"
 timed "clang 14 build, tests, chapters byte-identical to gcc" part_clang
 timed "ASan + UBSan build, tests, chapters" part_sanitizers

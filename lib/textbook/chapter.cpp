@@ -5,6 +5,8 @@
 #include <iostream>
 #include <sstream>
 
+#include "attn/attention/sdpa.hpp"
+
 namespace textbook {
 
 std::string program_name(const ChapterInfo& info) { return "chapter_" + info.name; }
@@ -134,6 +136,7 @@ int Chapter::finish() {
 int run(int argc, char** argv, const ChapterInfo& info,
         const std::function<void(Chapter&)>& body) {
     const Options options = parse_args(argc, argv, info);
+    if (options.attention_backend != attn::SDPABackend::automatic) attn::set_default_sdpa_backend(options.attention_backend);
     int status = 0;
     try {
         Chapter chapter(info, options);

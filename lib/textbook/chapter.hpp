@@ -32,6 +32,10 @@
 #include "textbook/prose.hpp"
 #include "textbook/record.hpp"
 
+namespace attn {
+enum class SDPABackend;  // attn/attention/sdpa.hpp
+}
+
 namespace textbook {
 
 /// What a chapter program is.
@@ -50,9 +54,14 @@ struct Options {
     /// `--quick`: the Quick start's run. A chapter whose whole run takes minutes (chapter 26's
     /// training) does a shortened one and says what it leaves out; the others ignore it.
     bool quick = false;
+    /// `--attention-backend=fast|step`: the attention core's default backend
+    /// (`attn::set_default_sdpa_backend`) for every attention the chapter does not pin. The two
+    /// give the same bits, so a chapter prints the same bytes on either (CI compares them).
+    /// `automatic` (the value-initialized enum): the process default stays.
+    attn::SDPABackend attention_backend{};
 };
 
-/// Parses `--help`, `--no-compare`, `--record=FILE`, for chapters with dropout
+/// Parses `--help`, `--no-compare`, `--record=FILE`, `--attention-backend=fast|step`, for chapters with dropout
 /// `--dropout-backend=portable|mkl`, and for seeded chapters `--seed=N`. Prints usage and exits 0 for `--help`; prints the error
 /// and usage to stderr and exits 2 for an unknown flag, a bad value or a stray argument.
 /// (Defined in cli.cpp, with every command line of the book's programs.)

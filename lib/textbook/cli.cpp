@@ -11,6 +11,7 @@
 #define CXXOPTS_NO_REGEX
 #include <cxxopts.hpp>
 
+#include "attn/attention/sdpa.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/tally.hpp"
 
@@ -27,6 +28,9 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
          cxxopts::value<std::string>(), "FILE")
         ("quick", "the Quick start's run: a chapter whose whole run takes minutes does a shortened "
                   "one and says what it leaves out (chapter 26's training); the others ignore it")
+        ("attention-backend", "the attention core's backend where the chapter does not choose one: fast "
+                              "(fused kernels) or step (every intermediate a tensor); both print the same bytes",
+         cxxopts::value<std::string>()->default_value("fast"), "NAME")
         ("h,help", "print this help and exit");
     if (info.seeded)
         cli.add_options()("seed", "re-run with another seed: every torch.manual_seed of the chapter "
@@ -53,6 +57,10 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
             else if (backend == "mkl") options.backend = attn::nn::BernoulliBackend::mkl;
             else throw std::invalid_argument("--dropout-backend must be portable or mkl, got '" + backend + "'");
         }
+        const auto attention = result["attention-backend"].as<std::string>();
+        if (attention == "fast") options.attention_backend = attn::SDPABackend::fast;
+        else if (attention == "step") options.attention_backend = attn::SDPABackend::step;
+        else throw std::invalid_argument("--attention-backend must be fast or step, got '" + attention + "'");
         options.compare = result.count("no-compare") == 0;
         options.quick = result.count("quick") > 0;
         if (result.count("record")) {
