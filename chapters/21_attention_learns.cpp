@@ -12,6 +12,7 @@
 #include "attn/print/print.hpp"
 #include "textbook/book.hpp"
 #include "textbook/chapter.hpp"
+#include "textbook/progress.hpp"
 #include "21_attention_learns.hpp"
 
 int main(int argc, char** argv) {
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
         const attn::AttentionOnlyTransformer untrained = model;  // step 5 looks at it again
         attn::optim::AdamW optimizer(model.named_parameters(), {.lr = 0.01});
         std::vector<float> losses, first_half, second_half;
+        textbook::Progress progress("training", 1000);  // a line on stderr, on a terminal only
         for (int step = 0; step < 1000; ++step) {
             const auto half = static_cast<std::size_t>(attn::randint(6, 13, {1})(0));  // 6 to 12 tokens, twice
             const auto [input, targets] = attn::next_token_pairs(attn::repeated_tokens(B, half, V));
@@ -83,7 +85,9 @@ int main(int argc, char** argv) {
             losses.push_back(loss());
             first_half.push_back(attn::sequence_cross_entropy(logits, targets, 0, half - 1)());
             second_half.push_back(attn::sequence_cross_entropy(logits, targets, half, 2 * half - 1)());
+            progress.update(step + 1);
         }
+        progress.finish();
         //! [induction]
         ch.book("o21-In09", "the training loop, every 50 steps", ch21::curve_lines(losses, first_half, second_half, 50),
                 {{"first_half", first_half}, {"second_half", second_half}});

@@ -6,7 +6,10 @@
 #include "attn/model/generate.hpp"
 #include "attn/model/gpt_model.hpp"
 #include "attn/print/python.hpp"
+#include "textbook/progress.hpp"
+#include "textbook/record.hpp"
 #include "textbook/tokenizer_data.hpp"
+#include "23_generation.hpp"
 
 int main(int argc, char** argv) {
     return textbook::run(argc, argv, {.name = "23_generation", .seeded = true}, [](textbook::Chapter& ch) {
@@ -48,14 +51,19 @@ int main(int argc, char** argv) {
                 "max |cached - recomputed| at the prefill and 6 decode steps: [" + diffs + "]");
 
         ch.step("generate");
+        textbook::Progress progress("generating", 200, "tokens");  // stderr, on a terminal only
         //! [generate]
-        const attn::LongTensor token_ids = attn::generate_text_simple_cached(model, encoded_tensor, 200, cache);
+        const attn::LongTensor token_ids = attn::generate_text_simple_cached(model, encoded_tensor, 200, cache, progress.tick());
         const std::vector<std::int64_t> ids = textbook::row_ids(token_ids, 0);
         const std::string decoded_text = tokenizer.decode(ids, attn::DecodeErrors::replace);
         //! [generate]
+        const double seconds = progress.seconds();
+        progress.finish();
         ch.book("o23-In02", "generate_text_simple_cached(model, encoded_tensor, max_new_tokens=200)",
                 "Output: " + attn::repr(token_ids) + "\nOutput length: " + std::to_string(ids.size()));
-        ch.show("print(\"Output text:\", decoded_text)", "Output text: " + decoded_text);
+        std::string wrapped = textbook::wrap_line("Output text: " + decoded_text, "", 80);  // one line in Python
+        wrapped.pop_back();
+        ch.show("print(\"Output text:\", decoded_text), wrapped at 80 columns", wrapped);
         ch.book("rch04kv-Output", "the first 23 new tokens, as his README quotes them",
                 "> Output text: " + tokenizer.decode({ids.begin(), ids.begin() + 4 + 23}, attn::DecodeErrors::replace) + " ...");
         ch.book("o23-In03", "without the cache: the tokens of the decode steps above, recomputed",
@@ -71,5 +79,6 @@ int main(int argc, char** argv) {
                     std::to_string(per_token) + " bytes per token");
 
         ch.step("speed");
+        textbook::terminal_note(ch23::this_run_note(model, 200, seconds, cache.bytes()));
     });
 }

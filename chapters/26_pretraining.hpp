@@ -37,6 +37,7 @@
 #include "textbook/tokenizer_data.hpp"
 #include "textbook/chapter.hpp"
 #include "textbook/display.hpp"
+#include "textbook/machine.hpp"
 #include "textbook/progress.hpp"
 #include "textbook/record.hpp"
 
@@ -144,13 +145,31 @@ inline std::string without_last_newline(const std::string& text) {
 /// time left, for a run of `steps` optimizer steps; for `train_model_simple`'s or `train_model`'s
 /// `on_step`. Each step's loss is also appended to `step_losses` when given (the rounding step
 /// compares two runs step by step).
+/// After the last step, on a terminal, one line of what this run took on the reader's machine,
+/// beside the recorded benchmark's model of the same run when one of `steps` steps is recorded
+/// (data/benchmarks/pretraining.json: his In [27]).
 inline std::function<void(const attn::TrainProgress&)> progress(std::size_t steps, std::vector<float>* step_losses = nullptr) {
     auto line = std::make_shared<textbook::Progress>("training", steps, "tokens");
-    return [line, step_losses](const attn::TrainProgress& p) {
+    return [line, step_losses, steps](const attn::TrainProgress& p) {
         if (step_losses) step_losses->push_back(p.loss);
         char note[48];
         std::snprintf(note, sizeof note, "epoch %zu · loss %.3f", p.epoch, static_cast<double>(p.loss));
         line->update(static_cast<std::size_t>(p.global_step + 1), static_cast<double>(p.tokens_seen), note);
+        if (static_cast<std::size_t>(p.global_step + 1) != steps || !line->shown()) return;
+        line->finish();
+        const double seconds = line->seconds();
+        const unsigned threads = textbook::machine_threads();
+        char text[512];
+        std::snprintf(text, sizeof text, "This run, on %s (%s): %zu steps, their evaluations and samples in %.0f s, "
+                      "%.1f tokens/s of training.", textbook::cpu_model().c_str(), textbook::threads_text(threads).c_str(),
+                      steps, seconds, static_cast<double>(p.tokens_seen) / seconds);
+        std::string out = text;
+        if (const auto rec = textbook::recorded_whole_run("pretraining", threads, "total_s", steps)) {
+            std::snprintf(text, sizeof text, " The recorded benchmark's model of the same run: %.0f s on %s (%s, commit %s).",
+                          rec->value, rec->cpu.c_str(), textbook::threads_text(rec->threads).c_str(), rec->commit.c_str());
+            out += text;
+        }
+        textbook::terminal_note(out);
     };
 }
 

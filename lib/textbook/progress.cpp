@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 namespace textbook {
 
@@ -32,8 +33,26 @@ Progress::Progress(std::string what, std::size_t total, std::string rate_unit)
     : what_(std::move(what)), rate_unit_(std::move(rate_unit)), total_(total), shown_(isatty(STDERR_FILENO) == 1),
       start_(std::chrono::steady_clock::now()), last_(start_) {}
 
-Progress::~Progress() {
+Progress::~Progress() { finish(); }
+
+void Progress::finish() {
     if (shown_ && width_ > 0) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width_), "");
+    width_ = 0;
+}
+
+std::function<void(std::size_t)> Progress::tick() {
+    return [this](std::size_t n) { update(n, static_cast<double>(n)); };
+}
+
+double Progress::seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+}
+
+void terminal_note(const std::string& line) {
+    if (isatty(STDERR_FILENO) != 1) return;
+    std::cout.flush();  // after what the chapter printed before it
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 void Progress::update(std::size_t done, double count, const std::string& note) {

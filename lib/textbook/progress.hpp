@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace textbook {
@@ -27,6 +28,16 @@ public:
     /// second, and always for the last unit.
     void update(std::size_t done, double count = 0, const std::string& note = "");
 
+    /// `update(n, n)` as a callback (e.g. `generate_text_simple_cached`'s `on_token`): `n` of
+    /// `total` done, each one counted for the rate.
+    std::function<void(std::size_t)> tick();
+
+    /// Clears the line (the destructor does too): call it before printing on after the step.
+    void finish();
+
+    /// Seconds since construction.
+    double seconds() const;
+
     /// Whether stderr is a terminal (the line is shown).
     bool shown() const { return shown_; }
 
@@ -37,5 +48,10 @@ private:
     std::chrono::steady_clock::time_point start_, last_;
     std::size_t width_ = 0;  // of the last line written, to clear it
 };
+
+/// Writes `line` and a newline to stderr when stderr is a terminal (what this run measured on
+/// the reader's machine: not printed into a pipe, a CI log or a `--record`, whose bytes must not
+/// depend on the machine).
+void terminal_note(const std::string& line);
 
 }  // namespace textbook

@@ -69,13 +69,21 @@ LongTensor generate_text_simple(const GPTModel& model, const LongTensor& idx, st
 
 LongTensor generate_text_simple_cached(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens,
                                        GPTCache& cache, std::size_t context_size, bool use_cache) {
+    return generate_text_simple_cached(model, idx, max_new_tokens, cache, {}, context_size, use_cache);
+}
+
+LongTensor generate_text_simple_cached(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens,
+                                       GPTCache& cache, const std::function<void(std::size_t)>& on_token,
+                                       std::size_t context_size, bool use_cache) {
     check_idx("generate_text_simple_cached", idx);
     check_context("generate_text_simple_cached", model, context_size);
     const std::size_t ctx_len = context_size != 0 ? context_size : model.context_length();
     LongTensor out = idx;
     if (!use_cache) {
-        for (std::size_t step = 0; step < max_new_tokens; ++step)
+        for (std::size_t step = 0; step < max_new_tokens; ++step) {
             out = append(out, next_tokens(model(last_tokens(out, ctx_len)), false));
+            if (on_token) on_token(step + 1);
+        }
         return out;
     }
     cache.reset();  // model.reset_kv_cache()
@@ -84,6 +92,7 @@ LongTensor generate_text_simple_cached(const GPTModel& model, const LongTensor& 
         const LongTensor next = next_tokens(logits, false);
         out = append(out, next);
         logits = model.forward(next, cache);
+        if (on_token) on_token(step + 1);
     }
     return out;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 
 #include "attn/core/tensor.hpp"
 #include "attn/model/gpt_model.hpp"
@@ -37,5 +38,13 @@ LongTensor generate_text_simple(const GPTModel& model, const LongTensor& idx, st
 /// `context_size` exceeds the model's `context_length`.
 LongTensor generate_text_simple_cached(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens,
                                        GPTCache& cache, std::size_t context_size = 0, bool use_cache = true);
+
+/// `generate_text_simple_cached` calling `on_token(n)` after each new token's forward, `n` the
+/// tokens generated so far (1 to `max_new_tokens`): for a progress line, as tqdm would wrap
+/// his loop. The same tokens, the same cache.
+/// @throws std::invalid_argument as the overload above; what `on_token` throws passes through.
+LongTensor generate_text_simple_cached(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens,
+                                       GPTCache& cache, const std::function<void(std::size_t)>& on_token,
+                                       std::size_t context_size = 0, bool use_cache = true);
 
 }  // namespace attn
