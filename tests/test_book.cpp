@@ -189,6 +189,12 @@ TEST_CASE("a verdict names its source: the notebook, or the oracle run") {
     // An unreproducible entry's reason is read as words, once.
     e.check = textbook::Check::parse("unreproducible:torch_version_of_the_run");
     CHECK(textbook::compare(e, "x").summary() == "not reproducible: torch version of the run");
+    // A relation: a notebook's values are unseeded; an oracle run's are seeded (its relation
+    // stands for more than the chapter computes), and its verdict must not call them unseeded.
+    e.check = textbook::Check::parse("relation:cached_ids_equal_recomputed");
+    CHECK(textbook::compare(e, "x").summary().find("unseeded") == std::string::npos);
+    e.notebook = "001_ed5ea164135fb843.txt";
+    CHECK(textbook::compare(e, "x").summary().rfind("unseeded", 0) == 0);
 }
 
 TEST_CASE("wrap_line: the book's own lines fit 100 columns, continued under an indent") {

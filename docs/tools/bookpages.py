@@ -278,7 +278,9 @@ def verdict(block, book, k=0):
         return "differs", f"{html.escape(comparison['summary'])} ({describe_check(entry)})"
     if result == "relation":
         rel = entry.detail
-        return "relation", (f"not compared as text: the notebook's values are unseeded. Checked "
+        why = ("the chapter computes part of what the oracle run printed"
+               if entry.source_noun == "the oracle run" else "the notebook's values are unseeded")
+        return "relation", (f"not compared as text: {why}. Checked "
                             f"through the relation <code>{html.escape(rel)}</code>"
                             + (f": {md_code(book.relations[rel])}" if rel in book.relations else ""))
     return "unreproducible", f"not reproducible: {html.escape(entry.detail.replace('_', ' '))}"
@@ -447,8 +449,8 @@ LEGEND = ('<p class="book-legend">Each step reads: the prose, the code of the st
           'compiled program), and what it printed when these pages were built, beside the block its '
           'source printed (a notebook, or a run of PyTorch recorded by this project: an oracle run), '
           'with a mark: \u2713 identical, \u2248 the same numbers within a few float32 '
-          '<a href="glossary.html#glossary_ulp">ulp</a>, \u21d4 unseeded, checked through a relation in '
-          'the tests, \u2205 not reproducible, \u2717 different or missing, \u2022 new (no source prints it).</p>')
+          '<a href="glossary.html#glossary_ulp">ulp</a>, \u21d4 checked through a relation in the tests '
+          '(unseeded values, or more than the chapter computes), \u2205 not reproducible, \u2717 different or missing, \u2022 new (no source prints it).</p>')
 
 
 def chapter_page(run, prose_path, source_path, book, figures, neighbours, gloss, data_dir, source_root):

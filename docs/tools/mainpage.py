@@ -69,7 +69,7 @@ def tensor_table(book, pages):
                     f'<td class="book-status"><span class="book-mark">{mark}</span> {words}</td></tr>')
     order = ["identical", "close", "relation", "unreproducible", "differs", "missing"]
     names = {"identical": "reproduced exactly", "close": "reproduced within the ulp tolerance",
-             "relation": "unseeded, checked by a relation", "unreproducible": "not reproducible",
+             "relation": "checked by a relation", "unreproducible": "not reproducible",
              "differs": "printed but different", "missing": "not printed by a chapter yet"}
     summary = ", ".join(f"{counts[k]} {names[k]}" for k in order if counts.get(k))
     table = ['<table class="book-table book-tensors">',
