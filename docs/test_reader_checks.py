@@ -108,6 +108,16 @@ expect(rc.phone_css_problems(css.replace("overflow-x: auto", "overflow-x: visibl
 expect(rc.phone_css_problems(css.replace("overflow-wrap: anywhere", "overflow-wrap: normal")), True,
        "phone: long words and paths unbreakable")
 
+# ------------------------------------------------------------------------- the glossary
+
+GLOSSARY = "## LayerNorm {#g1}\n<!-- forms: LayerNorm, layer normalisation -->\n\nDefined.\n"
+expect(rc.glossary_gaps({"22_gpt_model.md": "Each block is pre-LayerNorm."}, GLOSSARY), False,
+       "glossary: a term the glossary defines")
+expect(rc.glossary_gaps({"22_gpt_model.md": "GELU and the feed-forward network."}, GLOSSARY), True,
+       "glossary: a model term without an entry")
+expect(rc.glossary_gaps({"17_sparse_attention.md": "the GELUs of a paper"}, GLOSSARY), False,
+       "glossary: only whole words")
+
 # ------------------------------------------------------------------------- the terminal
 
 block = "tensor([0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0.,"

@@ -12,7 +12,9 @@ checks test_docs.py runs on the built book and test_reader_checks.py runs on bro
   MIN_TEXT_PX (figurepages.py), not opening full size on a click, or with text running past
   its edges;
 - phone_css_problems: the stylesheet rules that keep a page within a phone's width (formulas,
-  code, tables and figures scroll inside their own box; long words break).
+  code, tables and figures scroll inside their own box; long words break);
+- glossary_gaps: a term of the field a chapter page uses (MODEL_TERMS: LayerNorm, GELU,
+  logits, ...) that no glossary entry defines.
 
 Each returns a list of problems (strings, or tuples for the terminal); empty when all holds.
 """
@@ -94,6 +96,28 @@ def contents_miscounts(index_html):
                 problems.append(f"{row[0]}: the contents page says {said.get(TALLY_WORDS[col], 0)} "
                                 f"{TALLY_WORDS[col]}, the tally {value}")
     return problems
+
+
+# ------------------------------------------------------------------------- the glossary
+
+# The model's words a reader of Part IV and V meets, each defined in the glossary where a
+# chapter page uses it.
+MODEL_TERMS = ["LayerNorm", "GELU", "logits", "perplexity", "weight tying", "epoch", "overfitting",
+               "safetensors", "KV cache", "fused multiply-add", "FlashAttention"]
+GLOSSARY_FORMS = re.compile(r"<!--\s*forms:\s*(.*?)\s*-->")
+
+
+def glossary_gaps(pages, glossary):
+    """(term, page name) for each of MODEL_TERMS that a page of `pages` ({name: markdown}) uses as
+    a whole word and no `forms:` line of `glossary` (the glossary page's markdown) lists."""
+    forms = {f.strip() for line in GLOSSARY_FORMS.findall(glossary) for f in line.split(",")}
+    gaps = []
+    for term in MODEL_TERMS:
+        if term in forms:
+            continue
+        word = re.compile(r"(?<![\w-])" + re.escape(term) + r"(?![\w-])")
+        gaps += [(term, name) for name, text in sorted(pages.items()) if word.search(text)][:1]
+    return gaps
 
 
 # ------------------------------------------------------------------------- numbers in prose
