@@ -284,10 +284,31 @@ def main():
           "index.html does not load MathJax from the local mathjax/ directory")
     for e in book.entries:
         check(f'data-entry="{e.id}"' in index, f"main page: book entry {e.id} is not in the tensor table")
+    # A copy button on every code fragment (doxygen-awesome's script, loaded by every page).
+    check((html_dir / "doxygen-awesome-fragment-copy-button.js").is_file() and
+          "DoxygenAwesomeFragmentCopyButton.init()" in index, "the code fragments' copy button is not loaded")
+    # The full-text search: the index holds every reader's page, and finds words that occur
+    # only in prose (Doxygen's own search finds names and titles).
+    search = html_dir / "search_text.html"
+    if check(search.is_file() and (html_dir / "fulltext_index.js").is_file() and (html_dir / "fulltext.js").is_file(),
+             "the search page, fulltext_index.js or fulltext.js is missing"):
+        check('src="fulltext_index.js"' in search.read_text(encoding="utf-8"), "search_text.html does not load the index")
+        check("search_text.html" in index, "the main page does not link the search page")
+        raw = (html_dir / "fulltext_index.js").read_text(encoding="utf-8")
+        pages = json.loads(raw[raw.index("=") + 1:].strip().rstrip(";"))
+        urls = {p["url"] for p in pages}
+        check(all(f"{bookpages.chapter_label(s.partition('=')[0])}.html" in urls for s in args.chapter),
+              "fulltext_index.js lacks a chapter page")
+        for word, page in (("anti-diagonal", "chapter_25_cross_attention.html"), ("perplexity", "chapter_26_pretraining.html")):
+            check(any(p["url"] == page and word in p["text"].lower() for p in pages),
+                  f"the full-text index does not find '{word}' on {page}")
     for problem in reader_checks.contents_miscounts(index):
         check(False, f"main page: {problem}")
     for problem in reader_checks.phone_css_problems((source_root / "docs" / "book.css").read_text(encoding="utf-8")):
         check(False, problem)
+    pages = {p.name: p.read_text(encoding="utf-8") for p in (source_root / "docs" / "chapters").glob("*.md")}
+    for term, page in reader_checks.glossary_gaps(pages, (source_root / "docs" / "glossary.md").read_text(encoding="utf-8")):
+        check(False, f"docs/chapters/{page} uses '{term}', which docs/glossary.md does not define (a forms: line)")
     for other in ("benchmarks.html", "training.html", "index.html"):
         if (html_dir / other).is_file():
             for problem in reader_checks.figure_problems((html_dir / other).read_text(encoding="utf-8"), html_dir):

@@ -35,6 +35,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -43,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks" / "pag
 import attention_page  # noqa: E402  (the benchmarks page, from data/benchmarks/attention.json)
 import training_page  # noqa: E402  (the training page, from data/benchmarks/training.json)
 import glossary  # noqa: E402
+import fulltext  # noqa: E402
 import mainpage  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 import recordings  # noqa: E402  (the chapters' recorded whole runs, data/recordings/)
@@ -105,6 +107,11 @@ def reused_run(records_dir, exe, data_dir, out_dir, name):
     shutil.copyfile(record, out_dir / f"{name}.json")
     blocks, recorded = with_recording(out_dir / f"{name}.json", data_dir, name)
     return blocks, "", 0, recorded
+
+
+# doxygen-awesome's copy button on every code fragment (its own script, HTML_EXTRA_FILES).
+COPY_BUTTON = ('<script type="text/javascript" src="$relpath^doxygen-awesome-fragment-copy-button.js"></script>\n'
+               '<script type="text/javascript">DoxygenAwesomeFragmentCopyButton.init()</script>\n')
 
 
 def write_depfile(path, target, deps):
@@ -205,6 +212,7 @@ def main():
     main_text = mainpage.main_page(src / "docs" / "mainpage.md", pages, chapters, book, figures,
                                    proc.stdout)
     (pages_dir / "mainpage.md").write_text(main_text, encoding="utf-8")
+    (pages_dir / "search.md").write_text(fulltext.PAGE, encoding="utf-8")
     deps += attention_page.write(src, pages_dir, fig_dir)
     deps += training_page.write(src, pages_dir)
     # Every page, hand-written or generated, through the same Markdown fix-ups.
@@ -217,7 +225,15 @@ def main():
             deps += [headers] + sorted(headers.glob("*.hpp"))
 
     # 4. Doxygen. Warnings are errors: the Doxyfile says FAIL_ON_WARNINGS, and any line
-    # Doxygen writes to stderr fails the build here as well.
+    # Doxygen writes to stderr fails the build here as well. Its header is its own default
+    # (doxygen -w html), with doxygen-awesome's copy button on each code fragment.
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([args.doxygen, "-w", "html", str(out / "header.html"), str(Path(tmp) / "footer.html"),
+                        str(Path(tmp) / "style.css")], check=True, capture_output=True)
+    header = (out / "header.html").read_text(encoding="utf-8")
+    if "</head>" not in header:
+        sys.exit("build_docs: doxygen -w html wrote a header without </head>")
+    (out / "header.html").write_text(header.replace("</head>", COPY_BUTTON + "</head>", 1), encoding="utf-8")
     html_dir = out / "html"
     if html_dir.exists() or html_dir.is_symlink():
         shutil.rmtree(html_dir)
@@ -242,6 +258,9 @@ def main():
     for fig in figures:
         if not (html_dir / fig.file).is_file():
             sys.exit(f"build_docs: figure {fig.file} is missing from {html_dir}")
+    # The pages' text for the full-text search (search.html).
+    if html_dir.is_dir():
+        fulltext.write_index(html_dir)
 
     args.stamp.write_text("built\n", encoding="utf-8")
     if args.depfile:
