@@ -138,6 +138,13 @@ std::vector<Case> empty_cases() {
         return same_shape(scaled_dot_product_attention(q, kv, kv, {.backend = attn::SDPABackend::step}),
                           {1, 1, std::size_t{1} << 40, 0});
     });
+    ok("the same with an additive causal mask on the fast backend, at once (found by fuzz_cross_attention: the "
+       "check that hidden scores are finite walked the 2^40 empty rows)", [] {
+        const Tensor q = attn::zeros({1, 1, std::size_t{1} << 40, 0}), kv = attn::zeros({1, 1, 1, 0});
+        return same_shape(scaled_dot_product_attention(q, kv, kv, {.is_causal = true, .mask_op = attn::MaskOp::additive,
+                                                                   .backend = attn::SDPABackend::fast}),
+                          {1, 1, std::size_t{1} << 40, 0});
+    });
     ok("scaled_dot_product_attention [N = 0, T, E] (rank 3, no heads)", [] {
         const Tensor q = attn::zeros({0, 3, 4});
         return same_shape(scaled_dot_product_attention(q, q, q), {0, 3, 4});

@@ -52,6 +52,7 @@ SDPABackend require_backend(const char* where, SDPABackend b) {
 
 // The largest |x| of a view into `m`; false when an element is not finite.
 bool max_abs(const HeadsView& x, double& m) {
+    if (x.hd == 0 || x.T == 0 || x.H == 0) return true;  // no element (and no walk over 2^40 empty rows)
     for (std::size_t b = 0; b < x.B; ++b)
         for (std::size_t h = 0; h < x.H; ++h)
             for (std::size_t t = 0; t < x.T; ++t) {
