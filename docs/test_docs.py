@@ -284,6 +284,14 @@ def main():
           "index.html does not load MathJax from the local mathjax/ directory")
     for e in book.entries:
         check(f'data-entry="{e.id}"' in index, f"main page: book entry {e.id} is not in the tensor table")
+    # Nothing hidden: each chapter page lists its whole program (and its helper header).
+    for spec in args.chapter:
+        name = spec.partition("=")[0]
+        page = html_dir / f"{bookpages.chapter_label(name)}.html"
+        if page.is_file():
+            text = page.read_text(encoding="utf-8")
+            check("The whole program" in text and "textbook::run" in html.unescape(re.sub(r"<[^>]+>", "", text)),
+                  f"{page.name}: the whole program of chapter {name} is not on its page")
     # A copy button on every code fragment (doxygen-awesome's script, loaded by every page).
     check((html_dir / "doxygen-awesome-fragment-copy-button.js").is_file() and
           "DoxygenAwesomeFragmentCopyButton.init()" in index, "the code fragments' copy button is not loaded")
@@ -309,6 +317,10 @@ def main():
     pages = {p.name: p.read_text(encoding="utf-8") for p in (source_root / "docs" / "chapters").glob("*.md")}
     for term, page in reader_checks.glossary_gaps(pages, (source_root / "docs" / "glossary.md").read_text(encoding="utf-8")):
         check(False, f"docs/chapters/{page} uses '{term}', which docs/glossary.md does not define (a forms: line)")
+    for page in sorted(html_dir.glob("chapter_*.html")) + [html_dir / n for n in ("benchmarks.html", "training.html")]:
+        if page.is_file():
+            for cell in reader_checks.breakable_numbers(page.read_text(encoding="utf-8"))[:3]:
+                check(False, f"{page.name}: a table cell could break its number across lines: {cell!r}")
     for other in ("benchmarks.html", "training.html", "index.html"):
         if (html_dir / other).is_file():
             for problem in reader_checks.figure_problems((html_dir / other).read_text(encoding="utf-8"), html_dir):

@@ -108,6 +108,15 @@ expect(rc.phone_css_problems(css.replace("overflow-x: auto", "overflow-x: visibl
 expect(rc.phone_css_problems(css.replace("overflow-wrap: anywhere", "overflow-wrap: normal")), True,
        "phone: long words and paths unbreakable")
 
+# ------------------------------------------------------------------------- numbers in tables
+
+expect(rc.breakable_numbers("<table><tr><td>8\u00a0399</td><td>70&nbsp;%</td><td>41.7</td></tr></table>"), False,
+       "tables: numbers held together by no-break spaces")
+expect(rc.breakable_numbers("<table><tr><td>8 399</td></tr></table>"), True, "tables: thousands split by a space")
+expect(rc.breakable_numbers("<table><tr><td><b>70 %</b></td></tr></table>"), True, "tables: a percent split off")
+expect(rc.breakable_numbers("<table><tr><td>2 threads</td><td>a decode step, context 16</td></tr></table>"), False,
+       "tables: a count and its words")
+
 # ------------------------------------------------------------------------- the glossary
 
 GLOSSARY = "## LayerNorm {#g1}\n<!-- forms: LayerNorm, layer normalisation -->\n\nDefined.\n"

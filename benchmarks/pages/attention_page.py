@@ -128,10 +128,10 @@ class Page(RecordingPage):
             return "(No ONNX Runtime profile in the data: recorded with --no-profile.)"
         out = []
         for p in profiles:
-            ops = ", ".join(f"{op} {o['share_percent']:g} % ({o['runs_on_two_or_more_threads']}"
+            ops = ", ".join(f"{op} {o['share_percent']:g}\u00a0% ({o['runs_on_two_or_more_threads']}"
                             f"/{o['runs']} runs threaded)" for op, o in p["operators"].items())
             out.append(f"- `{p['variant']}`, T = {p['T']}, {p['threads']} thread(s), "
-                       f"{ms(p['time_ms'])} ms a run with profiling on: {ops}.")
+                       f"{ms(p['time_ms'])}\u00a0ms a run with profiling on: {ops}.")
         return "\n".join(out)
 
     def PIECES(self):
@@ -156,7 +156,7 @@ class Page(RecordingPage):
                 cells = [cell(T, th, n if n == "mha_mask_softmax" else n + tail) for n in names]
                 out.append(f"| {T} | {th:.0f} | {arith} | " + " | ".join(cells) + " |")
         rates = [f"`{p['name'].split('/')[0]}` ({p['threads']:.0f} thread(s)) "
-                 f"{p['GFLOPs']:.0f} GFLOP/s" + (f", {percent(p)} of the limit" if p.get("fraction") else "")
+                 f"{p['GFLOPs']:.0f}\u00a0GFLOP/s" + (f", {percent(p)} of the limit" if p.get("fraction") else "")
                  for p in pieces if "piece" not in p and p.get("GFLOPs")]
         return "\n".join(out + ["", "Baselines, 1024³: " + "; ".join(rates) + "."])
 
@@ -197,7 +197,7 @@ def svg(data, path):
                 continue
             v = r["sides"][k]["time_ms"]
             out.append(f'<rect x="{x0 + ki * bw:.1f}" y="{y(v):.1f}" width="{bw - 1:.1f}" '
-                       f'height="{y(lo) - y(v):.1f}" fill="{c}"><title>{t}: {ms(v)} ms'
+                       f'height="{y(lo) - y(v):.1f}" fill="{c}"><title>{t}: {ms(v)}\u00a0ms'
                        f'</title></rect>')
         out.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{h - bottom + 16}" '
                    f'text-anchor="middle">T = {r["T"]}, {r["threads"]} thr.</text>')

@@ -32,10 +32,15 @@ def load(path):
 
 def ms(v):
     """A time in ms with three significant digits, trailing zeros kept ("35.0", not "35"), or
-    from 999.5 whole (thousands grouped by a space)."""
+    from 999.5 whole (thousands grouped by a no-break space: a phone's narrow column never
+    breaks "8 399" across lines)."""
     if v is None:
         return "–"
-    return f"{v:#.3g}".rstrip(".") if v < 999.5 else f"{v:,.0f}".replace(",", " ")
+    return f"{v:#.3g}".rstrip(".") if v < 999.5 else f"{v:,.0f}".replace(",", NBSP)
+
+
+# A no-break space: between a number's groups and before its unit ("70 %", "8 399").
+NBSP = "\u00a0"
 
 
 def ratio(v):
@@ -45,7 +50,7 @@ def ratio(v):
 def percent(side):
     """A side's fraction of the limit that binds it, as a page prints it ("41 %"), or "–"."""
     f = (side or {}).get("fraction")
-    return "–" if f is None else f"{100 * f:.0f} %"
+    return "–" if f is None else f"{100 * f:.0f}{NBSP}%"
 
 
 def bold_fastest(times):
@@ -56,7 +61,7 @@ def bold_fastest(times):
 
 
 def mib(nbytes):
-    return f"{nbytes / 2**20:.0f} MiB"
+    return f"{nbytes / 2**20:.0f}{NBSP}MiB"
 
 
 def gb(nbytes):
@@ -237,11 +242,11 @@ def limits_sentence(data, threads=(1,)):
         fma = limit(data, fmas[0]) if fmas else None
         parts = []
         if mul_add is not None:
-            parts.append(f"a multiply then an add (the exact path) {mul_add:.0f} GFLOP/s")
+            parts.append(f"a multiply then an add (the exact path) {mul_add:.0f}\u00a0GFLOP/s")
         if fma is not None:
-            parts.append(f"fused multiply-adds {fma:.0f} GFLOP/s ({fmas[0].split('/')[1]})")
+            parts.append(f"fused multiply-adds {fma:.0f}\u00a0GFLOP/s ({fmas[0].split('/')[1]})")
         if read is not None:
-            parts.append(f"reading memory {read:.1f} GB/s")
+            parts.append(f"reading memory {read:.1f}\u00a0GB/s")
         per_thread.append(f"on {th} thread{'s' if th > 1 else ''}, " + ", ".join(parts))
     return (f"The limits of the machine it was recorded on, measured in the same recording with "
             f"the kernels' instruction set ({isa}): " + "; ".join(per_thread) + ". “Of limit” reads a "
@@ -268,6 +273,6 @@ def limits_table(data):
             for t in threads:
                 v = peak.get(f"{c}/{isa}/{t}")
                 cells.append("–" if v is None else
-                             f"{v['value']:.1f} GB/s" if c == "read" else f"{v['value']:.0f} GFLOP/s")
+                             f"{v['value']:.1f}\u00a0GB/s" if c == "read" else f"{v['value']:.0f}\u00a0GFLOP/s")
         rows.append([name] + cells)
     return table(head, rows, "l" + "r" * (len(head) - 1))

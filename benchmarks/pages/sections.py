@@ -114,11 +114,11 @@ def efficient(data_dir, source_root):
                 "RSS is the C++ process's peak resident memory.")
     best_cpp = min(cpp.items(), key=lambda kv: min(kv[1]["wall"]))
     best = [f"the fastest C++ path by wall time is {best_cpp[0]} "
-            f"({ms(min(best_cpp[1]['wall']))} ms)"]
+            f"({ms(min(best_cpp[1]['wall']))}\u00a0ms)"]
     if torch:
         best_t = min(torch.items(), key=lambda kv: min(kv[1]))
         r = min(best_cpp[1]["wall"]) / min(best_t[1])
-        best.append(f"PyTorch's fastest is {best_t[0].removeprefix('torch ')} ({ms(min(best_t[1]))} ms), "
+        best.append(f"PyTorch's fastest is {best_t[0].removeprefix('torch ')} ({ms(min(best_t[1]))}\u00a0ms), "
                     + (f"{r:.1f} times faster" if r >= 1 else f"{1 / r:.1f} times slower"))
     head = caption(data, "efficient.json", source_root, what, ("Times in ms. " + peer).strip())
     return "\n\n".join([head,
@@ -280,8 +280,8 @@ def exactness(data_dir, source_root):
                  and {"library", "library-fma"} <= set(r.get("sides", {}))]
         if steps:
             parts = [f"on {r['threads']} thread{'s' if r['threads'] > 1 else ''} "
-                     f"{ms(r['sides']['library']['time_ms'])} ms exact, "
-                     f"{ms(r['sides']['library-fma']['time_ms'])} ms fma "
+                     f"{ms(r['sides']['library']['time_ms'])}\u00a0ms exact, "
+                     f"{ms(r['sides']['library-fma']['time_ms'])}\u00a0ms fma "
                      f"({r['sides']['library']['time_ms'] / r['sides']['library-fma']['time_ms']:.2f} "
                      "times as fast)" for r in steps]
             c = train.get("checks", {})
@@ -369,11 +369,11 @@ def generation(data_dir, source_root):
         per_s = lambda s: f"{s['tokens_per_s']:.1f}" if s.get("tokens_per_s") else "\u2013"
         rows.append([what, str(row["threads"]), *bold_fastest([lib.get("time_ms"), torch.get("time_ms")]),
                      per_s(lib), per_s(torch),
-                     f"{100 * lib['fraction_of_bound']:.0f} %" if lib.get("fraction_of_bound") else percent(lib)])
+                     f"{100 * lib['fraction_of_bound']:.0f}\u00a0%" if lib.get("fraction_of_bound") else percent(lib)])
         if row["case"] == "generate" and lib.get("bound_tokens_per_s"):
             bounds.append(f"{row['threads']} thread{'s' if row['threads'] > 1 else ''}: "
                           f"{lib['bound_tokens_per_s']:.1f} tokens/s bound, the library "
-                          f"{lib['tokens_per_s']:.1f} ({100 * lib['fraction_of_bound']:.0f} %), PyTorch "
+                          f"{lib['tokens_per_s']:.1f} ({100 * lib['fraction_of_bound']:.0f}\u00a0%), PyTorch "
                           f"{torch.get('tokens_per_s', 0):.1f}")
     fma_rows = _generation_fma_rows(summary)
     weights = data.get("checks", {}).get("weights_read_MB")
@@ -402,7 +402,7 @@ def _generation_fma_rows(summary):
     """The rows of generation.json's summary with both arithmetics, as the fma table's cells."""
     def of_limit(side):
         f = side.get("fraction_of_bound", side.get("fraction"))
-        return "\u2013" if f is None else f"{100 * f:.0f} %"
+        return "\u2013" if f is None else f"{100 * f:.0f}\u00a0%"
     rows = []
     for row in summary:
         ex, fm = row["sides"].get("library"), row["sides"].get("library-fma")

@@ -106,8 +106,8 @@ class Page(RecordingPage):
                 best = min((r["sides"][k]["time_ms"], k) for k in ("pytorch-default", "pytorch-reuse")
                            if k in r["sides"])
                 parts.append(f"on {th} thread{'s' if th > 1 else ''} a step took "
-                             f"{ms(r['sides']['library']['time_ms'])} ms in the library and "
-                             f"{ms(best[0])} ms in PyTorch at its best "
+                             f"{ms(r['sides']['library']['time_ms'])}\u00a0ms in the library and "
+                             f"{ms(best[0])}\u00a0ms in PyTorch at its best "
                              f"({r['library_over_pytorch_best']:.2f} times its time)")
         mem = {(r["backend"], r["T"]): r for r in self.data.get("memory", [])}
         big = max((T for b, T in mem if b == "tiled"), default=None)

@@ -527,8 +527,15 @@ def chapter_page(run, prose_path, source_path, book, figures, neighbours, gloss,
     stray = [m for m in markers if m not in used]
     if stray:
         raise SystemExit(f"{source_path}: snippet markers {stray} name no section of {prose_path}")
-    out.append(f"The whole program: `chapters/{run.name}.cpp`, run as "
-               f"`build/chapters/chapter_{run.name}`.\n")
+    # Nothing hidden: the whole program and its helper header, as compiled.
+    out += [f"## The whole program {{#{label}_program}}", "",
+            f"`chapters/{run.name}.cpp`, run as `build/chapters/chapter_{run.name}`, every line (the "
+            f"steps above are cut from it between its `//! [step]` markers):", "",
+            f"\\includelineno {run.name}.cpp", ""]
+    helper = Path(source_path).with_suffix(".hpp")
+    if helper.is_file():
+        out += [f"Its helper header, `chapters/{helper.name}` (printing layout and what only this "
+                f"chapter needs):", "", f"\\includelineno {helper.name}", ""]
 
     frags = []
     if run.returncode != 0:

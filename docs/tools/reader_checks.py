@@ -13,6 +13,8 @@ checks test_docs.py runs on the built book and test_reader_checks.py runs on bro
   its edges;
 - phone_css_problems: the stylesheet rules that keep a page within a phone's width (formulas,
   code, tables and figures scroll inside their own box; long words break);
+- breakable_numbers: a table cell whose number a narrow column could break across lines (a
+  plain space between digit groups, "8 399", or before a unit, "70 %");
 - glossary_gaps: a term of the field a chapter page uses (MODEL_TERMS: LayerNorm, GELU,
   logits, ...) that no glossary entry defines.
 
@@ -96,6 +98,19 @@ def contents_miscounts(index_html):
                 problems.append(f"{row[0]}: the contents page says {said.get(TALLY_WORDS[col], 0)} "
                                 f"{TALLY_WORDS[col]}, the tally {value}")
     return problems
+
+
+# ------------------------------------------------------------------------- numbers in tables
+
+CELL = re.compile(r"<t[dh][^>]*>(.*?)</t[dh]>", re.S)
+BREAKABLE = re.compile(r"\d (?:\d{3}(?!\d)|%|MiB|GB/s|GFLOP/s|ms\b)")
+
+
+def breakable_numbers(markup):
+    """The table cells of a page whose numbers hold a plain space a line could break at: between
+    thousands ("8 399") or before a unit ("70 %"): those want a no-break space."""
+    return [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in CELL.findall(markup)
+            if BREAKABLE.search(html.unescape(re.sub(r"<[^>]+>", "", c)).replace("\u00a0", "\u00a0"))]
 
 
 # ------------------------------------------------------------------------- the glossary
