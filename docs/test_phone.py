@@ -6,7 +6,9 @@ chapters, the glossary, the benchmarks and training pages):
 - on the phone, the page's content is no wider than the screen: what is wider (a formula, a
   code fragment, a table, a figure) scrolls inside its own box;
 - at both widths, every figure's smallest text, at the width the browser draws the figure, is
-  at least figurepages.MIN_TEXT_PX.
+  at least figurepages.MIN_TEXT_PX;
+- at 1400 pixels, every figure fits its column: no panel is cut off or has to be scrolled to.
+  (On the phone a figure wider than the screen scrolls inside its own box.)
 
 The measurement itself is checked first: a page made wider than the phone must be measured
 wider, and a figure drawn at a quarter of its size must be measured too small, or the test
@@ -51,8 +53,10 @@ function next() {
       const box = d.getElementById('doc-content') || d.documentElement;
       const figures = [];
       for (const img of d.querySelectorAll('div.book-figure img, div.image img, div.image object')) {
+        const col = (img.closest('div.textblock') || img.closest('div.contents') || box).getBoundingClientRect();
         figures.push({src: img.getAttribute('src') || img.getAttribute('data'),
-                      drawn: img.getBoundingClientRect().width});
+                      drawn: img.getBoundingClientRect().width, right: img.getBoundingClientRect().right,
+                      column: col.right});
       }
       results.push({page: job.page, width: job.width, scroll: box.scrollWidth, client: box.clientWidth,
                     figures: figures});
@@ -73,6 +77,9 @@ FIXTURE_WIDE = ('<!doctype html><html><body><div id="doc-content" style="overflo
 FIXTURE_NARROW = ('<!doctype html><html><body><div id="doc-content" style="overflow:auto">'
                   '<p>' + 'word ' * 200 + '</p><div class="book-figure"><img src="fixture.svg" '
                   'style="width:25%"></div></div></body></html>')
+FIXTURE_CUT = ('<!doctype html><html><body><div id="doc-content"><div class="contents"><div class="textblock">'
+               '<div class="book-figure" style="overflow-x:auto"><img src="fixture.svg" style="width:1800px">'
+               '</div></div></div></div></body></html>')
 FIXTURE_SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="800" height="100" viewBox="0 0 800 100">'
                '<text x="10" y="20" font-size="11">label</text></svg>')
 
@@ -119,10 +126,12 @@ def main():
         fixtures = Path(tmp)
         (fixtures / "wide.html").write_text(FIXTURE_WIDE)
         (fixtures / "narrow.html").write_text(FIXTURE_NARROW)
+        (fixtures / "cut.html").write_text(FIXTURE_CUT)
         (fixtures / "fixture.svg").write_text(FIXTURE_SVG)
         jobs = [{"page": p.name, "url": p.resolve().as_uri(), "width": w} for w in WIDTHS for p in pages]
         jobs += [{"page": f"fixture:{n}", "url": (fixtures / f"{n}.html").as_uri(), "width": 390}
                  for n in ("wide", "narrow")]
+        jobs += [{"page": "fixture:cut", "url": (fixtures / "cut.html").as_uri(), "width": 1400}]
         results = measure(chromium, jobs, tmp)
         metrics = {}
 
@@ -145,8 +154,13 @@ def main():
                 px = font * fig["drawn"] / width
                 if px < figurepages.MIN_TEXT_PX - 0.05:
                     small.append(f"{fig['src']} ({px:.1f} px drawn {fig['drawn']:.0f} of {width:g} px wide)")
+            cut = [f"{fig['src']} (drawn {fig['drawn']:.0f} px, {fig['right'] - fig['column']:.0f} px past "
+                   f"its column)" for fig in r["figures"] if fig["drawn"] > 0 and fig["right"] > fig["column"] + 1]
             seen.add(r["page"])
-            if r["page"] == "fixture:wide":
+            if r["page"] == "fixture:cut":
+                if not cut:
+                    failures.append("the measurement missed a figure wider than its column (a fixture)")
+            elif r["page"] == "fixture:wide":
                 if not wide:
                     failures.append("the measurement missed a page wider than the phone (a fixture)")
             elif r["page"] == "fixture:narrow":
@@ -159,6 +173,9 @@ def main():
                                     f"({r['client']} px): the page pans sideways")
                 for s in small:
                     failures.append(f"{r['page']} at {r['width']} px: figure text too small: {s}")
+                if r["width"] == 1400:
+                    for c in cut:
+                        failures.append(f"{r['page']} at 1400 px: a figure does not fit its column: {c}")
         missing = {j["page"] for j in jobs} - seen
         if missing:
             failures.append(f"not measured: {sorted(missing)}")

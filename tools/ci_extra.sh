@@ -10,6 +10,9 @@
 #               chapter 26 and appendix D, chapter 27) run whole again: it must print its recording, block for block.
 # 0c. backends: every chapter (--quick) prints the same bytes with --attention-backend=step as
 #               on the default fast backend, with --dropout-backend=mkl too where it draws masks.
+# 0d. browser:  Debian's chromium installed, and the book measured in it at 390 and 1400 pixels
+#               (docs/test_phone.py, which the test suite skips without a browser): no page pans
+#               on a phone, every figure fits its column at 1400 px, no figure text too small.
 # 1. clang:     a clang 14 build in build-clang; its test suite (without the book's tests,
 #               -Dbook_tests=false); every executable chapter
 #               must print byte for byte what the gcc build prints (--quick).
@@ -160,6 +163,17 @@ part_backends() {
   ((n > 0)) || fail "no chapters found in $gcc_build"
 }
 
+part_browser() {
+  if ! ./tools/install_missing.sh chromium > "$logs/chromium-install.log" 2>&1; then
+    tail -n 20 "$logs/chromium-install.log"; fail "installing chromium"; return
+  fi
+  if python3 docs/test_phone.py --html "$gcc_build/docs/html" > "$logs/test_phone.log" 2>&1; then
+    pass; tail -n 1 "$logs/test_phone.log"
+  else
+    tail -n 30 "$logs/test_phone.log"; fail "the book in chromium (docs/test_phone.py)"
+  fi
+}
+
 sanitizer_env() {
   export ASAN_OPTIONS=halt_on_error=1:abort_on_error=1:detect_leaks=1:print_summary=1
   # tests/ubsan.supp: only xtensor's stride computation, which the bad-input table's
@@ -269,6 +283,7 @@ total_start=$SECONDS
 timed "benchmark programs (gcc)" part_benchmarks
 timed "the recorded whole runs, run whole again (gcc)" part_recordings
 timed "chapters byte-identical on both attention backends, both dropout backends (gcc)" part_backends
+timed "the book in chromium, 390 and 1400 px" part_browser
 timed "install clang 14" install_tools || fail "installing clang 14"
 timed "clang 14 build, tests, chapters byte-identical to gcc" part_clang
 timed "ASan + UBSan build, tests, chapters" part_sanitizers

@@ -130,6 +130,7 @@ FIGURES{
          figures::svg::HeatmapStyle style;
          style.title = "ALiBi's bias on the scores";
          style.vmin = lo, style.vmax = hi;
+         style.panels_per_row = 2;  // four heads in one row did not fit a 1400-px window's column
          return figures::svg::heatmaps(heads, titles, style);
      }},
 };

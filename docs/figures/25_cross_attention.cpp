@@ -74,6 +74,7 @@ FIGURES{
          style.row_axis = "decoder position";
          style.col_axis = "source position";
          style.precision = -1;
+         style.panels_per_row = 2;  // copy above reversal: four in a row were cut at a 1400-px window
          return figures::svg::heatmaps(
              {data.tensor(copy, "untrained"), data.printed(copy, {9, 10}), data.tensor(reversal, "untrained"),
               data.printed(reversal, {9, 10})},
