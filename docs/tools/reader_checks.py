@@ -109,8 +109,8 @@ BREAKABLE = re.compile(r"\d (?:\d{3}(?!\d)|%|MiB|GB/s|GFLOP/s|ms\b)")
 def breakable_numbers(markup):
     """The table cells of a page whose numbers hold a plain space a line could break at: between
     thousands ("8 399") or before a unit ("70 %"): those want a no-break space."""
-    return [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in CELL.findall(markup)
-            if BREAKABLE.search(html.unescape(re.sub(r"<[^>]+>", "", c)).replace("\u00a0", "\u00a0"))]
+    cells = (html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in CELL.findall(markup))
+    return [c for c in cells if BREAKABLE.search(c)]
 
 
 # ------------------------------------------------------------------------- the glossary

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "textbook/book.hpp"
+#include "textbook/text_file.hpp"
 
 namespace textbook {
 
@@ -54,10 +56,9 @@ namespace {
 
 nlohmann::json read_benchmark(const std::string& benchmark) {
     const auto path = data_dir() / "benchmarks" / (benchmark + ".json");
-    std::ifstream in(path);
-    if (!in) return nullptr;
+    if (!std::filesystem::is_regular_file(path)) return nullptr;
     try {
-        return nlohmann::json::parse(in);
+        return nlohmann::json::parse(read_data_file(path));
     } catch (const nlohmann::json::exception& e) {
         throw std::runtime_error(path.string() + ": not valid JSON (" + e.what() + ")");
     }

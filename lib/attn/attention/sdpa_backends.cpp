@@ -98,7 +98,10 @@ namespace detail {
 
 bool known_backend(SDPABackend b) { return b == SDPABackend::automatic || find_backend_row(b) != nullptr; }
 
-const Backend& backend_for(const SDPAOptions& options) {
+namespace {
+
+// The row of the call's backend in its arithmetic, whatever the problem.
+const Backend& row_for(const SDPAOptions& options) {
     const SDPABackend requested = options.backend;
     const SDPABackend b = requested == SDPABackend::automatic ? default_sdpa_backend() : requested;
     const Backend* exact = find_backend_row(b);
@@ -111,8 +114,10 @@ const Backend& backend_for(const SDPAOptions& options) {
                                 " arithmetic (Arithmetic::fma runs on the fast backend)");
 }
 
+}  // namespace
+
 const Backend& backend_for(const SDPAOptions& options, const SDPAProblem& p) {
-    const Backend& row = backend_for(options);
+    const Backend& row = row_for(options);
     // The fast and tiled backends skip hidden keys or set their scores to -inf: exact for an
     // additive mask only when those scores are finite (else PyTorch's sum is NaN).
     const bool hidden = options.is_causal || p.window != 0 || p.allow.data != nullptr;

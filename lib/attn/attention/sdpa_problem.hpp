@@ -124,18 +124,16 @@ struct Backend {
     bool backward_reads_output;
 };
 
-/// The row a call runs: its backend (`options.backend`, or for `automatic` the calling thread's
-/// `SDPABackendGuard`, else the process default) in its arithmetic (`options.arithmetic`, or
-/// for `automatic` the thread's `ArithmeticGuard`, else exact). A backend without a row in the
-/// arithmetic a guard asks for runs its exact row.
+/// The row a call on problem `p` runs: its backend (`options.backend`, or for `automatic` the
+/// calling thread's `SDPABackendGuard`, else the process default) in its arithmetic
+/// (`options.arithmetic`, or for `automatic` the thread's `ArithmeticGuard`, else exact). A
+/// backend without a row in the arithmetic a guard asks for runs its exact row. The step row
+/// instead when `options.mask_op` is `MaskOp::additive`, a key is hidden and a score might not
+/// be finite (the other backends skip hidden keys or set their scores to -inf; PyTorch's
+/// `+ (-inf)` then gives NaN); a backward calls it with its forward's operands, so both run on
+/// the same row.
 /// @throws std::invalid_argument for a value outside `SDPABackend` or `Arithmetic`, or when
 /// `options.arithmetic` names an arithmetic the backend does not have.
-const Backend& backend_for(const SDPAOptions& options);
-
-/// `backend_for(options)` for the problem `p`: the step row instead when `options.mask_op` is
-/// `MaskOp::additive`, a key is hidden and a score might not be finite (the other backends
-/// skip hidden keys or set their scores to -inf; PyTorch's `+ (-inf)` then gives NaN). A
-/// backward calls it with its forward's operands, so both run on the same row.
 const Backend& backend_for(const SDPAOptions& options, const SDPAProblem& p);
 
 /// Whether `b` is `automatic` or a backend of the table (`SDPAOptions::validate`).

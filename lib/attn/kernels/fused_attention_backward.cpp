@@ -137,7 +137,6 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
     // A query that sees no key has NaN weights in the step path (torch.softmax): its NaN then
     // reaches every key's dV (its dS is 0: every key is hidden).
     bool poison = false;
-    bool poison_keys = false;  // the same for dK, with an additive mask (MaskOp::additive)
 
     for (std::size_t h = 0; h < n; ++h) {
         const QueryHeadGrad& q = heads[h];
@@ -153,7 +152,6 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
                 const float fill = m.additive && !m.zero_fully_masked ? nan_f : 0.0f;
                 for (std::size_t c = 0; c < lanes; ++c) std::fill_n(q.dQ + (i0 + c) * a.lddq, hd, fill);
                 poison = poison || !m.zero_fully_masked;
-                poison_keys = poison_keys || (m.additive && !m.zero_fully_masked);
                 continue;
             }
             const std::size_t jlo = std::size_t(lo) / mr * mr, rows = std::size_t(hi) - jlo;
@@ -169,7 +167,6 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
             if (!m.zero_fully_masked)
                 for (std::size_t c = 0; c < lanes; ++c) empty_row = empty_row || row_max[c] == neg_inf;
             poison = poison || empty_row;
-            poison_keys = poison_keys || (m.additive && empty_row);
             const float* PN = St;
             if (q.noise) {
                 for (std::size_t r = 0; r < rows; ++r)
@@ -209,7 +206,7 @@ void attend_head_backward(const HeadGradArgs& a, const HeadMask& m, const QueryH
     }
     if (poison)  // dV[j] = sum_i P[i, j] dO[i] meets the NaN row for every key
         for (std::size_t j = 0; j < Tk; ++j) std::fill_n(a.dV + j * a.lddv, dv, nan_f);
-    if (poison_keys)  // dK[j] = sum_i dS[i, j] Q[i] likewise, with an additive mask
+    if (poison && m.additive)  // dK[j] = sum_i dS[i, j] Q[i] likewise, its NaN dS kept
         for (std::size_t j = 0; j < Tk; ++j) std::fill_n(a.dK + j * a.lddk, hd, nan_f);
 }
 

@@ -41,7 +41,7 @@ LongTensor generate_text_simple_cached(const GPTModel& model, const LongTensor& 
 
 /// `generate_text_simple_cached` calling `on_token(n)` after each new token's forward, `n` the
 /// tokens generated so far (1 to `max_new_tokens`): for a progress line, as tqdm would wrap
-/// his loop. The same tokens, the same cache.
+/// his loop. The same tokens, the same cache: `idx` int64 `[b, T]` -> `[b, T + max_new_tokens]`.
 /// @throws std::invalid_argument as the overload above; what `on_token` throws passes through.
 LongTensor generate_text_simple_cached(const GPTModel& model, const LongTensor& idx, std::size_t max_new_tokens,
                                        GPTCache& cache, const std::function<void(std::size_t)>& on_token,
