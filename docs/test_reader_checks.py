@@ -82,11 +82,12 @@ def svg(font, width=800, text="label"):
 with tempfile.TemporaryDirectory() as tmp:
     d = Path(tmp)
     (d / "good.svg").write_text(svg(11))
+    (d / "good.narrow.svg").write_text(svg(11, width=340))
     (d / "tiny.svg").write_text(svg(4))
     (d / "cut.svg").write_text(svg(11, width=200, text="a subtitle far longer than the figure is wide"))
     good = figurepages.figure_block(d / "good.svg", "a caption")
-    expect(rc.figure_problems(good, d), False, "figures: shown at its legible width")
-    expect(rc.figure_problems(good.replace("min-width: 655px", "min-width: 358px"), d), True,
+    expect(rc.figure_problems(good, d), False, "figures: shown at its legible width, a narrow variant on a phone")
+    expect(rc.figure_problems(good.replace(", 655px)", ", 358px)"), d), True,
            "figures: shown narrower than its legible width (6 px text on a phone)")
     expect(rc.figure_problems(figurepages.figure_block(d / "tiny.svg", "a caption"), d), True,
            "figures: text too small even at full size")
@@ -96,8 +97,17 @@ with tempfile.TemporaryDirectory() as tmp:
                               '</object>', d), True, "figures: embedded as Doxygen's <object>")
     expect(rc.figure_problems(figurepages.figure_block(d / "cut.svg", "a caption"), d), True,
            "figures: a text running past the edge")
-    if "min-width: 655px" not in good:
+    if "clamp(0px, (100vw - 695px) * 1000, 655px)" not in good:
         failures.append(f"figures: the legible width of an 800-px figure with 11-px text is not 655 px: {good}")
+    (d / "good.narrow.svg").unlink()
+    expect(rc.figure_problems(figurepages.figure_block(d / "good.svg", "a caption"), d), True,
+           "figures: wider than a phone's column, no narrow variant")
+    (d / "good.narrow.svg").write_text(svg(11, width=400))
+    expect(rc.figure_problems(figurepages.figure_block(d / "good.svg", "a caption"), d), True,
+           "figures: a narrow variant wider than a phone's column")
+    (d / "good.narrow.svg").write_text(svg(6, width=340))
+    expect(rc.figure_problems(figurepages.figure_block(d / "good.svg", "a caption"), d), True,
+           "figures: a narrow variant with text too small")
 
 # ------------------------------------------------------------------------- a phone's width
 

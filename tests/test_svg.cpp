@@ -181,4 +181,59 @@ TEST_CASE("a note wraps its text and write_file writes it") {
     CHECK_THROWS_AS(textbook::svg::write_file("/proc/attn_no_such_dir/x.svg", svg), std::exception);
 }
 
+// The width an SVG declares (its viewBox's third number).
+double svg_width(const std::string& svg) {
+    std::smatch m;
+    REQUIRE(std::regex_search(svg, m, std::regex("viewBox=\"0 0 ([0-9.]+) ")));
+    return std::stod(m[1]);
+}
+
+TEST_CASE("under a width limit heatmaps stack their panels and plots wrap their texts") {
+    const attn::Tensor m = attn::tensor({{0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f}, {0.6f, 0.5f, 0.4f, 0.3f, 0.2f, 0.1f}});
+    textbook::svg::HeatmapStyle style;
+    style.title = "Three panels of a matrix with a title too long for a phone's column";
+    style.row_labels = {"Your", "journey"};
+    const std::vector<attn::Tensor> panels{m, m, m};
+    const std::vector<std::string> titles{"first", "second", "third"};
+    const std::string wide = textbook::svg::heatmaps(panels, titles, style);
+    textbook::svg::Series s;
+    s.name = "a series whose name is longer than the width of a phone's column by far";
+    s.x = {1, 10, 100, 1000, 10000, 100000};
+    s.y = {1, 2, 3, 4, 5, 6};
+    textbook::svg::PlotStyle plot;
+    plot.title = "A line plot";
+    plot.subtitle = "a subtitle of many words that cannot all stand on one line at three hundred and forty pixels";
+    plot.log_x = true;
+    textbook::svg::BarStyle bars;
+    bars.series = {"C++ CPU time", "C++ wall time", "PyTorch wall time"};
+    bars.x_label = "seconds";
+    const std::vector<textbook::svg::BarGroup> groups{{"MultiHeadAttention, tiled backend", {1.5, 1.5, 2.0}}};
+    CHECK(svg_width(wide) > 600);
+    CHECK(textbook::svg::MaxWidth::current() == 0);
+    {
+        const textbook::svg::MaxWidth phone(340);
+        CHECK(textbook::svg::MaxWidth::current() == 340);
+        const std::string narrow = textbook::svg::heatmaps(panels, titles, style);
+        require_standalone_svg(narrow);
+        CHECK(svg_width(narrow) <= 340);
+        CHECK(count(narrow, "</title></rect>") == 36);  // every cell still drawn
+        CHECK(count(narrow, ">query \u2192</text>") == 3);  // one panel a row: each with its axis name
+        CHECK(count(narrow, "font-weight=\"bold\">") >= 3 + 2);  // the title on two lines or more
+        CHECK(narrow.find(style.title) == std::string::npos);
+        const std::string line = textbook::svg::line_plot({s}, plot);
+        require_standalone_svg(line);
+        CHECK(svg_width(line) == 340);
+        CHECK(count(line, "fill=\"#666666\"") >= 2);  // the subtitle wrapped
+        CHECK(line.find(s.name) == std::string::npos);  // the legend's name wrapped too
+        const std::string chart = textbook::svg::bar_chart(groups, bars);
+        require_standalone_svg(chart);
+        CHECK(svg_width(chart) == 340);
+        CHECK(chart.find("text-anchor=\"end\">MultiHeadAttention") == std::string::npos);  // above its bars
+        CHECK(chart.find(">MultiHeadAttention, tiled backend</text>") != std::string::npos);
+    }
+    CHECK(textbook::svg::MaxWidth::current() == 0);  // the scope's end restores no limit
+    CHECK(textbook::svg::heatmaps(panels, titles, style) == wide);
+    CHECK_THROWS_WITH(textbook::svg::MaxWidth(100), Catch::Contains("expected 0 or at least 240 px, got 100"));
+}
+
 }  // namespace test_svg

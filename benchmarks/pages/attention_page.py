@@ -9,6 +9,7 @@ no number is copied by hand. Python 3 standard library only.
 """
 import json
 import math
+import textwrap
 from pathlib import Path
 
 from common import RecordingPage, bold_fastest, fill, inputs, ms, percent, ratio, table
@@ -161,22 +162,30 @@ class Page(RecordingPage):
         return "\n".join(out + ["", "Baselines, 1024³: " + "; ".join(rates) + "."])
 
 
-def svg(data, path):
-    """Time of every side per (T, threads) for MultiHeadAttention, log scale, bars."""
+def svg(data, path, narrow=False):
+    """Time of every side per (T, threads) for MultiHeadAttention, log scale, bars. `narrow`:
+    the phone's variant (figurepages.narrow_of), 340 px wide: the title wrapped, each group's
+    label on two lines, the legend one entry a row."""
     rows = [r for r in data.get("summary", []) if r["entry"] == "mha"]
     keys = [(k, t, c) for k, t, c in SIDES if any(k in r["sides"] for r in rows)]
-    w, h, left, right, top, bottom = 860, 380, 64, 16, 40, 96
+    per_row = 1 if narrow else 3  # legend entries a row
+    w, left, right = (340, 48, 8) if narrow else (860, 64, 16)
+    title = "MultiHeadAttention forward, B = 1, d = 768, 12 heads: time per forward (ms, log)"
+    if data.get("meta", {}).get("kind") == "smoke":
+        title += " (smoke run)"
+    title_lines = textwrap.wrap(title, int((w - 24) / (0.62 * 14))) if narrow else [title]
+    top = 22 + 18 * len(title_lines)
+    bottom = 96 + ((len(keys) + per_row - 1) // per_row - 3) * 18 + (14 if narrow else 0)
+    h = top + 244 + bottom
     times = [r["sides"][k]["time_ms"] for r in rows for k, _, _ in keys if k in r["sides"]]
     lo = 10 ** math.floor(math.log10(min(times))) if times else 1
     hi = 10 ** math.ceil(math.log10(max(times))) if times else 10
     y = lambda v: top + (h - top - bottom) * (1 - (math.log10(v) - math.log10(lo)) /
                                                  max(math.log10(hi) - math.log10(lo), 1e-9))
-    title = "MultiHeadAttention forward, B = 1, d = 768, 12 heads: time per forward (ms, log)"
-    if data.get("meta", {}).get("kind") == "smoke":
-        title += " (smoke run)"
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-           f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">',
-           f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>']
+           f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">']
+    out += [f'<text x="{w / 2}" y="{20 + 18 * i}" text-anchor="middle" font-size="14">{line}</text>'
+            for i, line in enumerate(title_lines)]
     if not rows:
         out.append(f'<text x="{w / 2}" y="{h / 2}" text-anchor="middle">no results recorded: '
                    f'{RUN_COMMAND}</text></svg>')
@@ -199,10 +208,16 @@ def svg(data, path):
             out.append(f'<rect x="{x0 + ki * bw:.1f}" y="{y(v):.1f}" width="{bw - 1:.1f}" '
                        f'height="{y(lo) - y(v):.1f}" fill="{c}"><title>{t}: {ms(v)}\u00a0ms'
                        f'</title></rect>')
-        out.append(f'<text x="{left + gi * gw + gw / 2:.1f}" y="{h - bottom + 16}" '
-                   f'text-anchor="middle">T = {r["T"]}, {r["threads"]} thr.</text>')
+        x = left + gi * gw + gw / 2
+        if narrow:
+            out.append(f'<text x="{x:.1f}" y="{h - bottom + 16}" text-anchor="middle" font-size="10">'
+                       f'T={r["T"]}</text><text x="{x:.1f}" y="{h - bottom + 29}" text-anchor="middle" '
+                       f'font-size="10">{r["threads"]} thr.</text>')
+        else:
+            out.append(f'<text x="{x:.1f}" y="{h - bottom + 16}" '
+                       f'text-anchor="middle">T = {r["T"]}, {r["threads"]} thr.</text>')
     for ki, (k, t, c) in enumerate(keys):
-        lx, ly = left + (ki % 3) * 270, h - bottom + 38 + (ki // 3) * 18
+        lx, ly = (12 if narrow else left) + (ki % per_row) * 270, h - bottom + 38 + (14 if narrow else 0) + (ki // per_row) * 18
         out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{c}"/>'
                    f'<text x="{lx + 16}" y="{ly}">{t}</text>')
     out.append("</svg>")
@@ -222,4 +237,5 @@ def write(source_root, pages_dir, figures_dir):
     Path(pages_dir, "benchmarks.md").write_text(fill(template, Page(data, src), bool(data), RUN_COMMAND),
                                                  encoding="utf-8")
     svg(data, Path(figures_dir) / "attention.svg")
+    svg(data, Path(figures_dir) / "attention.narrow.svg", narrow=True)
     return [template, data_file] + inputs(src)

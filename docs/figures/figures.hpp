@@ -20,7 +20,9 @@
 // share one translation unit.
 //
 // The generated page sets each figure beside the prose of its step; docs/test_docs.py checks
-// that every chapter has one.
+// that every chapter has one. make_figures calls `draw` twice: once as it is, for a window, and
+// once under svg::MaxWidth for a phone's column, where the svg functions stack panels and wrap
+// texts by themselves; a figure needs no code of its own for that.
 #pragma once
 
 #include <filesystem>

@@ -98,21 +98,50 @@ def figure_floats(path):
     return legible_width(svg_metrics(path)) <= FLOAT_MAX_PX
 
 
+# A phone's column: 358 CSS px in a 390-px Chromium window (test_phone measures it). Each
+# figure has a variant drawn for it (`<name>.narrow.svg`, make_figures' kPhoneWidth) no wider
+# than this, with text of the same sizes, shown on a window too narrow for the figure itself.
+NARROW_MAX_PX = 350
+# The page's margins around the column: a window narrower than a figure's legible width plus
+# these shows the narrow variant.
+PAGE_MARGINS_PX = 40
+
+
+def narrow_of(path):
+    """The phone's variant of a figure: `ch03_simple_mask.narrow.svg` beside `ch03_simple_mask.svg`."""
+    path = Path(path)
+    return path.with_name(path.stem + ".narrow.svg")
+
+
 def figure_block(path, caption, may_float=True):
     """A figure as the book shows it (HTML, for \\htmlonly): the SVG at its own width at most
     and at its legible width at least, in a box that scrolls sideways when the window is
     narrower; a link around it opens it full size; its caption below. Floats beside the
-    prose when it is narrow enough."""
+    prose when it is narrow enough. Where a narrow variant exists (narrow_of), a window
+    narrower than the legible width (plus PAGE_MARGINS_PX) shows it instead, at its own width
+    at most and without a minimum (the CSS's `(100vw - breakpoint) * 1000` is positive above
+    the breakpoint, where the source's media query shows the wide figure, and negative below)."""
     m = svg_metrics(path)
     legible = int(-(-legible_width(m) // 1))
     name = html.escape(Path(path).name)
     floats = may_float and figure_floats(path)
     style = f' style="width: max(46%, {legible}px)"' if floats else ""
+    narrow = narrow_of(path)
+    if narrow.is_file():
+        n = svg_metrics(narrow)
+        breakpoint = legible + PAGE_MARGINS_PX
+        above = f"(100vw - {breakpoint}px) * 1000"
+        sizes = (f"min-width: clamp(0px, {above}, {legible}px); "
+                 f"max-width: max({n.width:g}px, min({m.width:g}px, {above}))")
+        source = (f'<source media="(max-width: {breakpoint}px)" srcset="{html.escape(narrow.name)}" '
+                  f'width="{n.width:g}" height="{n.height:g}">')
+    else:
+        sizes, source = f"min-width: {legible}px; max-width: {m.width:g}px", ""
     return (f'<div class="book-figure{" book-figure-float" if floats else ""}"{style}>'
             f'<div class="book-figure-box"><a class="book-figure-link" href="{name}" '
-            f'title="Open the figure full size">'
+            f'title="Open the figure full size"><picture>{source}'
             f'<img src="{name}" alt="{html.escape(caption)}" width="{m.width:g}" height="{m.height:g}" '
-            f'style="min-width: {legible}px; max-width: {m.width:g}px"></a></div>'
+            f'style="{sizes}"></picture></a></div>'
             f'<div class="book-figure-caption">{html.escape(caption)}</div></div>')
 
 

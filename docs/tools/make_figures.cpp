@@ -7,8 +7,9 @@
 // with --record when the pages are built, lib/textbook/record.hpp). Each picture draws what
 // its chapter printed, or recorded with a block for it, or the recorded benchmarks
 // (data/benchmarks/), so a picture can never show something the chapter did not. The figures
-// are registered by docs/figures/<chapter>.cpp (figures.hpp). Writes one SVG per figure and
-// `index.tsv` (chapter, step, file, status, caption) for docs/tools/bookpages.py:
+// are registered by docs/figures/<chapter>.cpp (figures.hpp). Writes two SVGs per figure, one
+// at its own width for a window and `<name>.narrow.svg` for a phone (drawn under
+// svg::MaxWidth(kPhoneWidth)), and `index.tsv` (chapter, step, file, status, caption) for docs/tools/bookpages.py:
 //   ok      the figure was drawn;
 //   absent  its data is not recorded yet: the SVG is a visible note;
 //   failed  it could not be drawn (no record of its chapter, a block it reads is missing):
@@ -160,6 +161,10 @@ nlohmann::json read_json(const fs::path& file) {
 
 namespace {
 
+// A phone's column: 358 CSS px in a 390-px Chromium window (docs/test_phone.py measures it;
+// figurepages.NARROW_MAX_PX is the most a narrow figure may be), less a margin.
+constexpr double kPhoneWidth = 340;
+
 // Chapters in reading order: numbered ones first, then the appendix and the exercises.
 bool before(const figures::Figure& a, const figures::Figure& b) {
     auto key = [](const std::string& c) {
@@ -207,12 +212,14 @@ int main(int argc, char** argv) {
     std::ofstream index(out / "index.tsv");
     index << "# chapter\tstep\tfile\tstatus\tcaption (written by docs/tools/make_figures)\n";
     for (const auto& fig : list) {
-        std::string status = "ok", svg;
+        std::string status = "ok", svg, narrow;
         figures::Data data{textbook::data_dir()};
         if (const auto r = records.find(fig.chapter); r != records.end()) data.record = &r->second;
         try {
             if (!data.record) throw std::runtime_error("no record of chapter " + fig.chapter + " in " + records_dir.string());
             svg = fig.draw(data);
+            const textbook::svg::MaxWidth phone(kPhoneWidth);
+            narrow = fig.draw(data);
         } catch (const figures::Absent& e) {
             status = "absent";
             svg = textbook::svg::note("Not drawn yet", e.what());
@@ -222,6 +229,7 @@ int main(int argc, char** argv) {
             std::cerr << "make_figures: " << fig.file << ": " << e.what() << '\n';
         }
         textbook::svg::write_file(out / fig.file, svg);
+        textbook::svg::write_file(out / fs::path(fig.file).replace_extension(".narrow.svg"), narrow.empty() ? svg : narrow);
         index << fig.chapter << '\t' << fig.step << '\t' << fig.file << '\t' << status << '\t'
               << one_line(fig.caption) << '\n';
         std::cout << "make_figures: " << fig.file << ": " << status << '\n';

@@ -9,8 +9,8 @@ checks test_docs.py runs on the built book and test_reader_checks.py runs on bro
 - unprinted_numbers: a number the prose of a chapter quotes (a decimal: `0.94`, `1.19e-07`)
   that its run does not print, in any seed the chapter takes;
 - figure_problems: a figure shown narrower than the width that keeps its smallest text
-  MIN_TEXT_PX (figurepages.py), not opening full size on a click, or with text running past
-  its edges;
+  MIN_TEXT_PX (figurepages.py), not opening full size on a click, with text running past
+  its edges, or wider than a phone's column without a narrow variant that fits it;
 - phone_css_problems: the stylesheet rules that keep a page within a phone's width (formulas,
   code, tables and figures scroll inside their own box; long words break);
 - breakable_numbers: a table cell whose number a narrow column could break across lines (a
@@ -212,15 +212,32 @@ def svg_text_overflow(metrics):
     return out
 
 
+def svg_problems(path, shown, name):
+    """An SVG shown no narrower than `shown` px: its smallest text at that width below
+    MIN_TEXT_PX, and its texts past its edges."""
+    metrics = figurepages.svg_metrics(path)
+    problems = []
+    px = metrics.min_font * shown / metrics.width
+    if px < figurepages.MIN_TEXT_PX - 0.05:
+        problems.append(f"{name}: its smallest text is {px:.1f} px at the narrowest width it is shown "
+                        f"({shown:g} of {metrics.width:g} px; at least {figurepages.MIN_TEXT_PX:g} px)")
+    for s in svg_text_overflow(metrics):
+        problems.append(f"{name}: the text '{s[:60]}' runs past the figure's edge")
+    return problems
+
+
 def figure_problems(page_html, html_dir):
     """Every figure of a page: shown with a minimum width at which its smallest text is at
-    least MIN_TEXT_PX, inside a box that scrolls, as a link to itself, no text past its edges."""
+    least MIN_TEXT_PX, inside a box that scrolls, as a link to itself, no text past its edges;
+    and, when that width is more than a phone's column (NARROW_MAX_PX), with a narrow variant
+    for a narrow window that fits the column at its own width, with text as large."""
     problems = []
     if re.search(r'<object[^>]*data="[^"]+\.svg"', page_html):
         problems.append("an SVG embedded with <object> (Doxygen's \\image: it cannot be clicked open)")
     for m in re.finditer(r'<div class="book-figure[^"]*"[^>]*>(.*?)<div class="book-figure-caption">', page_html, re.S):
         fig = m.group(1)
-        img = re.search(r'<img src="([^"]+)"[^>]*style="min-width: ([\d.]+)px; max-width: ([\d.]+)px"', fig)
+        img = re.search(r'<img src="([^"]+)"[^>]*style="min-width: (?:clamp\(0px, [^,]+, )?([\d.]+)px\)?; '
+                        r'max-width: [^"]+"', fig)
         if not img:
             problems.append(f"a figure without its image and widths: {fig[:120]}")
             continue
@@ -233,24 +250,23 @@ def figure_problems(page_html, html_dir):
         if not path.is_file():
             problems.append(f"{name}: not in the HTML output")
             continue
-        metrics = figurepages.svg_metrics(path)
-        px = metrics.min_font * shown / metrics.width
-        if px < figurepages.MIN_TEXT_PX - 0.05:
-            problems.append(f"{name}: its smallest text is {px:.1f} px at the narrowest width it is shown "
-                            f"({shown:g} of {metrics.width:g} px; at least {figurepages.MIN_TEXT_PX:g} px)")
-        for s in svg_text_overflow(metrics):
-            problems.append(f"{name}: the text '{s[:60]}' runs past the figure's edge")
+        problems += svg_problems(path, shown, name)
+        source = re.search(r'<source media="\(max-width: (\d+)px\)" srcset="([^"]+)"', fig)
+        if shown > figurepages.NARROW_MAX_PX and not source:
+            problems.append(f"{name}: {shown:g} px at the least, wider than a phone's column "
+                            f"({figurepages.NARROW_MAX_PX} px), and no narrow variant")
+        if not source:
+            continue
+        narrow = Path(html_dir) / source.group(2)
+        if not narrow.is_file():
+            problems.append(f"{source.group(2)}: not in the HTML output")
+            continue
+        width = figurepages.svg_metrics(narrow).width
+        if width > figurepages.NARROW_MAX_PX:
+            problems.append(f"{source.group(2)}: the narrow variant is {width:g} px wide, more than a "
+                            f"phone's column ({figurepages.NARROW_MAX_PX} px)")
+        problems += svg_problems(narrow, width, source.group(2))
     return problems
-
-
-def smallest_figure_text(page_html, html_dir):
-    """(file, px) of each figure of a page: its smallest text at the narrowest width shown."""
-    out = []
-    for name, shown in re.findall(r'<img src="([^"]+\.svg)"[^>]*style="min-width: ([\d.]+)px', page_html):
-        if (Path(html_dir) / name).is_file():
-            m = figurepages.svg_metrics(Path(html_dir) / name)
-            out.append((name, m.min_font * float(shown) / m.width))
-    return out
 
 
 # ------------------------------------------------------------------------- a phone's width

@@ -22,6 +22,31 @@ namespace textbook::svg {
 
 using attn::Tensor;
 
+/// The widest the figures drawn on this thread may be, in CSS pixels, while this object lives
+/// (scoped: the previous limit returns at its end). 0, the default, is no limit: each figure
+/// takes the width its labels need. make_figures draws every figure twice, at its own width for
+/// a window and under a limit for a phone's column (the book shows the narrow one on a narrow
+/// screen), where the fonts stay the same size and the layout gives way instead:
+/// - heatmaps put fewer panels in a row (one at the least), then draw smaller cells, without
+///   their printed values once a cell cannot hold one (the shading and the tooltips remain);
+/// - line plots and bar charts take the limit as their width, bar charts put each group's label
+///   above its bars, x axes keep every k-th tick label;
+/// - titles, subtitles and axis labels wrap onto more lines.
+/// A label wider than the limit on its own (one long word) can still make a figure wider.
+class MaxWidth {
+public:
+    /// @throws std::invalid_argument when `px` is neither 0 nor at least 240.
+    explicit MaxWidth(double px);
+    ~MaxWidth();
+    MaxWidth(const MaxWidth&) = delete;
+    MaxWidth& operator=(const MaxWidth&) = delete;
+    /// The limit in effect on this thread (0: none).
+    static double current();
+
+private:
+    double previous_;
+};
+
 /// How a heatmap is labelled and coloured.
 struct HeatmapStyle {
     std::string title;                    ///< drawn above the grid (may be empty)
