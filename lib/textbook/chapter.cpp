@@ -43,15 +43,20 @@ Chapter::Chapter(const ChapterInfo& info, const Options& options)
     record_.quick = options.quick;
     record_.seed_option = options.seed;
     const std::string rule(page_.title.size(), '=');
-    std::cout << rule << '\n' << page_.title << '\n' << rule << "\n\n";
-    if (!page_.intro.empty()) std::cout << page_.intro << "\n\n";
+    print(rule + '\n' + page_.title + '\n' + rule + "\n\n" + (page_.intro.empty() ? "" : page_.intro + "\n\n"));
+}
+
+void Chapter::print(const std::string& text) {
+    StepClock::output();
+    std::cout << text;
+    std::cout.flush();  // before the clock's quiet time starts
+    StepClock::output();
 }
 
 void Chapter::print_sections_until(std::size_t end) {
     for (; printed_sections_ < end; ++printed_sections_) {
         const Section& s = page_.sections[printed_sections_];
-        std::cout << "## " << s.title << "\n\n";
-        if (!s.text.empty()) std::cout << s.text << "\n\n";
+        print("## " + s.title + "\n\n" + (s.text.empty() ? "" : s.text + "\n\n"));
     }
 }
 
@@ -62,6 +67,7 @@ void Chapter::step(const std::string& id) {
                                 "' comes after a later section; steps follow the page's order");
     print_sections_until(i + 1);
     current_step_ = id;
+    clock_.step(page_.sections[i].title);
 }
 
 std::uint64_t Chapter::seed(std::uint64_t book_seed) {
@@ -99,7 +105,7 @@ void Chapter::book(const std::string& ids, const std::string& label, const std::
         b.comparisons.push_back(std::move(c));
     }
     b.tensors = std::move(tensors);
-    std::cout << render_block(b, book_, options_.compare) << '\n';
+    print(render_block(b, book_, options_.compare) + '\n');
     record_.blocks.push_back(std::move(b));
 }
 
@@ -111,7 +117,7 @@ void Chapter::show(const std::string& label, const std::string& text, std::vecto
     b.style = "text";
     b.text = text;
     b.tensors = std::move(tensors);
-    std::cout << render_block(b, book_, options_.compare) << '\n';
+    print(render_block(b, book_, options_.compare) + '\n');
     record_.blocks.push_back(std::move(b));
 }
 

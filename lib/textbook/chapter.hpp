@@ -30,6 +30,7 @@
 #include "attn/core/tensor.hpp"
 #include "textbook/book.hpp"
 #include "textbook/prose.hpp"
+#include "textbook/progress.hpp"
 #include "textbook/record.hpp"
 
 namespace attn {
@@ -124,6 +125,8 @@ public:
 
 private:
     void print_sections_until(std::size_t end);
+    // Writes `text` to stdout, clearing the step clock's line first.
+    static void print(const std::string& text);
 
     ChapterInfo info_;
     Options options_;
@@ -132,6 +135,7 @@ private:
     std::size_t printed_sections_ = 0;
     std::string current_step_;
     ChapterRecord record_;
+    StepClock clock_;  // a line on a terminal while a step prints nothing for seconds
 };
 
 /// Runs a chapter: parses the command line, builds the `Chapter`, calls `body`, finishes.

@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 namespace textbook {
 
@@ -27,17 +30,109 @@ std::string progress_duration(double seconds) {
     return std::to_string(s / 60) + " min " + std::to_string(s % 60) + " s";
 }
 
+// What the StepClock's thread and the chapter's output share.
+struct ClockShared {
+    std::mutex mutex;
+    std::chrono::steady_clock::time_point last_output = std::chrono::steady_clock::now(), step_start = last_output;
+    std::string title, line;  // the step's, and the line on screen (empty: none)
+    int progress_lines = 0;   // Progress lines shown: the clock keeps quiet
+};
+
+ClockShared& clock_shared() {
+    static ClockShared shared;
+    return shared;
+}
+
+// With the mutex held: clears the clock's line, and restarts the quiet time.
+void clock_output_locked(ClockShared& s) {
+    if (!s.line.empty()) {
+        std::fprintf(stderr, "\r%*s\r", static_cast<int>(s.line.size()), "");
+        std::fflush(stderr);
+        s.line.clear();
+    }
+    s.last_output = std::chrono::steady_clock::now();
+}
+
 }  // namespace
+
+struct StepClock::State {
+    std::thread thread;
+    std::mutex mutex;
+    std::condition_variable wake;
+    bool stop = false;
+};
+
+StepClock::StepClock(double quiet_seconds) : state_(nullptr) {
+    if (isatty(STDERR_FILENO) != 1) return;
+    state_ = new State;
+    state_->thread = std::thread([st = state_, quiet_seconds] {
+        std::unique_lock<std::mutex> lock(st->mutex);
+        while (!st->wake.wait_for(lock, std::chrono::milliseconds(quiet_seconds < 1 ? 50 : 250), [st] { return st->stop; })) {
+            ClockShared& s = clock_shared();
+            const std::lock_guard<std::mutex> guard(s.mutex);
+            const auto now = std::chrono::steady_clock::now();
+            if (s.progress_lines > 0 || now - s.last_output < std::chrono::duration<double>(quiet_seconds)) continue;
+            const std::string line = (s.title.empty() ? std::string("working") : s.title) + ": " +
+                                     progress_duration(std::chrono::duration<double>(now - s.step_start).count()) +
+                                     " so far";
+            if (line == s.line) continue;
+            std::fprintf(stderr, "\r%s%*s", line.c_str(),
+                         static_cast<int>(s.line.size() > line.size() ? s.line.size() - line.size() : 0), "");
+            std::fflush(stderr);
+            s.line = line;
+        }
+    });
+}
+
+StepClock::~StepClock() {
+    if (!state_) return;
+    {
+        const std::lock_guard<std::mutex> lock(state_->mutex);
+        state_->stop = true;
+    }
+    state_->wake.notify_all();
+    state_->thread.join();
+    output();
+    delete state_;
+}
+
+void StepClock::step(const std::string& title) {
+    ClockShared& s = clock_shared();
+    const std::lock_guard<std::mutex> guard(s.mutex);
+    clock_output_locked(s);
+    s.title = title;
+    s.step_start = s.last_output;
+}
+
+void StepClock::output() {
+    ClockShared& s = clock_shared();
+    const std::lock_guard<std::mutex> guard(s.mutex);
+    clock_output_locked(s);
+}
 
 Progress::Progress(std::string what, std::size_t total, std::string rate_unit)
     : what_(std::move(what)), rate_unit_(std::move(rate_unit)), total_(total), shown_(isatty(STDERR_FILENO) == 1),
-      start_(std::chrono::steady_clock::now()), last_(start_) {}
+      start_(std::chrono::steady_clock::now()), last_(start_) {
+    if (!shown_) return;
+    ClockShared& s = clock_shared();
+    const std::lock_guard<std::mutex> guard(s.mutex);
+    clock_output_locked(s);
+    ++s.progress_lines;
+    counted_ = true;
+}
 
 Progress::~Progress() { finish(); }
 
 void Progress::finish() {
     if (shown_ && width_ > 0) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width_), "");
     width_ = 0;
+    if (counted_) {
+        ClockShared& s = clock_shared();
+        const std::lock_guard<std::mutex> guard(s.mutex);
+        --s.progress_lines;
+        s.last_output = std::chrono::steady_clock::now();
+        counted_ = false;
+    }
 }
 
 std::function<void(std::size_t)> Progress::tick() {
@@ -50,6 +145,7 @@ double Progress::seconds() const {
 
 void terminal_note(const std::string& line) {
     if (isatty(STDERR_FILENO) != 1) return;
+    StepClock::output();
     std::cout.flush();  // after what the chapter printed before it
     std::fflush(stdout);
     std::fprintf(stderr, "%s\n", line.c_str());

@@ -47,6 +47,33 @@ private:
     bool shown_;
     std::chrono::steady_clock::time_point start_, last_;
     std::size_t width_ = 0;  // of the last line written, to clear it
+    bool counted_ = false;   // in the StepClock's count of lines shown, until finish()
+};
+
+/// The line of a step that has no count of its own (one forward and backward of a large model,
+/// a short generation): while the chapter is quiet for more than `kQuietSeconds`, a thread
+/// writes `Clipping the gradients: 6 s so far` on stderr, on a terminal only, and updates it every
+/// second; the chapter's next output clears it. Silent while a `Progress` line is shown. The
+/// chapter harness (Chapter) owns one and names each step; a chapter's own code never sees it.
+class StepClock {
+public:
+    /// Starts the thread when stderr is a terminal; otherwise does nothing at all.
+    /// `quiet_seconds`: the quiet time before the line appears (tests shorten it).
+    explicit StepClock(double quiet_seconds = kQuietSeconds);
+    /// Clears the line and stops the thread.
+    ~StepClock();
+    StepClock(const StepClock&) = delete;
+    StepClock& operator=(const StepClock&) = delete;
+    /// The step now running (its title, for the line); counts as output.
+    void step(const std::string& title);
+    /// The chapter is about to print, or has printed: the line is cleared, the quiet time restarts.
+    static void output();
+    /// Seconds of quiet before the line appears.
+    static constexpr double kQuietSeconds = 2.0;
+
+private:
+    struct State;
+    State* state_;  // the thread and its stop flag; null when stderr is no terminal
 };
 
 /// Writes `line` and a newline to stderr when stderr is a terminal (what this run measured on
