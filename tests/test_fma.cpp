@@ -405,6 +405,38 @@ TEST_CASE("ArithmeticGuard: thread-local, nested, restored; a call's own arithme
     test::require_invalid([&] { attn::arithmetic_name(bad); }, {"arithmetic_name", "7"});
 }
 
+TEST_CASE("a decode step in fma (1 to 4 queries, read without packing): the fused loops, bit for bit") {
+    // The last Tq of 45 positions, causal: scores by the fused loop, scaled, -inf past the query's
+    // position, softmax,
+    // weights @ values by the fused loop; Ev = 70 takes the kernel past its 64 columns at a time.
+    const std::size_t B = 1, H = 2, Tk = 45, E = 16, Ev = 70;
+    attn::Generator gen(12);
+    for (const std::size_t Tq : {1, 2, 3, 4}) {
+        INFO("Tq " << Tq);
+        const attn::Tensor q = attn::randn({B, H, Tq, E}, gen), k = attn::randn({B, H, Tk, E}, gen),
+                           v = attn::randn({B, H, Tk, Ev}, gen);
+        const float divisor = std::sqrt(float(E));
+        attn::Tensor scores = attn::Tensor::from_shape({B, H, Tq, Tk});
+        for (std::size_t bh = 0; bh < B * H; ++bh)
+            for (std::size_t i = 0; i < Tq; ++i)
+                for (std::size_t j = 0; j < Tk; ++j)
+                    scores.data()[(bh * Tq + i) * Tk + j] =
+                        j > Tk - Tq + i ? -INFINITY
+                                        : fma_dot(E, q.data() + (bh * Tq + i) * E, 1, k.data() + (bh * Tk + j) * E, 1) / divisor;
+        const attn::Tensor w = attn::softmax(scores, -1);
+        attn::Tensor want = attn::Tensor::from_shape({B, H, Tq, Ev});
+        for (std::size_t bh = 0; bh < B * H; ++bh)
+            for (std::size_t i = 0; i < Tq; ++i)
+                for (std::size_t e = 0; e < Ev; ++e)
+                    want.data()[(bh * Tq + i) * Ev + e] =
+                        fma_dot(Tk, w.data() + (bh * Tq + i) * Tk, 1, v.data() + bh * Tk * Ev + e, Ev);
+        const attn::SDPAOptions fma{.is_causal = true, .query_start = Tk - Tq,
+                                    .scale = attn::ScoreScale::divide_by(divisor), .backend = attn::SDPABackend::fast,
+                                    .arithmetic = Arithmetic::fma};
+        for_each_isa([&](const std::string&) { CHECK(same_bits(attn::scaled_dot_product_attention(q, k, v, fma), want)); });
+    }
+}
+
 TEST_CASE("the step and tiled backends: fma refused by name, exact under an fma guard") {
     attn::Generator gen(15);
     const attn::Tensor q = attn::randn({1, 2, 9, 8}, gen), k = attn::randn({1, 2, 9, 8}, gen),

@@ -224,6 +224,61 @@ TEST_CASE("a small GPT decodes with the cache as recomputation gives, at every s
           ids_of(attn::generate_text_simple_cached(model, prompt, 30, cache)));
 }
 
+TEST_CASE("a preallocated GPTCache (his gpt_with_kv_cache_optimized.py) gives the grown cache's bits") {
+    attn::Generator gen(23);
+    const attn::GPTConfig cfg{.vocab_size = 61, .context_length = 40, .emb_dim = 24, .n_heads = 3, .n_layers = 3};
+    attn::GPTModel model(cfg, gen);
+    model.eval();
+    LongTensor seq = attn::randint(61, {2, 40}, gen);
+    for (const auto backend : {attn::SDPABackend::fast, attn::SDPABackend::step})
+        for (const std::size_t chunk : {1, 6}) {
+            INFO("backend " << attn::backend_name(backend) << ", chunks of " << chunk);
+            const attn::SDPABackendGuard guard(backend);
+            attn::GPTCache grown, slots;
+            slots.capacity = 40;
+            const float* storage = nullptr;
+            for (std::size_t i = 0; i < 40; i += chunk) {
+                const std::size_t end = std::min<std::size_t>(40, i + chunk);
+                LongTensor part = xt::view(seq, xt::all(), xt::range(i, end));
+                CHECK(bit_differences(model.forward(part, slots), model.forward(part, grown)) == 0);
+                if (!storage) storage = slots.layers[0].key.data();
+                CHECK(slots.layers[0].key.data() == storage);  // allocated once, at the first forward
+                CHECK(attn::shape_of(slots.layers[2].value) == Shape{2, 3, 40, 8});
+                CHECK(bit_differences(slots.layers[2].recent_keys(end), grown.layers[2].key) == 0);
+            }
+            CHECK(slots.current_pos() == 40);
+            slots.reset();  // his reset_kv_cache: position 0, the memory kept
+            CHECK(slots.current_pos() == 0);
+            CHECK(slots.layers[0].key.data() == storage);
+        }
+    // What does not fit is refused before anything changes.
+    attn::GPTCache small;
+    small.capacity = 4;
+    LongTensor three = xt::view(seq, xt::all(), xt::range(0, 3)), two = xt::view(seq, xt::all(), xt::range(3, 5));
+    test::require_invalid([&] {
+        attn::GPTCache tiny;
+        tiny.capacity = 2;
+        model.forward(three, tiny);
+    }, {"3 tokens", "capacity = 2"});
+    model.forward(three, small);
+    test::require_invalid([&] { model.forward(two, small); }, {"positions 3..4", "capacity = 4"});
+    CHECK(small.current_pos() == 3);
+    test::require_invalid([] { attn::KVCache::preallocated(0); }, {"capacity > 0"});
+    attn::KVCache both = attn::KVCache::preallocated(4);
+    both.window = 2;
+    test::require_invalid([&] { both.validate(); }, {"not both"});
+    attn::KVCache c = attn::KVCache::preallocated(3);
+    c.append(attn::ones({1, 2, 2, 4}), attn::ones({1, 2, 2, 4}));
+    CHECK_THROWS_AS(c.append(attn::ones({1, 2, 2, 4}), attn::ones({1, 2, 2, 4})), std::length_error);
+    CHECK(c.pos == 2);
+    // and greedy generation: the same tokens
+    attn::GPTCache grown, slots;
+    slots.capacity = 40;
+    const LongTensor prompt = xt::view(seq, xt::range(0, 1), xt::range(0, 5));
+    CHECK(ids_of(attn::generate_text_simple_cached(model, prompt, 30, slots)) ==
+          ids_of(attn::generate_text_simple_cached(model, prompt, 30, grown)));
+}
+
 TEST_CASE("the model's names, repr and counts are his") {
     attn::Generator gen(1);
     const attn::GPTConfig cfg{.vocab_size = 11, .context_length = 6, .emb_dim = 8, .n_heads = 2, .n_layers = 2,

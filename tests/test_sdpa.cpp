@@ -98,10 +98,12 @@ struct Problem {
     attn::SDPAOptions options;
     std::string text;
 
-    Problem(std::mt19937& rng, attn::Generator& gen) {
+    // `most_queries`: the largest Tq drawn (4: a decode step's few queries, which the fast
+    // kernels compute without packing).
+    Problem(std::mt19937& rng, attn::Generator& gen, std::size_t most_queries = 70) {
         auto pick = [&](std::size_t lo, std::size_t hi) { return lo + rng() % (hi - lo + 1); };
         const std::size_t B = pick(1, 3), Hkv = pick(1, 3), H = Hkv * pick(1, 3);
-        const std::size_t Tq = pick(1, 70), Tk = pick(1, 90), E = pick(1, 40), Ev = pick(1, 24);
+        const std::size_t Tq = pick(1, most_queries), Tk = pick(1, 90), E = pick(1, 40), Ev = pick(1, 70);
         q = attn::randn({B, H, Tq, E}, gen);
         k = attn::randn({B, Hkv, Tk, E}, gen);
         v = attn::randn({B, Hkv, Tk, Ev}, gen);
@@ -166,6 +168,22 @@ TEST_CASE("fast == step bit for bit on random problems, every kernel and thread 
         }
         attn::fast::use_isa(attn::fast::available_isas().front());
         omp_set_num_threads(1);
+    }
+}
+
+TEST_CASE("a decode step's few queries (1 to 4, read without packing): fast == step bit for bit, every kernel") {
+    std::mt19937 rng(45);
+    attn::Generator gen(45);
+    for (int i = 0; i < 80; ++i) {
+        const Problem p(rng, gen, 4);
+        INFO(p.text);
+        const attn::Tensor step = p.run(attn::SDPABackend::step);
+        for (const std::string& isa : attn::fast::available_isas()) {
+            INFO(isa);
+            attn::fast::use_isa(isa);
+            check_same(p.run(attn::SDPABackend::fast), step);
+        }
+        attn::fast::use_isa(attn::fast::available_isas().front());
     }
 }
 

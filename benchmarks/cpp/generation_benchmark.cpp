@@ -20,7 +20,8 @@
 //       his gpt_ch04.py: the whole sequence through the model for every new token (minutes).
 //   decode/context:C/threads:{1,2}, C = 16, 64, 256, 1023
 //       one decode step with the cache holding C tokens (the time per token at that context):
-//       the caches are prefilled with C tokens once; each iteration feeds one token and then
+//       the caches, preallocated for the context length (GPTCache::capacity, his optimized
+//       cache), are prefilled with C tokens once; each iteration feeds one token and then
 //       (untimed) drops it from the caches again.
 //   prefill/T:N/threads:{1,2}, N = 16, 64, 256, 1024
 //       a forward of N tokens without the cache: the prefill of an N-token prompt, and the time
@@ -94,6 +95,7 @@ void BM_generate(benchmark::State& state, bool use_cache) {
     const attn::GPTModel& m = model();
     bench::Run run(state, int(state.range(1)));
     attn::GPTCache cache;
+    cache.capacity = attn::GPT_CONFIG_124M.context_length;  // his optimized cache: max_seq_len
     const attn::LongTensor ids = attn::generate_text_simple_cached(m, prompt(), n, cache, 0, use_cache);
     if (!output_path.empty() && use_cache) {
         std::ofstream(output_path, std::ios::binary)
@@ -118,14 +120,11 @@ void BM_decode(benchmark::State& state) {
     const attn::GPTModel& m = model();
     bench::Run run(state, int(state.range(1)));
     attn::GPTCache cache;
+    cache.capacity = attn::GPT_CONFIG_124M.context_length;  // his optimized cache: max_seq_len
     m.forward(tokens(C), cache);
     const attn::LongTensor next = attn::LongTensor(xt::ones<std::int64_t>(attn::Shape{1, 1})) * std::int64_t{716};
-    const auto drop_last = [&] {  // back to C tokens: the token axis is the second to last
-        for (attn::KVCache& c : cache.layers) {
-            c.key = attn::slice(c.key, 2, 0, long(C));
-            c.value = attn::slice(c.value, 2, 0, long(C));
-            c.pos = C;
-        }
+    const auto drop_last = [&] {  // back to C tokens: the slot of token C is written again
+        for (attn::KVCache& c : cache.layers) c.pos = C;
     };
     m.forward(next, cache);  // warm-up
     drop_last();

@@ -69,7 +69,20 @@ KVCache KVCache::sliding_window(std::size_t window) {
     return c;
 }
 
+KVCache KVCache::preallocated(std::size_t capacity) {
+    if (capacity == 0) throw std::invalid_argument("KVCache::preallocated: expected capacity > 0, got 0");
+    KVCache c;
+    c.capacity = capacity;
+    return c;
+}
+
 void KVCache::validate(const std::string& where) const {
+    if (window && capacity)
+        throw std::invalid_argument(where + ": a cache is a ring (window = " + std::to_string(window) +
+                                    ") or preallocated (capacity = " + std::to_string(capacity) + "), not both");
+    if (capacity && pos > capacity)
+        throw std::invalid_argument(where + ": pos = " + std::to_string(pos) + " tokens in a cache of capacity = " +
+                                    std::to_string(capacity));
     const Shape sk = shape_of(key), sv = shape_of(value);
     const bool empty = key.dimension() == 0 && value.dimension() == 0 && key.size() <= 1 && value.size() <= 1;
     if (empty && (window ? true : pos == 0)) return;  // nothing appended yet (a ring may have been reset)
@@ -77,13 +90,14 @@ void KVCache::validate(const std::string& where) const {
     if (sv.size() < 2) throw_shape_error(where + " (value)", "[..., S, dv] (at least 2-D)", sv);
     // Keys and values each against pos (or the ring's slots) first, so that the one replaced
     // is the one named; then against each other.
-    const std::size_t slots = window ? window : pos;
+    const std::size_t slots = window ? window : capacity ? capacity : pos;
     for (const auto& [name, s] : {std::pair<const char*, const Shape*>{"key", &sk}, {"value", &sv}})
         if ((*s)[s->size() - 2] != slots)
             throw_shape_error(where + " (" + name + ")",
                               shape_str(with_tokens(*s, slots)) +
-                                  (window ? " (a ring of window = " + std::to_string(window) + " slots)"
-                                          : " (a full cache of pos = " + std::to_string(pos) + " tokens)"),
+                                  (window     ? " (a ring of window = " + std::to_string(window) + " slots)"
+                                   : capacity ? " (a cache preallocated for capacity = " + std::to_string(capacity) + " tokens)"
+                                              : " (a full cache of pos = " + std::to_string(pos) + " tokens)"),
                               *s);
     if (!same_but_tokens(sk, sv))
         throw_shape_error(where + " (value, the shape of key but the last dimension)",
@@ -111,6 +125,23 @@ void KVCache::append(const Tensor& keys, const Tensor& values) {
         if (held_values.back() != sv.back())
             throw_shape_error("KVCache::append (values for a cache of values " + shape_str(held_values) + ")",
                               shape_str(with_tokens(held_values, T)), sv);
+    }
+    if (capacity) {
+        if (end > capacity)
+            throw std::length_error("KVCache::append: positions " + std::to_string(pos) + ".." + std::to_string(end - 1) +
+                                    " beyond the preallocated capacity = " + std::to_string(capacity) + " tokens");
+        if (first) {  // the N slots, allocated once (torch.zeros, as his optimized cache)
+            key = attn::zeros(with_tokens(s, capacity));
+            value = attn::zeros(with_tokens(sv, capacity));
+        }
+        for (const auto& [dst, src] : {std::pair<Tensor*, const Tensor*>{&key, &keys}, {&value, &values}}) {
+            const Around a = around(shape_of(*src));
+            if (a.inner == 0 || T == 0) continue;  // an empty batch or head: no loop over it
+            for (std::size_t o = 0; o < a.outer; ++o)
+                std::copy_n(src->data() + o * T * a.inner, T * a.inner, dst->data() + (o * capacity + pos) * a.inner);
+        }
+        pos = end;
+        return;
     }
     if (window == 0) {
         if (first) {
@@ -151,7 +182,7 @@ Tensor recent_rows(const KVCache& cache, const Tensor& t, const char* which, std
     cache.validate(where);
     if (t.dimension() < 2)  // nothing appended: no shape to give even 0 tokens
         throw std::invalid_argument(where + ": the cache is empty (nothing appended yet)");
-    const std::size_t start = cache.window ? (cache.pos - n) % cache.window : cache.pos - n;
+    const std::size_t start = cache.window ? (cache.pos - n) % cache.window : cache.pos - n;  // slot = position
     return cache_token_rows(t, start, n, cache.window);
 }
 
@@ -178,7 +209,7 @@ std::size_t KVCache::batch_size() const {
 
 void KVCache::reset() {
     pos = 0;
-    if (window == 0) key = value = Tensor();
+    if (window == 0 && capacity == 0) key = value = Tensor();
 }
 
 }  // namespace attn

@@ -8,6 +8,10 @@
 //   2. scores^T [jhi - jlo, NR] = keys[jlo:jhi] @ queries^T (packed kernels, in-order sums);
 //   3. the softmax of the block (kernel_impl.hpp's softmax_block), then dropout multipliers;
 //   4. context^T [dv, NR] = values^T[:, jlo:jhi] @ weights^T, copied out row by row.
+// A call of at most kSkinnyRows queries (a decode step) packs nothing: its scores are the
+// skinny kernel's q . k of each key row where it lies (then laid out as the block's), its
+// context the weights times each value row where it lies; every sum in the same order, the
+// same bits. The keys and values are read once, where packing them would copy them all.
 #include "attn/kernels/fused_attention.hpp"
 #include "attn/kernels/head_checks.hpp"
 
@@ -43,21 +47,23 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
     const detail::Kernels& kn = detail::active(arithmetic);
     const std::size_t mr = kn.mr, nr = kn.nr, Tk = a.Tk;
     const std::size_t Tkm = (Tk + mr - 1) / mr * mr, dvm = (a.dv + mr - 1) / mr * mr;
-    float* Kp = detail::grow(ws.keys, Tkm * std::max<std::size_t>(a.hd, 1));
-    float* Vt = detail::grow(ws.values_t, dvm * Tk);
-    float* Qb = detail::grow(ws.queries, std::max<std::size_t>(a.hd, 1) * nr);
+    const bool few = a.Tq <= detail::kSkinnyRows;  // a decode step: nothing packed
+    float* Kp = few ? nullptr : detail::grow(ws.keys, Tkm * std::max<std::size_t>(a.hd, 1));
+    float* Vt = few ? nullptr : detail::grow(ws.values_t, dvm * Tk);
+    // The queries' panel; or, for a few queries, their scores row by row before the block's layout.
+    float* Qb = detail::grow(ws.queries, few ? detail::kSkinnyRows * (Tkm + mr) : std::max<std::size_t>(a.hd, 1) * nr);
     float* St = detail::grow(ws.scores_t, (Tkm + mr) * nr);
     float* Ct = detail::grow(ws.context_t, dvm * nr);
     if (ws.allow_t.size() < (Tkm + mr) * nr) ws.allow_t.resize((Tkm + mr) * nr);
     float* Bt = detail::grow(ws.bias_t, (Tkm + mr) * nr);
-    if (stages & stage_scores) detail::pack_a_panels(kn, Tk, a.hd, a.K, a.ldk, false, Kp);
-    if (stages & stage_weights_values) detail::pack_a_panels(kn, a.dv, Tk, a.V, a.ldv, true, Vt);
+    if (!few && (stages & stage_scores)) detail::pack_a_panels(kn, Tk, a.hd, a.K, a.ldk, false, Kp);
+    if (!few && (stages & stage_weights_values)) detail::pack_a_panels(kn, a.dv, Tk, a.V, a.ldv, true, Vt);
     // A value that is not finite makes a hidden key's 0 * v NaN in the step path: then no key
     // may be skipped. (Checked on the packed copy when there is one: every value or a zero,
     // contiguous and in cache, where the values' own rows are scattered through the
     // projection's; at T = 1024 the scan of the rows took a tenth of the scores' time.)
-    const bool skip = stages & stage_weights_values ? detail::all_finite(Vt, 1, dvm * Tk, dvm * Tk)
-                                                    : detail::all_finite(a.V, Tk, a.dv, a.ldv);
+    const bool skip = !few && (stages & stage_weights_values) ? detail::all_finite(Vt, 1, dvm * Tk, dvm * Tk)
+                                                              : detail::all_finite(a.V, Tk, a.dv, a.ldv);
 
     for (std::size_t h = 0; h < n; ++h) {
         const QueryHead& q = heads[h];
@@ -72,7 +78,15 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
                 continue;
             }
             const std::size_t jlo = std::size_t(lo) / mr * mr, rows = std::size_t(hi) - jlo;
-            if (stages & stage_scores) {
+            if ((stages & stage_scores) && few) {
+                // scores [lanes, rows] = queries @ keys[jlo:hi]^T, w keys at a time, then as
+                // the block holds them: scores^T [rows, nr].
+                for (std::size_t j0 = 0; j0 < rows; j0 += kn.w)
+                    kn.skinny_nt(lanes, std::min(kn.w, rows - j0), a.hd, q.Q + i0 * a.ldq, a.ldq,
+                                 a.K + (jlo + j0) * a.ldk, a.ldk, Qb + j0, rows, nullptr);
+                for (std::size_t r = 0; r < rows; ++r)
+                    for (std::size_t c = 0; c < lanes; ++c) St[r * nr + c] = Qb[c * rows + r];
+            } else if (stages & stage_scores) {
                 // scores^T [rows, nr] = keys[jlo:hi] @ queries[i0:i1]^T: each element the dot
                 // product q_i . k_j summed over the head's columns in order, as sgemm does.
                 detail::pack_b_panels(kn, a.hd, lanes, q.Q + i0 * a.ldq, a.ldq, /*trans_b=*/true, Qb);
@@ -93,7 +107,10 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
                         for (std::size_t c = 0; c < lanes; ++c)
                             St[r * nr + c] *= q.noise[long(i0 + c) * m.noise_si + long(jlo + r) * m.noise_sj];
             }
-            if (stages & stage_weights_values) {
+            if ((stages & stage_weights_values) && few) {
+                // context [lanes, dv] = weights [rows, lanes]^T @ values[jlo:hi]: in key order.
+                kn.skinny_nn(lanes, a.dv, rows, St, nr, a.V + jlo * a.ldv, a.ldv, q.O + i0 * a.ldo, a.ldo);
+            } else if (stages & stage_weights_values) {
                 // context^T [dv, nr] = values^T[:, jlo:hi] @ weights^T: sums over keys in order.
                 detail::gemm_prepacked(kn, a.dv, nr, rows, Vt + jlo * mr, Tk, St, rows, Ct, nr);
                 kn.transpose(a.dv, lanes, Ct, nr, q.O + i0 * a.ldo, a.ldo);

@@ -425,11 +425,69 @@ void skinny_nt(std::size_t rows, std::size_t cols, std::size_t k, const float* A
     }
 }
 
+// ------------------------------------------------------------------ a few rows of weights times values
+
+// C[i, d] = (sum over p < k, in order from +0, of A[p * lda + i] * B[p * ldb + d]) for i < R,
+// d < cols: a decode step's weights [k keys, R queries] times its values [k, cols], each value
+// row read where it lies, up to 4 vectors of columns at a time in registers; each term by madd,
+// as the packed kernel's (whose product is b * a: the same rounded value).
+template <std::size_t R>
+void skinny_nn_rows(std::size_t cols, std::size_t k, const float* __restrict A, std::size_t lda,
+                    const float* __restrict B, std::size_t ldb, float* __restrict C, std::size_t ldc) {
+    for (std::size_t d0 = 0; d0 < cols; d0 += 4 * W) {
+        const std::size_t n = std::min(4 * W, cols - d0);
+        V acc[R][4];
+#pragma GCC unroll 4
+        for (std::size_t i = 0; i < R; ++i)
+#pragma GCC unroll 4
+            for (std::size_t v = 0; v < 4; ++v) acc[i][v] = V{};
+        if (n == 4 * W) {
+            for (std::size_t p = 0; p < k; ++p) {
+                V b[4];
+#pragma GCC unroll 4
+                for (std::size_t v = 0; v < 4; ++v) b[v] = load(B + p * ldb + d0 + v * W);
+#pragma GCC unroll 4
+                for (std::size_t i = 0; i < R; ++i) {
+                    const float a = A[p * lda + i];
+#pragma GCC unroll 4
+                    for (std::size_t v = 0; v < 4; ++v) acc[i][v] = madd(acc[i][v], a, b[v]);
+                }
+            }
+        } else {  // the last columns: their row parts copied into zeroed vectors
+            const std::size_t nv = (n + W - 1) / W;
+            for (std::size_t p = 0; p < k; ++p) {
+                float row[4 * W] = {};
+                std::memcpy(row, B + p * ldb + d0, n * sizeof(float));
+                for (std::size_t i = 0; i < R; ++i) {
+                    const float a = A[p * lda + i];
+                    for (std::size_t v = 0; v < nv; ++v) acc[i][v] = madd(acc[i][v], a, load(row + v * W));
+                }
+            }
+        }
+        for (std::size_t i = 0; i < R; ++i) {
+            float out[4 * W];
+            for (std::size_t v = 0; v < 4; ++v) store(out + v * W, acc[i][v]);
+            std::memcpy(C + i * ldc + d0, out, n * sizeof(float));
+        }
+    }
+}
+
+// skinny_nn_rows for rows <= 4 (kSkinnyRows in kernels.hpp).
+void skinny_nn(std::size_t rows, std::size_t cols, std::size_t k, const float* A, std::size_t lda,
+               const float* B, std::size_t ldb, float* C, std::size_t ldc) {
+    switch (rows) {
+        case 1: return skinny_nn_rows<1>(cols, k, A, lda, B, ldb, C, ldc);
+        case 2: return skinny_nn_rows<2>(cols, k, A, lda, B, ldb, C, ldc);
+        case 3: return skinny_nn_rows<3>(cols, k, A, lda, B, ldb, C, ldc);
+        default: return skinny_nn_rows<4>(cols, k, A, lda, B, ldb, C, ldc);
+    }
+}
+
 // ------------------------------------------------------------------ the table
 
 // This instruction set's kernels in this arithmetic, as gemm.cpp's tables hold them.
 const Kernels& kernels() {
     static const Kernels k{kIsa, kFused, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt};
+                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt, &skinny_nn};
     return k;
 }

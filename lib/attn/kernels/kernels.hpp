@@ -51,6 +51,12 @@ struct Kernels {
     void (*skinny_nt)(std::size_t rows, std::size_t cols, std::size_t k, const float* A,
                       std::size_t lda, const float* B, std::size_t ldb, float* C, std::size_t ldc,
                       const float* bias);
+    /// C[i, d] (i < rows <= kSkinnyRows, d < cols, row stride ldc) = +0 plus, for p = 0..k-1 in
+    /// order, A[p * lda + i] * B[p * ldb + d], each term by the arithmetic's multiply-add (the
+    /// bits of `micro` on the same terms): a few queries' attention weights (one key per row of
+    /// A, as a softmax block holds them) times the values B [k, cols], read in place.
+    void (*skinny_nn)(std::size_t rows, std::size_t cols, std::size_t k, const float* A,
+                      std::size_t lda, const float* B, std::size_t ldb, float* C, std::size_t ldc);
 };
 
 /// The most rows one `skinny_nt` call computes.

@@ -124,7 +124,12 @@ Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& g
         check_full_cache(where + " (block " + std::to_string(i) + "'s cache)", cache.layers[i], s[0],
                          att.num_heads, att.head_dim, s[1], att.context_length());
     }
-    if (cache.layers.empty()) cache.layers.resize(trf_blocks.size());
+    if (cache.layers.empty()) {
+        if (cache.capacity && s[1] > cache.capacity)
+            throw std::invalid_argument(where + ": " + std::to_string(s[1]) + " tokens for a cache of capacity = " +
+                                        std::to_string(cache.capacity));
+        cache.layers.assign(trf_blocks.size(), cache.capacity ? KVCache::preallocated(cache.capacity) : KVCache());
+    }
     for (std::size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, cache.layers[i], gen);
     return head(x);
 }

@@ -22,15 +22,23 @@ namespace attn {
 
 /// The keys and values a `GPTModel` keeps while it generates: one full `KVCache` per block
 /// (his `cache_k`, `cache_v` of each block's attention) and the next token's position (his
-/// `current_pos`, which every block's cache also counts).
+/// `current_pos`, which every block's cache also counts). With `capacity = N` every block's cache
+/// is preallocated for N tokens at the first forward (his gpt_with_kv_cache_optimized.py with
+/// `max_seq_len = N`, e.g. the context length): a decode step then allocates no cache memory and
+/// copies only its own token's keys and values; the results are the same bits.
 struct GPTCache {
     std::vector<KVCache> layers;  ///< one per transformer block, filled by the first forward
+    std::size_t capacity = 0;     ///< 0: each block's cache grown by `torch.cat`; N: preallocated
 
     /// His `current_pos`: tokens seen so far (0 while empty).
     /// @throws std::invalid_argument when the blocks' caches disagree (public fields changed).
     std::size_t current_pos() const;
-    /// `reset_kv_cache()`: every block's cache emptied, position 0.
-    void reset() { layers.clear(); }
+    /// `reset_kv_cache()`: every block's cache emptied, position 0 (preallocated ones keep
+    /// their memory).
+    void reset() {
+        if (capacity == 0) layers.clear();
+        for (KVCache& c : layers) c.reset();
+    }
     /// Bytes of keys and values held, all blocks together.
     std::size_t bytes() const;
 };

@@ -88,9 +88,11 @@ BaseSelfAttention::QueryKeyValue BaseSelfAttention::construct_query_key_value(
                               "[" + std::to_string(x.shape()[0]) + ", S_past, " +
                                   std::to_string(embed_dim) + "]",
                               sc);
-        // The cached tokens come first: they are the earlier positions.
-        qkv.key = concat_tokens(kv_cache->key, qkv.key);
-        qkv.value = concat_tokens(kv_cache->value, qkv.value);
+        // The cached tokens come first: they are the earlier positions (of a preallocated
+        // cache, the slots that hold tokens).
+        const bool slots = kv_cache->capacity != 0;
+        qkv.key = concat_tokens(slots ? kv_cache->recent_keys(kv_cache->pos) : kv_cache->key, qkv.key);
+        qkv.value = concat_tokens(slots ? kv_cache->recent_values(kv_cache->pos) : kv_cache->value, qkv.value);
     }
     return qkv;
 }

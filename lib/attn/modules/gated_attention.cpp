@@ -52,7 +52,7 @@ Tensor GatedMultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generat
     const std::size_t start = cache.pos;
     const HeadsView queries = detail::project_into_cache(where, cache, W_query, W_key, W_value, x, num_heads,
                                                          num_heads, head_dim, context_length);
-    return gated(x, queries, HeadsView::of(cache.key), HeadsView::of(cache.value), start, gen);
+    return gated(x, queries, detail::held_heads(cache, cache.key), detail::held_heads(cache, cache.value), start, gen);
 }
 
 }  // namespace attn

@@ -68,7 +68,7 @@ Tensor GroupedQueryAttention::forward(const Tensor& x, KVCache& cache, Generator
     const HeadsView queries = detail::project_into_cache(where, cache, W_query, W_key, W_value, x,
                                                          num_heads, num_kv_heads, head_dim, context_length,
                                                          &positions);
-    return detail::attend_project(queries, HeadsView::of(cache.key), HeadsView::of(cache.value),
+    return detail::attend_project(queries, detail::held_heads(cache, cache.key), detail::held_heads(cache, cache.value),
                                   &out_proj, options(start, gen));
 }
 

@@ -43,7 +43,7 @@ Tensor MultiHeadAttentionWithKVSharing::forward(const Tensor& x, KVCache& cache,
     const std::size_t start = cache.pos;
     const HeadsView q = detail::project_into_cache(where, cache, W_query, W_key, W_value, x, num_heads,
                                                    num_heads, head_dim, context_length);
-    return detail::attend_project(q, HeadsView::of(cache.key), HeadsView::of(cache.value), &out_proj,
+    return detail::attend_project(q, detail::held_heads(cache, cache.key), detail::held_heads(cache, cache.value), &out_proj,
                                   core_options(start, gen));
 }
 

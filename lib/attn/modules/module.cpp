@@ -112,10 +112,14 @@ void check_full_cache(const std::string& where, const KVCache& cache, std::size_
         throw std::invalid_argument(where + ": expected a full KVCache, got a sliding-window one (window = " +
                                     std::to_string(cache.window) + ")");
     cache.validate(where + " (cache)");
-    const Shape keys{b, num_kv_heads, cache.pos, head_dim};
-    if (cache.pos > 0 && shape_of(cache.key) != keys)
+    const Shape keys{b, num_kv_heads, cache.capacity ? cache.capacity : cache.pos, head_dim};
+    if (cache.key.dimension() != 0 && shape_of(cache.key) != keys)
         throw_shape_error(where + " (cache.key)", shape_str(keys), shape_of(cache.key));
     check_positions(where, cache.pos, T, context_length);
+    if (cache.capacity && cache.pos + T > cache.capacity)  // no overflow: pos + T <= context_length
+        throw std::invalid_argument(where + ": positions " + std::to_string(cache.pos) + ".." +
+                                    std::to_string(cache.pos + T - 1) + " beyond the cache's capacity = " +
+                                    std::to_string(cache.capacity) + " tokens");
 }
 
 void check_dropout(const std::string& where, const nn::Dropout& dropout) {

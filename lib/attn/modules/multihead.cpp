@@ -175,7 +175,7 @@ Tensor MultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generator& g
                                                          &positions);
     SDPAOptions o = options(causal, gen);
     o.query_start = start;
-    return detail::attend_project(queries, HeadsView::of(cache.key), HeadsView::of(cache.value), &out_proj, o);
+    return detail::attend_project(queries, detail::held_heads(cache, cache.key), detail::held_heads(cache, cache.value), &out_proj, o);
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {

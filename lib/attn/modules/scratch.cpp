@@ -137,4 +137,13 @@ HeadsView project_into_cache(const std::string& where, KVCache& cache, const nn:
     return queries;
 }
 
+HeadsView held_heads(const KVCache& cache, const Tensor& t) {
+    HeadsView v = HeadsView::of(t);
+    if (v.T < cache.pos)
+        throw std::invalid_argument("held_heads: the cache's tensor holds " + std::to_string(v.T) + " tokens, pos = " +
+                                    std::to_string(cache.pos));
+    v.T = cache.pos;
+    return v;
+}
+
 }  // namespace attn::detail

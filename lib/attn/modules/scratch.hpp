@@ -60,6 +60,12 @@ HeadsView project_into_cache(const std::string& where, KVCache& cache, const nn:
                              std::size_t num_heads, std::size_t num_kv_heads, std::size_t head_dim,
                              std::size_t context_length, const ModulePositions* positions = nullptr);
 
+/// The tokens a full or preallocated cache holds in `t` (its `key` or `value`, `[B, H, S, hd]`)
+/// as heads `[B, H, pos, hd]`: the first `pos` slots, viewed without a copy (his optimized
+/// cache's `cache_k[:, :, :ptr]`).
+/// @throws std::invalid_argument when `t` is not 4-D or holds fewer than `pos` tokens.
+HeadsView held_heads(const KVCache& cache, const Tensor& t);
+
 /// `out_proj(attend(q, k, v))`: the heads merged into scratch, then the output projection into
 /// the one tensor the forward allocates, `[B, Tq, out_features]`. `out_proj` null: the merged
 /// heads themselves (a module without output projection).
