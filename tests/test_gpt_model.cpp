@@ -279,6 +279,26 @@ TEST_CASE("a preallocated GPTCache (his gpt_with_kv_cache_optimized.py) gives th
           ids_of(attn::generate_text_simple_cached(model, prompt, 30, grown)));
 }
 
+TEST_CASE("forward_into: operator()'s bits into logits the caller keeps, their memory reused") {
+    attn::Generator gen(24);
+    const attn::GPTConfig cfg{.vocab_size = 61, .context_length = 40, .emb_dim = 24, .n_heads = 3, .n_layers = 2};
+    attn::GPTModel model(cfg, gen);
+    model.eval();
+    const LongTensor a = attn::randint(61, {2, 9}, gen), b = attn::randint(61, {3, 6}, gen);  // 18 rows each
+    Tensor logits;
+    model.forward_into(a, logits);
+    CHECK(bit_differences(logits, model(a)) == 0);
+    const float* memory = logits.data();
+    model.forward_into(b, logits);
+    CHECK(attn::shape_of(logits) == Shape{3, 6, 61});
+    CHECK(bit_differences(logits, model(b)) == 0);
+    CHECK(logits.data() == memory);  // as many floats: the same memory
+    LongTensor bad = b;
+    bad(0, 0) = 61;
+    test::require_invalid([&] { model.forward_into(bad, logits); }, {"out of range"});
+    CHECK(bit_differences(logits, model(b)) == 0);  // unchanged
+}
+
 TEST_CASE("the model's names, repr and counts are his") {
     attn::Generator gen(1);
     const attn::GPTConfig cfg{.vocab_size = 11, .context_length = 6, .emb_dim = 8, .n_heads = 2, .n_layers = 2,

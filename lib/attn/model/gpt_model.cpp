@@ -108,6 +108,19 @@ Tensor GPTModel::operator()(const LongTensor& in_idx, Generator& gen) const {
     return head(x);
 }
 
+void GPTModel::forward_into(const LongTensor& in_idx, Tensor& logits, Generator& gen) const {
+    Tensor x = drop_emb(embed(in_idx, 0), gen);
+    for (const TransformerBlock& block : trf_blocks) x = block(x, gen);
+    const Tensor normed = final_norm(x);
+    Shape out = shape_of(normed);
+    out.back() = out_head.out_features();
+    if (logits.size() == numel(out))
+        logits.reshape(out);
+    else
+        logits = Tensor::from_shape(out);
+    out_head.forward_into(normed.data(), numel(Shape(out.begin(), out.end() - 1)), logits.data());
+}
+
 Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& gen) const {
     const std::string where = "GPTModel";
     if (!cache.layers.empty() && cache.layers.size() != trf_blocks.size())
