@@ -271,6 +271,10 @@ TEST_CASE("a preallocated GPTCache (his gpt_with_kv_cache_optimized.py) gives th
     c.append(attn::ones({1, 2, 2, 4}), attn::ones({1, 2, 2, 4}));
     CHECK_THROWS_AS(c.append(attn::ones({1, 2, 2, 4}), attn::ones({1, 2, 2, 4})), std::length_error);
     CHECK(c.pos == 2);
+    attn::KVCache huge = attn::KVCache::preallocated(std::size_t{1} << 60);  // slots that cannot exist
+    CHECK_THROWS_WITH(huge.append(attn::ones({1, 2, 1, 4}), attn::ones({1, 2, 1, 4})),
+                      Catch::Contains("preallocated keys") && Catch::Contains("cannot allocate"));
+    CHECK(huge.pos == 0);
     // and greedy generation: the same tokens
     attn::GPTCache grown, slots;
     slots.capacity = 40;

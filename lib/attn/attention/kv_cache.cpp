@@ -131,6 +131,8 @@ void KVCache::append(const Tensor& keys, const Tensor& values) {
             throw std::length_error("KVCache::append: positions " + std::to_string(pos) + ".." + std::to_string(end - 1) +
                                     " beyond the preallocated capacity = " + std::to_string(capacity) + " tokens");
         if (first) {  // the N slots, allocated once (torch.zeros, as his optimized cache)
+            check_allocation("KVCache::append (the preallocated keys)", with_tokens(s, capacity));
+            check_allocation("KVCache::append (the preallocated values)", with_tokens(sv, capacity));
             key = attn::zeros(with_tokens(s, capacity));
             value = attn::zeros(with_tokens(sv, capacity));
         }

@@ -52,8 +52,9 @@ public:
     /// of an empty cache fixes every dimension but the tokens'.
     /// @throws std::invalid_argument when the shapes do not fit the cache (naming both), or
     /// the cache's public fields were changed into an inconsistent state (`validate`);
-    /// std::length_error when the positions or the grown cache overflow, or the tokens do not
-    /// fit a preallocated cache's `capacity` (nothing is changed then).
+    /// std::length_error when the positions or the grown cache overflow, the tokens do not
+    /// fit a preallocated cache's `capacity`, or its slots would exceed what can be allocated
+    /// (`check_allocation`; nothing is changed then).
     void append(const Tensor& keys, const Tensor& values);
 
     /// The `n` most recent keys, oldest first: `[..., n, *]`.
