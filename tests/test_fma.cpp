@@ -111,6 +111,31 @@ std::vector<float> fma_gemm(std::size_t m, std::size_t n, std::size_t k, const f
     return C;
 }
 
+// Causal attention by the fused loops, `q [B, H, Tq, E]`, `k [B, H, Tk, E]`, `v [B, H, Tk, Ev]`,
+// queries at positions query_start.., keys at 0..: scores q . k by fma_dot, / sqrt(E)
+// (Raschka's), -inf past each query's position, attn::softmax, then weights @ values by fma_dot.
+attn::Tensor fused_causal_attention(const attn::Tensor& q, const attn::Tensor& k, const attn::Tensor& v,
+                                    std::size_t query_start) {
+    const std::size_t B = q.shape()[0], H = q.shape()[1], Tq = q.shape()[2], E = q.shape()[3];
+    const std::size_t Tk = k.shape()[2], Ev = v.shape()[3];
+    const float divisor = std::sqrt(float(E));
+    attn::Tensor scores = attn::Tensor::from_shape({B, H, Tq, Tk});
+    for (std::size_t bh = 0; bh < B * H; ++bh)
+        for (std::size_t i = 0; i < Tq; ++i)
+            for (std::size_t j = 0; j < Tk; ++j)
+                scores.data()[(bh * Tq + i) * Tk + j] =
+                    j > query_start + i ? -INFINITY
+                                        : fma_dot(E, q.data() + (bh * Tq + i) * E, 1, k.data() + (bh * Tk + j) * E, 1) / divisor;
+    const attn::Tensor w = attn::softmax(scores, -1);
+    attn::Tensor out = attn::Tensor::from_shape({B, H, Tq, Ev});
+    for (std::size_t bh = 0; bh < B * H; ++bh)
+        for (std::size_t i = 0; i < Tq; ++i)
+            for (std::size_t e = 0; e < Ev; ++e)
+                out.data()[(bh * Tq + i) * Ev + e] =
+                    fma_dot(Tk, w.data() + (bh * Tq + i) * Tk, 1, v.data() + bh * Tk * Ev + e, Ev);
+    return out;
+}
+
 template <class F>
 void for_each_isa(F body) {
     const std::string saved = attn::fast::isa_name();
@@ -237,26 +262,13 @@ TEST_CASE("nn::Linear under ArithmeticGuard(fma): forward and backward are the f
 }
 
 TEST_CASE("the fast backend in fma is the step path with fused products, bit for bit") {
-    // [B, H, T, E]: scores q . k by the fused loop, scaled (/ sqrt(E), Raschka's), -inf where
-    // the causal mask hides, attn::softmax, then weights @ values by the fused loop.
+    // [B, H, T, E]: fused_causal_attention, the queries at positions 0..
     const std::size_t B = 2, H = 3, Tq = 45, Tk = 45, E = 16;
     attn::Generator gen(11);
     const attn::Tensor q = attn::randn({B, H, Tq, E}, gen), k = attn::randn({B, H, Tk, E}, gen),
                        v = attn::randn({B, H, Tk, E}, gen);
     const float divisor = std::sqrt(float(E));
-    attn::Tensor masked = attn::Tensor::from_shape({B, H, Tq, Tk});
-    for (std::size_t bh = 0; bh < B * H; ++bh)
-        for (std::size_t i = 0; i < Tq; ++i)
-            for (std::size_t j = 0; j < Tk; ++j)
-                masked.data()[(bh * Tq + i) * Tk + j] =
-                    j > i ? -INFINITY : fma_dot(E, q.data() + (bh * Tq + i) * E, 1, k.data() + (bh * Tk + j) * E, 1) / divisor;
-    const attn::Tensor w = attn::softmax(masked, -1);
-    attn::Tensor want = attn::Tensor::from_shape({B, H, Tq, E});
-    for (std::size_t bh = 0; bh < B * H; ++bh)
-        for (std::size_t i = 0; i < Tq; ++i)
-            for (std::size_t e = 0; e < E; ++e)
-                want.data()[(bh * Tq + i) * E + e] =
-                    fma_dot(Tk, w.data() + (bh * Tq + i) * Tk, 1, v.data() + bh * Tk * E + e, E);
+    const attn::Tensor want = fused_causal_attention(q, k, v, 0);
     const attn::SDPAOptions fma{.is_causal = true, .scale = attn::ScoreScale::divide_by(divisor),
                                 .backend = attn::SDPABackend::fast, .arithmetic = Arithmetic::fma};
     for_each_isa([&](const std::string&) {
@@ -406,9 +418,8 @@ TEST_CASE("ArithmeticGuard: thread-local, nested, restored; a call's own arithme
 }
 
 TEST_CASE("a decode step in fma (1 to 4 queries, read without packing): the fused loops, bit for bit") {
-    // The last Tq of 45 positions, causal: scores by the fused loop, scaled, -inf past the query's
-    // position, softmax,
-    // weights @ values by the fused loop; Ev = 70 takes the kernel past its 64 columns at a time.
+    // The last Tq of 45 positions, causal (fused_causal_attention); Ev = 70 takes the kernel past
+    // its 64 columns at a time.
     const std::size_t B = 1, H = 2, Tk = 45, E = 16, Ev = 70;
     attn::Generator gen(12);
     for (const std::size_t Tq : {1, 2, 3, 4}) {
@@ -416,20 +427,7 @@ TEST_CASE("a decode step in fma (1 to 4 queries, read without packing): the fuse
         const attn::Tensor q = attn::randn({B, H, Tq, E}, gen), k = attn::randn({B, H, Tk, E}, gen),
                            v = attn::randn({B, H, Tk, Ev}, gen);
         const float divisor = std::sqrt(float(E));
-        attn::Tensor scores = attn::Tensor::from_shape({B, H, Tq, Tk});
-        for (std::size_t bh = 0; bh < B * H; ++bh)
-            for (std::size_t i = 0; i < Tq; ++i)
-                for (std::size_t j = 0; j < Tk; ++j)
-                    scores.data()[(bh * Tq + i) * Tk + j] =
-                        j > Tk - Tq + i ? -INFINITY
-                                        : fma_dot(E, q.data() + (bh * Tq + i) * E, 1, k.data() + (bh * Tk + j) * E, 1) / divisor;
-        const attn::Tensor w = attn::softmax(scores, -1);
-        attn::Tensor want = attn::Tensor::from_shape({B, H, Tq, Ev});
-        for (std::size_t bh = 0; bh < B * H; ++bh)
-            for (std::size_t i = 0; i < Tq; ++i)
-                for (std::size_t e = 0; e < Ev; ++e)
-                    want.data()[(bh * Tq + i) * Ev + e] =
-                        fma_dot(Tk, w.data() + (bh * Tq + i) * Tk, 1, v.data() + bh * Tk * Ev + e, Ev);
+        const attn::Tensor want = fused_causal_attention(q, k, v, Tk - Tq);
         const attn::SDPAOptions fma{.is_causal = true, .query_start = Tk - Tq,
                                     .scale = attn::ScoreScale::divide_by(divisor), .backend = attn::SDPABackend::fast,
                                     .arithmetic = Arithmetic::fma};

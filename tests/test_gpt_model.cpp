@@ -49,6 +49,11 @@ std::size_t bit_differences(const Tensor& a, const Tensor& b) {
 
 std::vector<std::int64_t> ids_of(const LongTensor& t) { return {t.begin(), t.end()}; }
 
+// The small GPT of the cache tests: 61 tokens, a context of 40, 24 wide, 3 heads.
+attn::GPTConfig small_config(std::size_t n_layers) {
+    return {.vocab_size = 61, .context_length = 40, .emb_dim = 24, .n_heads = 3, .n_layers = n_layers};
+}
+
 // GPT_CONFIG_124M after manual_seed(123), built once (163 million draws), and the generator as
 // it was right after the model's draws (for his In [24]'s dropout masks).
 struct Gpt2 {
@@ -194,8 +199,7 @@ TEST_CASE("a small GPT decodes with the cache as recomputation gives, at every s
     // computed those rows with their own length. The hidden states of earlier tokens, and so
     // the later blocks' keys and values, differ in their last bits.
     attn::Generator gen(22);
-    const attn::GPTConfig cfg{.vocab_size = 61, .context_length = 40, .emb_dim = 24, .n_heads = 3, .n_layers = 3};
-    attn::GPTModel model(cfg, gen);
+    attn::GPTModel model(small_config(3), gen);
     model.eval();
     LongTensor seq = attn::randint(61, {2, 40}, gen);
     for (const auto backend : {attn::SDPABackend::fast, attn::SDPABackend::step})
@@ -226,8 +230,7 @@ TEST_CASE("a small GPT decodes with the cache as recomputation gives, at every s
 
 TEST_CASE("a preallocated GPTCache (his gpt_with_kv_cache_optimized.py) gives the grown cache's bits") {
     attn::Generator gen(23);
-    const attn::GPTConfig cfg{.vocab_size = 61, .context_length = 40, .emb_dim = 24, .n_heads = 3, .n_layers = 3};
-    attn::GPTModel model(cfg, gen);
+    attn::GPTModel model(small_config(3), gen);
     model.eval();
     LongTensor seq = attn::randint(61, {2, 40}, gen);
     for (const auto backend : {attn::SDPABackend::fast, attn::SDPABackend::step})
@@ -285,8 +288,7 @@ TEST_CASE("a preallocated GPTCache (his gpt_with_kv_cache_optimized.py) gives th
 
 TEST_CASE("forward_into: operator()'s bits into logits the caller keeps, their memory reused") {
     attn::Generator gen(24);
-    const attn::GPTConfig cfg{.vocab_size = 61, .context_length = 40, .emb_dim = 24, .n_heads = 3, .n_layers = 2};
-    attn::GPTModel model(cfg, gen);
+    attn::GPTModel model(small_config(2), gen);
     model.eval();
     const LongTensor a = attn::randint(61, {2, 9}, gen), b = attn::randint(61, {3, 6}, gen);  // 18 rows each
     Tensor logits;

@@ -164,9 +164,7 @@ std::string heatmaps(const std::vector<Tensor>& panels, const std::vector<std::s
         }
     }
     const double panel_w = panel_width(cell);
-    const auto title_lines = style.title.empty() ? std::vector<std::string>{}
-                             : limit > 0 ? wrap(style.title, 15, limit - 2 * margin, true)
-                                         : std::vector<std::string>{style.title};
+    const auto title_lines = lines_of(style.title, 15, limit - 2 * margin, true);
     std::vector<std::vector<std::string>> panel_lines;
     std::size_t most_lines = 1;
     for (const auto& t : panel_titles) {

@@ -136,4 +136,20 @@ inline std::vector<double> thinned(const std::vector<double>& values, double lab
     return out;
 }
 
+/// `s` as a figure shows it: wrapped at `width` under a width limit (MaxWidth), one line
+/// without one, no line when empty.
+inline std::vector<std::string> lines_of(const std::string& s, double font_size, double width, bool bold = false) {
+    if (s.empty()) return {};
+    return MaxWidth::current() > 0 ? wrap(s, font_size, width, bold) : std::vector<std::string>{s};
+}
+
+/// The x-axis ticks a figure labels: all of them without a width limit; under one (MaxWidth),
+/// every k-th, so that their labels (11 px) do not overlap in `span` pixels.
+inline std::vector<double> labelled_ticks(const std::vector<double>& values, double span) {
+    if (MaxWidth::current() == 0) return values;
+    double w = 0;
+    for (double v : values) w = std::max(w, text_width(tick_text(v), 11));
+    return thinned(values, w, span);
+}
+
 }  // namespace textbook::svg::detail

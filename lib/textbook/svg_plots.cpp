@@ -59,12 +59,8 @@ std::string line_plot(const std::vector<Series>& series, const PlotStyle& style)
                                    : std::max({640.0, left + text_width(style.subtitle, 11) + right,
                                                12 + text_width(style.x_label, 12) + 12});
     const double text_x = limit > 0 ? 12 : left;  // where the title, subtitle and legend start
-    auto lines_of = [&](const std::string& s, double font, bool bold = false) {
-        if (s.empty()) return std::vector<std::string>{};
-        return limit > 0 ? wrap(s, font, width - 24, bold) : std::vector<std::string>{s};
-    };
-    const auto title_lines = lines_of(style.title, 15, true), subtitle_lines = lines_of(style.subtitle, 11);
-    const auto x_label_lines = lines_of(style.x_label, 12);
+    const auto title_lines = lines_of(style.title, 15, width - 24, true);
+    const auto subtitle_lines = lines_of(style.subtitle, 11, width - 24), x_label_lines = lines_of(style.x_label, 12, width - 24);
     const double bottom = 58 + 15.0 * static_cast<double>(std::max<std::size_t>(x_label_lines.size(), 1) - 1);
     const double title_h = title_lines.empty() ? 20 : 26 + 18.0 * static_cast<double>(title_lines.size());
     const double subtitle_y = title_lines.empty() ? 18 : title_h;  // the first subtitle line
@@ -109,13 +105,7 @@ std::string line_plot(const std::vector<Series>& series, const PlotStyle& style)
     for (std::size_t k = 0; k < subtitle_lines.size(); ++k)
         out << text(text_x, subtitle_y + 14.0 * static_cast<double>(k), subtitle_lines[k], 11, "start",
                     "fill=\"#666666\"");
-    std::vector<double> x_ticks = ticks(xlo, xhi, style.log_x);
-    if (limit > 0) {
-        double w = 0;
-        for (double v : x_ticks) w = std::max(w, text_width(tick_text(v), 11));
-        x_ticks = thinned(x_ticks, w, pw);
-    }
-    for (double v : x_ticks) {
+    for (double v : labelled_ticks(ticks(xlo, xhi, style.log_x), pw)) {
         out << "<line x1=\"" << num(px(v)) << "\" y1=\"" << num(top) << "\" x2=\"" << num(px(v))
             << "\" y2=\"" << num(top + ph) << "\" stroke=\"#e5e5e5\"/>\n";
         out << text(limit > 0 ? centred(px(v), text_width(tick_text(v), 11), width) : px(v), top + ph + 16, tick_text(v), 11, "middle");
@@ -191,12 +181,8 @@ std::string bar_chart(const std::vector<BarGroup>& groups, const BarStyle& style
                                    : std::max({720.0, 12 + text_width(style.subtitle, 11) + 12,
                                                12 + text_width(style.title, 15) + 12, left + legend_w + right,
                                                12 + text_width(style.x_label, 12) + 12});
-    auto lines_of = [&](const std::string& s, double font, bool bold = false) {
-        if (s.empty()) return std::vector<std::string>{};
-        return limit > 0 ? wrap(s, font, width - 24, bold) : std::vector<std::string>{s};
-    };
-    const auto title_lines = lines_of(style.title, 15, true), subtitle_lines = lines_of(style.subtitle, 11);
-    const auto x_label_lines = lines_of(style.x_label, 12);
+    const auto title_lines = lines_of(style.title, 15, width - 24, true);
+    const auto subtitle_lines = lines_of(style.subtitle, 11, width - 24), x_label_lines = lines_of(style.x_label, 12, width - 24);
     // The legend: one swatch per series, in rows above the bars.
     std::vector<std::pair<double, double>> legend_at;  // x and row of each swatch
     {
@@ -240,13 +226,7 @@ std::string bar_chart(const std::vector<BarGroup>& groups, const BarStyle& style
         out << "<rect x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" width=\"12\" height=\"10\" fill=\""
             << palette[k % palette.size()] << "\"/>\n" << text(lx + 16, ly + 9, style.series[k], 11);
     }
-    std::vector<double> x_ticks = ticks(0, hi, false);
-    if (limit > 0) {
-        double w = 0;
-        for (double v : x_ticks) w = std::max(w, text_width(tick_text(v), 11));
-        x_ticks = thinned(x_ticks, w, pw);
-    }
-    for (double v : x_ticks) {
+    for (double v : labelled_ticks(ticks(0, hi, false), pw)) {
         out << "<line x1=\"" << num(px(v)) << "\" y1=\"" << num(top) << "\" x2=\"" << num(px(v)) << "\" y2=\""
             << num(top + ph) << "\" stroke=\"#e5e5e5\"/>\n"
             << text(limit > 0 ? centred(px(v), text_width(tick_text(v), 11), width) : px(v), top + ph + 16,

@@ -103,9 +103,9 @@ Tensor GPTModel::head(const Tensor& x) const {
 }
 
 Tensor GPTModel::operator()(const LongTensor& in_idx, Generator& gen) const {
-    Tensor x = drop_emb(embed(in_idx, 0), gen);
-    for (const TransformerBlock& block : trf_blocks) x = block(x, gen);
-    return head(x);
+    Tensor logits;
+    forward_into(in_idx, logits, gen);
+    return logits;
 }
 
 void GPTModel::forward_into(const LongTensor& in_idx, Tensor& logits, Generator& gen) const {
@@ -114,11 +114,7 @@ void GPTModel::forward_into(const LongTensor& in_idx, Tensor& logits, Generator&
     const Tensor normed = final_norm(x);
     Shape out = shape_of(normed);
     out.back() = out_head.out_features();
-    if (logits.size() == numel(out))
-        logits.reshape(out);
-    else
-        logits = Tensor::from_shape(out);
-    out_head.forward_into(normed.data(), numel(Shape(out.begin(), out.end() - 1)), logits.data());
+    out_head.forward_into(normed.data(), numel(Shape(out.begin(), out.end() - 1)), sized(logits, out, "GPTModel (logits)"));
 }
 
 Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& gen) const {

@@ -73,11 +73,12 @@ public:
     /// fits (naming it).
     Tensor operator()(const LongTensor& in_idx, Generator& gen = default_generator()) const;
 
-    /// `operator()` into `logits`, the same bits, in a tensor the caller keeps between calls:
-    /// reshaped to `[b, T, vocab_size]`, its memory reused when it already holds that many
-    /// floats. A 1024-token prefill's 206 MB of logits are then allocated once, not mapped and
+    /// `operator()` into `logits`, in a tensor the caller keeps between calls (`operator()` is
+    /// this into a fresh one): given the shape `[b, T, vocab_size]` by `sized`, its memory
+    /// reused when it already holds that many floats. A 1024-token prefill's 206 MB of logits are then allocated once, not mapped and
     /// faulted in anew by every forward (PyTorch's best side keeps them through its allocator).
-    /// @throws std::invalid_argument as `operator()` (`logits` unchanged then).
+    /// @throws std::invalid_argument as `operator()` (`logits` unchanged then);
+    /// std::length_error when the logits cannot be allocated (`check_allocation`).
     void forward_into(const LongTensor& in_idx, Tensor& logits, Generator& gen = default_generator()) const;
 
     /// `forward(in_idx, use_cache=True)` of his gpt_with_kv_cache.py: the ids are the tokens at
