@@ -18,6 +18,7 @@ packages=(
   catch2 libbenchmark-dev                     # tests, benchmarks
   python3-pylatexenc                          # the chapters' formulas, set for the terminal
   doxygen libjs-mathjax doxygen-awesome-css   # the generated book
+  libopenmpi-dev openmpi-bin                  # Part VI: attention across processes (mpirun)
 )
 
 ./tools/install_missing.sh "${packages[@]}"

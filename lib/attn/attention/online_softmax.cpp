@@ -81,4 +81,18 @@ std::vector<RowState> fused_row_trace(const Tensor& q, const Tensor& k, const Te
     return trace;
 }
 
+void merge_partial(float* out, float& lse, const float* block_out, float block_lse,
+                   std::size_t width) {
+    if (block_lse == online_neg_inf) return;  // the block saw no key
+    if (lse == online_neg_inf) {              // nothing seen yet: the block's result
+        std::copy(block_out, block_out + width, out);
+        lse = block_lse;
+        return;
+    }
+    const float L = std::max(lse, block_lse) + std::log1p(exp_torch(-std::fabs(lse - block_lse)));
+    const float wa = exp_torch(lse - L), wb = exp_torch(block_lse - L);
+    for (std::size_t e = 0; e < width; ++e) out[e] = out[e] * wa + block_out[e] * wb;
+    lse = L;
+}
+
 }  // namespace attn::flash

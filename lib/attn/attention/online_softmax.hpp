@@ -69,4 +69,18 @@ struct RowState {
 std::vector<RowState> fused_row_trace(const Tensor& q, const Tensor& k, const Tensor& v,
                                       std::size_t block_k, float divisor = 1.0f);
 
+// ---------------------------------------------------------------- two partial results, merged
+
+/// Merges the attention of one query row over a second set of keys into its attention over a
+/// first set, from their normalised outputs and log-sum-exps alone: with `L = m + log(l)` of
+/// each part, `L_new = max(L_a, L_b) + log1p(exp(-|L_a - L_b|))` and
+/// `out = out_a * exp(L_a - L_new) + out_b * exp(L_b - L_new)`, which is the attention over
+/// both sets (in exact arithmetic; each merge rounds a product and a sum more than the tiled
+/// kernel's running rescale). A part with `L = -inf` saw no key and leaves the other unchanged.
+/// This is the `(out, lse)` form of chapter 12's update, what split-key decoding and ring
+/// attention (Liu et al. 2023, arXiv 2310.01889) merge across threads or processes.
+/// `out: [width]` and `lse` are updated in place with `block_out: [width]`, `block_lse`.
+void merge_partial(float* out, float& lse, const float* block_out, float block_lse,
+                   std::size_t width);
+
 }  // namespace attn::flash

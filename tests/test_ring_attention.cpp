@@ -1,0 +1,204 @@
+// Attention across processes (lib/attn/dist), run under `mpirun -np P` for P = 1 to 4
+// (tests/meson.build): every rank runs every test case, so the collectives meet. The results
+// are checked against one process's attention core on the whole sequence, which every rank
+// computes itself from the same seeded tensors.
+//
+//   mpirun -np 4 build/tests/test_ring_attention [--exit-early]
+//
+// `--exit-early`: rank 1 leaves without MPI_Finalize before a collective; the others must not
+// hang (tests/check_mpi_exit.py runs this and expects mpirun's failure and message).
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "attn/attention/sdpa.hpp"
+#include "attn/core/generator.hpp"
+#include "attn/dist/communicator.hpp"
+#include "attn/dist/ring_attention.hpp"
+
+namespace {
+
+using attn::Tensor;
+using namespace attn::dist;
+
+// The largest |a - b| over the elements, relative to the largest |b|: the merges of ring
+// attention round a product and a sum more per step than one process's kernel, so the two
+// agree to a few float32 epsilons of the values' scale, not to the bit.
+double scaled_distance(const Tensor& a, const Tensor& b) {
+    REQUIRE(a.shape() == b.shape());
+    double worst = 0, scale = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (std::isinf(b.data()[i]) && a.data()[i] == b.data()[i]) continue;  // -inf lse of an empty row
+        worst = std::max(worst, double(std::fabs(a.data()[i] - b.data()[i])));
+        scale = std::max(scale, double(std::fabs(b.data()[i])));
+    }
+    return scale == 0 ? worst : worst / scale;
+}
+
+// The bound on `scaled_distance`: (4 + 2 P) float32 epsilons. One process's fast forward and
+// tiled backward already differ from its own other backends by a few epsilons (2.8 measured
+// with P = 1); each of the P - 1 merges rounds a weight exp(L_part - L), a product and a sum
+// per element, about 2 more (5.1 measured with P = 4, on random normal tensors).
+double bound(int ranks) { return (4.0 + 2.0 * ranks) * std::numeric_limits<float>::epsilon(); }
+
+struct Problem {
+    std::size_t B, H, Hkv, T, E, Ev;
+    bool causal;
+    SequenceSplit split;
+};
+
+TEST_CASE("ring attention: forward and backward equal one process's, every split") {
+    const Communicator world = Communicator::world();
+    const std::size_t P = std::size_t(world.size()), r = std::size_t(world.rank());
+    const Problem problems[] = {
+        {1, 1, 1, 8 * P, 4, 4, false, SequenceSplit::contiguous},
+        {2, 4, 2, 8 * P, 8, 6, true, SequenceSplit::contiguous},
+        {1, 2, 2, 6 * P, 8, 8, true, SequenceSplit::zigzag},
+        {2, 4, 1, 4 * P, 8, 8, true, SequenceSplit::striped},
+        {1, 3, 3, 40 * P, 16, 16, true, SequenceSplit::zigzag},    // more than one tile a block
+        {1, 2, 1, 34 * P, 16, 12, true, SequenceSplit::striped},
+    };
+    attn::Generator gen(123);
+    for (const Problem& p : problems) {
+        CAPTURE(P, r, p.B, p.H, p.Hkv, p.T, p.E, p.Ev, p.causal, split_name(p.split));
+        const Tensor q = attn::randn({p.B, p.H, p.T, p.E}, gen), k = attn::randn({p.B, p.Hkv, p.T, p.E}, gen),
+                     v = attn::randn({p.B, p.Hkv, p.T, p.Ev}, gen), dout = attn::randn({p.B, p.H, p.T, p.Ev}, gen);
+        attn::SDPAOptions one;
+        one.is_causal = p.causal;
+        const attn::SDPAForward whole = attn::scaled_dot_product_attention_forward(q, k, v, one);
+        const attn::SDPAGradients grads = attn::scaled_dot_product_attention_backward(dout, q, k, v, whole, one);
+
+        RingOptions options;
+        options.is_causal = p.causal;
+        options.split = p.split;
+        const Tensor ql = shard(q, P, r, p.split), kl = shard(k, P, r, p.split), vl = shard(v, P, r, p.split);
+        const RingForward fwd = ring_attention_forward(world, ql, kl, vl, options);
+        CHECK(scaled_distance(unshard(world, fwd.output, p.split), whole.output) <= bound(int(P)));
+        auto column = [](Tensor lse) {  // [B, H, T] as [B, H, T, 1], for shard and unshard
+            const attn::Shape s = attn::shape_of(lse);
+            lse.reshape({s[0], s[1], s[2], std::size_t(1)});
+            return lse;
+        };
+        CHECK(scaled_distance(unshard(world, column(fwd.logsumexp), p.split), column(whole.logsumexp)) <= bound(int(P)));
+        REQUIRE(fwd.steps.size() == P);
+
+        // Without the overlap: the same sums in the same order, so the same bits.
+        RingOptions serial = options;
+        serial.overlap = false;
+        const bool same_bits = ring_attention_forward(world, ql, kl, vl, serial).output == fwd.output;
+        CHECK(same_bits);
+
+        const RingGradients g = ring_attention_backward(world, shard(dout, P, r, p.split), ql, kl, vl, fwd, options);
+        CHECK(scaled_distance(unshard(world, g.grad_query, p.split), grads.grad_query) <= bound(int(P)));
+        CHECK(scaled_distance(unshard(world, g.grad_key, p.split), grads.grad_key) <= bound(int(P)));
+        CHECK(scaled_distance(unshard(world, g.grad_value, p.split), grads.grad_value) <= bound(int(P)));
+    }
+}
+
+TEST_CASE("ring attention: (query, key) pairs per step under a causal mask") {
+    const Communicator world = Communicator::world();
+    const std::size_t P = std::size_t(world.size()), r = std::size_t(world.rank()), c = 8, T = c * P;
+    attn::Generator gen(7);
+    const Tensor x = attn::randn({1, 1, T, 4}, gen);
+    for (SequenceSplit split : {SequenceSplit::contiguous, SequenceSplit::zigzag, SequenceSplit::striped}) {
+        CAPTURE(P, r, split_name(split));
+        RingOptions options;
+        options.is_causal = true;
+        options.split = split;
+        const Tensor xl = shard(x, P, r, split);
+        const RingForward fwd = ring_attention_forward(world, xl, xl, xl, options);
+        std::uint64_t total = 0;
+        for (const RingStep& s : fwd.steps) {
+            total += s.pairs;
+            // Brandon et al.: a striped step computes c (c + 1) / 2 pairs when the keys' stripe
+            // is not after the queries', else c (c - 1) / 2. Contiguous: c^2, c (c + 1) / 2 or 0.
+            if (split == SequenceSplit::striped)
+                CHECK(s.pairs == (s.key_rank <= r ? c * (c + 1) / 2 : c * (c - 1) / 2));
+            if (split == SequenceSplit::contiguous)
+                CHECK(s.pairs == (s.key_rank < r ? c * c : s.key_rank == r ? c * (c + 1) / 2 : 0));
+            if (split == SequenceSplit::zigzag)  // two half-chunks against two: 2 (c/2)^2 + ... per step
+                CHECK(s.pairs == (s.key_rank == r ? 2 * (c / 2) * (c / 2 + 1) / 2 + (c / 2) * (c / 2) : c * c / 2));
+        }
+        // Every rank's pairs over all steps: the whole triangle, T (T + 1) / 2, between them.
+        const std::vector<float> all = world.all_gather(std::vector<float>{float(total)}.data(), 1);
+        double sum = 0;
+        for (float t : all) sum += t;
+        CHECK(sum == double(T) * (T + 1) / 2);
+    }
+}
+
+TEST_CASE("collectives: ring all-reduce in its stated order, bytes as the formulas say") {
+    const Communicator world = Communicator::world();
+    const std::size_t P = std::size_t(world.size()), r = std::size_t(world.rank());
+    const std::size_t n = 6 * P + 1;  // blocks of 7 and 6 elements
+    auto value = [](std::size_t rank, std::size_t i) { return 1.0f / float(3 + rank) + float(i) * 1e-3f; };
+    std::vector<float> data(n);
+    for (std::size_t i = 0; i < n; ++i) data[i] = value(r, i);
+    const Traffic before = traffic_so_far();
+    world.all_reduce_sum(data.data(), n);
+    const Traffic after = traffic_so_far();
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t b = i < (n % P) * (n / P + 1) ? i / (n / P + 1) : n % P + (i - (n % P) * (n / P + 1)) / (n / P);
+        float sum = value(b, i);  // block b starts at rank b and adds b + 1, ..., b - 1
+        for (std::size_t s = 1; s < P; ++s) sum = sum + value((b + s) % P, i);
+        CAPTURE(i, b);
+        CHECK(data[i] == sum);
+    }
+    // Each block leaves this rank twice per ring pass but one: 2 (P - 1) blocks' worth.
+    std::uint64_t expected = 0;
+    for (std::size_t s = 0; s + 1 < P; ++s) {
+        auto len = [&](std::size_t blk) { return n / P + (blk < n % P ? 1 : 0); };
+        expected += 4 * (len((r + P - s) % P) + len((r + 1 + P - s) % P));
+    }
+    CHECK(after.bytes - before.bytes == expected);
+
+    // The ring forward sends its key and value block P - 1 times.
+    const std::size_t c = 4;
+    attn::Generator gen(5);
+    const Tensor x = attn::randn({1, 2, c, 8}, gen);
+    const Traffic t0 = traffic_so_far();
+    ring_attention_forward(world, x, x, x);
+    CHECK(traffic_so_far().bytes - t0.bytes == (P - 1) * 2 * x.size() * sizeof(float));
+}
+
+TEST_CASE("ring attention: bad splits and shapes are refused by name") {
+    const Communicator world = Communicator::world();
+    const std::size_t P = std::size_t(world.size());
+    attn::Generator gen(1);
+    const Tensor x = attn::randn({1, 1, 2 * P + 1, 4}, gen);
+    if (P > 1)  // one rank takes any length
+        CHECK_THROWS_WITH(shard(x, P, 0, SequenceSplit::contiguous),
+                          Catch::Contains("needs T a positive multiple of " + std::to_string(P)));
+    CHECK_THROWS_WITH(shard(attn::randn({1, 1, 3 * P, 4}, gen), P, 0, SequenceSplit::zigzag),
+                      Catch::Contains("multiple of " + std::to_string(2 * P)));
+    const Tensor q = attn::randn({1, 2, 4, 8}, gen), k = attn::randn({1, 3, 4, 8}, gen);
+    CHECK_THROWS_WITH(ring_attention_forward(world, q, k, k), Catch::Contains("(key)") && Catch::Contains("[1, 3, 4, 8]"));
+    RingOptions zig;
+    zig.split = SequenceSplit::zigzag;
+    const Tensor odd = attn::randn({1, 1, 3, 4}, gen);
+    CHECK_THROWS_WITH(ring_attention_forward(world, odd, odd, odd, zig), Catch::Contains("positive even number"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Session mpi(argc, argv);
+    const Communicator world = Communicator::world();
+    if (argc > 1 && std::strcmp(argv[1], "--exit-early") == 0) {
+        if (world.rank() == 1) std::_Exit(3);  // gone, without MPI_Finalize
+        std::vector<float> x(4, 1.0f);
+        world.all_reduce_sum(x.data(), x.size());  // waits for rank 1
+        return 0;
+    }
+    Catch::Session session;
+    session.configData().filenamesAsTags = true;
+    if (const int status = session.applyCommandLine(argc, argv); status != 0) return status;
+    const int failed = session.run();
+    // Any rank's failure fails every rank's exit status, so mpirun reports it.
+    return world.max(failed) > 0 ? 1 : 0;
+}
