@@ -187,7 +187,7 @@ TEST_CASE("ring attention: bad splits and shapes are refused by name") {
 }  // namespace
 
 int main(int argc, char** argv) {
-    Session mpi(argc, argv);
+    Session mpi;
     const Communicator world = Communicator::world();
     if (argc > 1 && std::strcmp(argv[1], "--exit-early") == 0) {
         if (world.rank() == 1) std::_Exit(3);  // gone, without MPI_Finalize

@@ -1,4 +1,5 @@
 #include "textbook/chapter.hpp"
+#include "textbook/ranks.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -141,7 +142,20 @@ int Chapter::finish() {
 
 int run(int argc, char** argv, const ChapterInfo& info,
         const std::function<void(Chapter&)>& body) {
-    const Options options = parse_args(argc, argv, info);
+    Options options = parse_args(argc, argv, info);  // a bad flag exits here, before any launch
+    if (info.ranks > 0) {
+        const std::optional<int> rank = launched_rank();
+        try {
+            if (!rank) exec_under_mpirun(argc, argv, info.ranks);
+        } catch (const std::exception& e) {
+            std::cerr << program_name(info) << ": " << e.what() << '\n';
+            return 1;
+        }
+        if (*rank != 0) {
+            silence_this_rank();
+            options.record.clear();
+        }
+    }
     if (options.attention_backend != attn::SDPABackend::automatic) attn::set_default_sdpa_backend(options.attention_backend);
     int status = 0;
     try {

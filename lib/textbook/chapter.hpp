@@ -44,6 +44,9 @@ struct ChapterInfo {
     std::string name;      ///< `03_simple_mask`: program `chapter_<name>`, page `<name>.md`
     bool dropout = false;  ///< the chapter draws dropout masks: it takes `--dropout-backend`
     bool seeded = false;   ///< the chapter seeds the generator (`ch.seed`): it takes `--seed`
+    /// Part VI: the chapter runs as this many MPI processes (ranks.hpp). Started alone, it
+    /// starts itself under `mpirun -np <ranks>`; rank 0 prints and records. 0: one process.
+    int ranks = 0;
 };
 
 /// The parsed command line of a chapter program.

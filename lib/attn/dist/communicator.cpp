@@ -178,9 +178,9 @@ double Communicator::max(double value) const {
     return result;
 }
 
-Session::Session(int& argc, char**& argv) {
+Session::Session() {
     int provided = 0;
-    check_mpi(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 }
 

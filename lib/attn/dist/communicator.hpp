@@ -119,8 +119,10 @@ private:
 /// and `MPI_Finalize`. A program that runs under `mpirun` holds one in `main`.
 class Session {
 public:
+    /// Starts MPI without the command line: the launcher passes what MPI needs in the
+    /// environment, and the program parses its own arguments.
     /// @throws std::runtime_error when MPI cannot start.
-    Session(int& argc, char**& argv);
+    Session();
     Session(const Session&) = delete;             ///< one per program
     Session& operator=(const Session&) = delete;  ///< one per program
     ~Session();
