@@ -1,8 +1,8 @@
 """A rank that leaves an MPI job early makes the job fail with a message, not hang.
 
-    check_mpi_exit.py MPIRUN TEST_RING_ATTENTION
+    check_mpi_exit.py MPIRUN TEST_DISTRIBUTED
 
-Runs `mpirun -np 2 TEST_RING_ATTENTION --exit-early`: rank 1 exits (status 3) without
+Runs `mpirun -np 2 TEST_DISTRIBUTED --exit-early`: rank 1 exits (status 3) without
 MPI_Finalize while rank 0 waits for it in an all-reduce. mpirun must end within 60 s with a
 non-zero status and say which rank left.
 """

@@ -3,7 +3,7 @@
 // are checked against one process's attention core on the whole sequence, which every rank
 // computes itself from the same seeded tensors.
 //
-//   mpirun -np 4 build/tests/test_ring_attention [--exit-early]
+//   mpirun -np 4 build/tests/test_distributed [--exit-early]
 //
 // `--exit-early`: rank 1 leaves without MPI_Finalize before a collective; the others must not
 // hang (tests/check_mpi_exit.py runs this and expects mpirun's failure and message).
@@ -20,6 +20,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/dist/communicator.hpp"
 #include "attn/dist/ring_attention.hpp"
+#include "attn/dist/ulysses.hpp"
 
 namespace {
 
@@ -182,6 +183,48 @@ TEST_CASE("ring attention: bad splits and shapes are refused by name") {
     zig.split = SequenceSplit::zigzag;
     const Tensor odd = attn::randn({1, 1, 3, 4}, gen);
     CHECK_THROWS_WITH(ring_attention_forward(world, odd, odd, odd, zig), Catch::Contains("positive even number"));
+}
+
+TEST_CASE("Ulysses: one process's bits, forward and backward; ring attention within its bound of it") {
+    const Communicator world = Communicator::world();
+    const std::size_t P = std::size_t(world.size()), r = std::size_t(world.rank());
+    attn::Generator gen(31);
+    for (const std::size_t Hkv : {std::size_t(12), P}) {
+        for (const bool causal : {false, true}) {
+            CAPTURE(P, r, Hkv, causal);
+            const std::size_t B = 2, H = 12, T = 6 * P, E = 8;
+            const Tensor q = attn::randn({B, H, T, E}, gen), k = attn::randn({B, Hkv, T, E}, gen),
+                         v = attn::randn({B, Hkv, T, E}, gen), dout = attn::randn({B, H, T, E}, gen);
+            attn::SDPAOptions options;
+            options.is_causal = causal;
+            const attn::SDPAForward whole = attn::scaled_dot_product_attention_forward(q, k, v, options);
+            const attn::SDPAGradients grads = attn::scaled_dot_product_attention_backward(dout, q, k, v, whole, options);
+            const auto mine = [&](const Tensor& x) { return shard(x, P, r, SequenceSplit::contiguous); };
+            const Traffic before = traffic_so_far();
+            const UlyssesForward fwd = ulysses_attention_forward(world, mine(q), mine(k), mine(v), options);
+            const Traffic after = traffic_so_far();
+            const bool same_output = fwd.output == mine(whole.output);
+            CHECK(same_output);
+            const UlyssesGradients g = ulysses_attention_backward(world, mine(dout), fwd, options);
+            const bool same_grads = g.grad_query == mine(grads.grad_query) && g.grad_key == mine(grads.grad_key) &&
+                                    g.grad_value == mine(grads.grad_value);
+            CHECK(same_grads);
+            // Four all-to-alls (q, k, v to the heads, the output back), each sending (P - 1) / P
+            // of a [B, H, c, E] block: the paper's 4 N h / P elements per all-to-all, times (P - 1) / P.
+            const std::size_t c = T / P, q_block = B * H * c * E, kv_block = B * Hkv * c * E;
+            CHECK(after.bytes - before.bytes == 4 * (P - 1) * (2 * q_block + 2 * kv_block) / P);
+
+            RingOptions ring_options;
+            ring_options.is_causal = causal;
+            const RingForward ring = ring_attention_forward(world, mine(q), mine(k), mine(v), ring_options);
+            CHECK(scaled_distance(ring.output, fwd.output) <= bound(int(P)));
+        }
+    }
+    if (P > 1) {
+        const Tensor odd = attn::randn({1, P + 1, P, 4}, gen);
+        CHECK_THROWS_WITH(ulysses_attention_forward(world, odd, odd, odd),
+                          Catch::Contains(std::to_string(P + 1) + " query heads do not split over " + std::to_string(P) + " ranks"));
+    }
 }
 
 }  // namespace
