@@ -20,6 +20,7 @@
 #include "attn/core/generator.hpp"
 #include "attn/dist/communicator.hpp"
 #include "attn/dist/ring_attention.hpp"
+#include "attn/dist/tensor_parallel.hpp"
 #include "attn/dist/ulysses.hpp"
 
 namespace {
@@ -46,6 +47,13 @@ double scaled_distance(const Tensor& a, const Tensor& b) {
 // with P = 1); each of the P - 1 merges rounds a weight exp(L_part - L), a product and a sum
 // per element, about 2 more (5.1 measured with P = 4, on random normal tensors).
 double bound(int ranks) { return (4.0 + 2.0 * ranks) * std::numeric_limits<float>::epsilon(); }
+
+// The bound for the tensor-parallel logits, relative to the largest: each block's output
+// projection and second feed-forward layer sum their terms in P parts, then add the parts
+// (the ring all-reduce's order), where one process sums them in one run; about an epsilon per
+// sum, carried through the layers: (2 + 2 n_layers) epsilons (1.9 measured with 2 layers on
+// 2, 3 and 4 ranks; 0 on one rank, whose sums are the model's).
+double tp_bound(std::size_t n_layers) { return (2.0 + 2.0 * double(n_layers)) * std::numeric_limits<float>::epsilon(); }
 
 struct Problem {
     std::size_t B, H, Hkv, T, E, Ev;
@@ -224,6 +232,42 @@ TEST_CASE("Ulysses: one process's bits, forward and backward; ring attention wit
         const Tensor odd = attn::randn({1, P + 1, P, 4}, gen);
         CHECK_THROWS_WITH(ulysses_attention_forward(world, odd, odd, odd),
                           Catch::Contains(std::to_string(P + 1) + " query heads do not split over " + std::to_string(P) + " ranks"));
+    }
+}
+
+TEST_CASE("tensor parallelism: a small GPT's logits on every rank, within the split sums' rounding") {
+    const Communicator world = Communicator::world();
+    const std::size_t P = std::size_t(world.size());
+    attn::GPTConfig cfg;
+    cfg.vocab_size = 50;
+    cfg.context_length = 16;
+    cfg.emb_dim = 48;
+    cfg.n_heads = 12;  // divisible by 1, 2, 3 and 4
+    cfg.n_layers = 2;
+    cfg.drop_rate = 0.1;
+    cfg.qkv_bias = true;
+    attn::Generator gen(123);
+    attn::GPTModel model(cfg, gen);
+    model.eval();
+    attn::LongTensor ids = attn::LongTensor::from_shape({2, 6});
+    for (std::size_t i = 0; i < ids.size(); ++i) ids.data()[i] = std::int64_t((7 * i + 3) % cfg.vocab_size);
+    const Tensor logits = model(ids);
+    const TensorParallelGPT tp(world, model);
+    const Tensor split = tp(ids);
+    CAPTURE(P, scaled_distance(split, logits));
+    CHECK(scaled_distance(split, logits) <= (P == 1 ? 0.0 : tp_bound(cfg.n_layers)));
+    // Every rank holds the same logits (the all-reduce gives every rank the same bits).
+    const std::vector<float> all = world.all_gather(split.data(), split.size());
+    bool same_everywhere = true;
+    for (std::size_t r = 0; r < P; ++r)
+        same_everywhere = same_everywhere && std::equal(split.begin(), split.end(), all.begin() + long(r * split.size()));
+    CHECK(same_everywhere);
+    if (P > 1) {
+        attn::GPTConfig odd = cfg;
+        odd.n_heads = P + 1;
+        odd.emb_dim = 4 * (P + 1);
+        CHECK_THROWS_WITH(TensorParallelGPT(world, attn::GPTModel(odd, gen)),
+                          Catch::Contains(std::to_string(P + 1) + " heads do not split over " + std::to_string(P) + " ranks"));
     }
 }
 

@@ -21,7 +21,11 @@ Options parse_args(int argc, char** argv, const ChapterInfo& info) {
     const std::string program = program_name(info);
     cxxopts::Options cli(program, "Chapter " + chapter_key(info.name) +
                                       " of the book; prints its prose, code results and the "
-                                      "comparison of each block with the notebooks");
+                                      "comparison of each block with the notebooks" +
+                                      (info.ranks > 0 ? std::string("; runs as ") + std::to_string(info.ranks) +
+                                                            " MPI processes (started alone, it starts itself under mpirun -np " +
+                                                            std::to_string(info.ranks) + ")"
+                                                      : std::string()));
     cli.add_options()
         ("no-compare", "hide the '>>>' lines that compare each block with the notebooks")
         ("record", "also write what the chapter printed, as JSON, to FILE",
