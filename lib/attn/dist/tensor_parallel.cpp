@@ -26,6 +26,18 @@ std::optional<Tensor> rows_of(const std::optional<Tensor>& bias, std::size_t ran
 
 }  // namespace
 
+struct TensorParallelGPT::Block {
+    const TransformerBlock* whole;       // its layer norms (whole on every rank)
+    nn::Linear W_query, W_key, W_value;  // this rank's heads: their rows (and biases)
+    nn::Linear out_proj;                 // its columns, without the bias
+    Tensor out_bias;                     // out_proj's bias, added once after the all-reduce
+    nn::Linear fc1, fc2;                 // rows of the first layer, columns of the second (no bias)
+    Tensor fc2_bias;                     // the second layer's bias, added once
+    std::size_t num_heads, head_dim;     // this rank's heads, their width
+};
+
+TensorParallelGPT::~TensorParallelGPT() = default;
+
 Tensor rows_of_rank(const Tensor& x, std::size_t ranks, std::size_t rank) {
     const Shape s = shape_of(x);
     if (s.empty()) throw_shape_error("rows_of_rank", "at least 1-D", s);

@@ -40,6 +40,8 @@ public:
     /// @throws std::invalid_argument when `P` divides neither the heads nor the feed-forward
     /// width (`"... 12 heads do not split over 5 ranks"`).
     TensorParallelGPT(const Communicator& comm, const GPTModel& model);
+    /// Frees this rank's share.
+    ~TensorParallelGPT();
 
     /// The logits `[b, T, vocab_size]` of ids `[b, T]`, on every rank: his `GPTModel.forward`
     /// in eval mode, each block as Megatron-LM splits it, with two `all_reduce_sum` per block.
@@ -53,15 +55,7 @@ public:
     std::size_t parameters_held() const;
 
 private:
-    struct Block {
-        const TransformerBlock* whole;       // its layer norms (whole on every rank)
-        nn::Linear W_query, W_key, W_value;  // this rank's heads: their rows (and biases)
-        nn::Linear out_proj;                 // its columns, without the bias
-        Tensor out_bias;                     // out_proj's bias, added once after the all-reduce
-        nn::Linear fc1, fc2;                 // rows of the first layer, columns of the second (no bias)
-        Tensor fc2_bias;                     // the second layer's bias, added once
-        std::size_t num_heads, head_dim;     // this rank's heads, their width
-    };
+    struct Block;  // one block's share (tensor_parallel.cpp)
     Communicator comm_;
     const GPTModel* model_;
     std::vector<Block> blocks_;
