@@ -80,9 +80,11 @@ int main(int argc, char** argv) {
         attn::GPTModel model(attn::GPT_CONFIG_124M);  // chapter 22's model, on every rank
         model.eval();
         const attn::Tensor logits = model(batch);
+        world.barrier_sleeping();  // the ranks that built it first sleep until the last is done
         const attn::LongTensor next_tokens = attn::argmax(logits, -1);
         std::vector<textbook::Row> rows{{"ranks", "numbers each rank holds", "max |split - one| / max |one|", "next tokens"}};
         for (const int ranks : {1, 2, 3, 4}) {
+            world.barrier_sleeping();  // the ranks left out of the last split sleep until it is done
             const attn::dist::Communicator part = world.split(int(rank) < ranks ? 0 : -1);  // ranks 0 .. ranks - 1
             if (!part.valid()) continue;
             const attn::dist::TensorParallelGPT tp(part, model);

@@ -4,9 +4,11 @@
 #include "attn/dist/communicator.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace attn::dist {
 
@@ -85,6 +87,16 @@ int Communicator::size() const {
 }
 
 void Communicator::barrier() const { check_mpi(MPI_Barrier(comm_), "Communicator::barrier"); }
+
+void Communicator::barrier_sleeping() const {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check_mpi(MPI_Ibarrier(comm_, &request), "Communicator::barrier_sleeping (MPI_Ibarrier)");
+    for (int done = 0;;) {
+        check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "Communicator::barrier_sleeping (MPI_Test)");
+        if (done) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+}
 
 void Communicator::ring_shift(const float* send, float* recv, std::size_t count) const {
     const int n = as_count(count, "Communicator::ring_shift");

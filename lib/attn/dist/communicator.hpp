@@ -63,6 +63,11 @@ public:
 
     /// Waits until every rank has called it (`MPI_Barrier`).
     void barrier() const;
+    /// A barrier that sleeps while it waits: `MPI_Ibarrier`, tested every millisecond. MPI's
+    /// blocking calls poll while they wait; with more ranks than cores, ranks that arrive long
+    /// before the others (after work of uneven length) would take the cores from the ranks
+    /// still working. Call it before a collective that some ranks reach much later.
+    void barrier_sleeping() const;
 
     /// Sends `send` to `next()` and receives `recv` from `previous()`, both `count` floats, at
     /// once (`MPI_Sendrecv`): one step of a ring. `recv` must not overlap `send`.
