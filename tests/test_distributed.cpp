@@ -187,6 +187,19 @@ TEST_CASE("ring attention: bad splits and shapes are refused by name") {
                       Catch::Contains("multiple of " + std::to_string(2 * P)));
     const Tensor q = attn::randn({1, 2, 4, 8}, gen), k = attn::randn({1, 3, 4, 8}, gen);
     CHECK_THROWS_WITH(ring_attention_forward(world, q, k, k), Catch::Contains("(key)") && Catch::Contains("[1, 3, 4, 8]"));
+    // Blocks of different sizes on different ranks: refused on every rank, none left waiting.
+    if (P > 1) {
+        const Tensor mine = attn::randn({1, 1, world.rank() == 0 ? std::size_t(4) : std::size_t(2), 4}, gen);
+        CHECK_THROWS_WITH(ring_attention_forward(world, mine, mine, mine),
+                          Catch::Contains("the tokens each rank holds: 4 on rank 0, 2 on rank 1"));
+        const Tensor heads = attn::randn({1, P, world.rank() == 0 ? std::size_t(4) : std::size_t(2), 4}, gen);
+        CHECK_THROWS_WITH(ulysses_attention_forward(world, heads, heads, heads), Catch::Contains("on rank 1"));
+        // One rank's bad shapes: its own message there, the first failing rank named elsewhere.
+        const Tensor bad = attn::randn({1, 1, 2, 4}, gen);
+        const Tensor bad_key = world.rank() == 1 ? attn::randn({1, 1, 2, 3}, gen) : bad;
+        CHECK_THROWS_WITH(ring_attention_forward(world, bad, bad_key, bad),
+                          world.rank() == 1 ? Catch::Contains("(key)") : Catch::Contains("rank 1 refused its inputs"));
+    }
     RingOptions zig;
     zig.split = SequenceSplit::zigzag;
     const Tensor odd = attn::randn({1, 1, 3, 4}, gen);

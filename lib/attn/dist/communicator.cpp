@@ -190,6 +190,29 @@ double Communicator::max(double value) const {
     return result;
 }
 
+void Communicator::all_or_none(const std::function<void()>& check) const {
+    std::string message;
+    try {
+        check();
+    } catch (const std::invalid_argument& e) {
+        message = e.what();
+    }
+    // The first rank that failed: the smallest rank, as the largest of -rank (size() if none).
+    const int first = -int(max(message.empty() ? -double(size()) : -double(rank())));
+    if (!message.empty()) throw std::invalid_argument(message);
+    if (first < size())
+        throw std::invalid_argument("rank " + std::to_string(first) + " refused its inputs (its message is on its stderr)");
+}
+
+void Communicator::require_same(std::size_t value, const std::string& what) const {
+    const std::vector<float> all = all_gather(std::vector<float>{float(value)}.data(), 1);
+    for (std::size_t r = 1; r < all.size(); ++r)
+        if (all[r] != all[0])
+            throw std::invalid_argument(what + ": " + std::to_string(std::size_t(all[0])) + " on rank 0, " +
+                                        std::to_string(std::size_t(all[r])) + " on rank " + std::to_string(r) +
+                                        ": every rank must give the same");
+}
+
 Session::Session() {
     int provided = 0;
     check_mpi(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");

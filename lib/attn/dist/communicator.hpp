@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -113,6 +114,18 @@ public:
 
     /// The largest of a value over the ranks (`MPI_Allreduce` with `MPI_MAX`, not counted).
     double max(double value) const;
+
+    /// Runs `check` (a validation of this rank's inputs) on every rank, and throws on every rank
+    /// when it threw `std::invalid_argument` on any: its own message on a rank whose check
+    /// failed, else one naming the first rank that failed. Without it, a rank that refused its
+    /// inputs would leave the others waiting in the next collective.
+    /// @throws std::invalid_argument as above.
+    void all_or_none(const std::function<void()>& check) const;
+
+    /// Throws on every rank unless `value` is the same on every rank.
+    /// @throws std::invalid_argument `"<what>: 8 on rank 0, 4 on rank 1: every rank must give
+    /// the same"`.
+    void require_same(std::size_t value, const std::string& what) const;
 
 private:
     explicit Communicator(MPI_Comm comm, bool owned);

@@ -170,10 +170,15 @@ Tensor unshard(const Communicator& comm, const Tensor& local, SequenceSplit spli
 RingForward ring_attention_forward(const Communicator& comm, const Tensor& query,
                                    const Tensor& key, const Tensor& value,
                                    const RingOptions& options) {
-    const Dims d = check_shapes("ring_attention_forward", query, key, value);
     const std::size_t P = std::size_t(comm.size()), r = std::size_t(comm.rank());
-    check_split(d.c, P, options.split);
+    Dims d{};
+    comm.require_same(query.dimension() == 4 ? query.shape()[2] : 0, "ring_attention_forward: the tokens each rank holds");
+    comm.all_or_none([&] {
+        d = check_shapes("ring_attention_forward", query, key, value);
+        check_split(d.c, P, options.split);
+    });
     const std::size_t k_count = d.B * d.Hkv * d.c * d.E, kv_count = k_count + d.B * d.Hkv * d.c * d.Ev;
+    comm.require_same(kv_count, "ring_attention_forward: the key and value numbers each rank holds");
 
     RingForward result;
     result.output = xt::zeros<float>({d.B, d.H, d.c, d.Ev});
@@ -232,14 +237,19 @@ RingGradients ring_attention_backward(const Communicator& comm, const Tensor& gr
                                       const Tensor& query, const Tensor& key,
                                       const Tensor& value, const RingForward& forward,
                                       const RingOptions& options) {
-    const Dims d = check_shapes("ring_attention_backward", query, key, value);
     const std::size_t P = std::size_t(comm.size()), r = std::size_t(comm.rank());
-    check_split(d.c, P, options.split);
-    check_same_shape("ring_attention_backward (grad_output)", {d.B, d.H, d.c, d.Ev}, shape_of(grad_output));
-    check_same_shape("ring_attention_backward (forward.output)", {d.B, d.H, d.c, d.Ev}, shape_of(forward.output));
-    check_same_shape("ring_attention_backward (forward.logsumexp)", {d.B, d.H, d.c}, shape_of(forward.logsumexp));
+    Dims d{};
+    comm.require_same(query.dimension() == 4 ? query.shape()[2] : 0, "ring_attention_backward: the tokens each rank holds");
+    comm.all_or_none([&] {
+        d = check_shapes("ring_attention_backward", query, key, value);
+        check_split(d.c, P, options.split);
+        check_same_shape("ring_attention_backward (grad_output)", {d.B, d.H, d.c, d.Ev}, shape_of(grad_output));
+        check_same_shape("ring_attention_backward (forward.output)", {d.B, d.H, d.c, d.Ev}, shape_of(forward.output));
+        check_same_shape("ring_attention_backward (forward.logsumexp)", {d.B, d.H, d.c}, shape_of(forward.logsumexp));
+    });
     const std::size_t k_count = d.B * d.Hkv * d.c * d.E, v_count = d.B * d.Hkv * d.c * d.Ev;
     const std::size_t kv_count = k_count + v_count;
+    comm.require_same(kv_count, "ring_attention_backward: the key and value numbers each rank holds");
 
     RingGradients result;
     result.grad_query = xt::zeros<float>({d.B, d.H, d.c, d.E});

@@ -27,9 +27,14 @@ void check_divides(const char* where, std::size_t n, const char* what, std::size
 }  // namespace
 
 Tensor sequence_to_heads(const Communicator& comm, const Tensor& x) {
-    const Shape s = four_d("sequence_to_heads", x);
-    const std::size_t P = std::size_t(comm.size()), B = s[0], H = s[1], c = s[2], E = s[3];
-    check_divides("sequence_to_heads", H, "heads", P);
+    const std::size_t P = std::size_t(comm.size());
+    Shape s;
+    comm.all_or_none([&] {
+        s = four_d("sequence_to_heads", x);
+        check_divides("sequence_to_heads", s[1], "heads", P);
+    });
+    comm.require_same(x.size(), "sequence_to_heads: the numbers each rank holds");
+    const std::size_t B = s[0], H = s[1], c = s[2], E = s[3];
     const std::size_t Hp = H / P, block = B * Hp * c * E;
     std::vector<float> send(block * P), recv(block * P);
     for (std::size_t j = 0; j < P; ++j)  // block j: heads [j Hp, (j + 1) Hp) of every batch element
@@ -44,9 +49,14 @@ Tensor sequence_to_heads(const Communicator& comm, const Tensor& x) {
 }
 
 Tensor heads_to_sequence(const Communicator& comm, const Tensor& x) {
-    const Shape s = four_d("heads_to_sequence", x);
-    const std::size_t P = std::size_t(comm.size()), B = s[0], Hp = s[1], T = s[2], E = s[3];
-    check_divides("heads_to_sequence", T, "tokens", P);
+    const std::size_t P = std::size_t(comm.size());
+    Shape s;
+    comm.all_or_none([&] {
+        s = four_d("heads_to_sequence", x);
+        check_divides("heads_to_sequence", s[2], "tokens", P);
+    });
+    comm.require_same(x.size(), "heads_to_sequence: the numbers each rank holds");
+    const std::size_t B = s[0], Hp = s[1], T = s[2], E = s[3];
     const std::size_t c = T / P, block = B * Hp * c * E;
     std::vector<float> send(block * P), recv(block * P);
     for (std::size_t j = 0; j < P; ++j)  // block j: tokens [j c, (j + 1) c) of this rank's heads
@@ -63,18 +73,20 @@ Tensor heads_to_sequence(const Communicator& comm, const Tensor& x) {
 UlyssesForward ulysses_attention_forward(const Communicator& comm, const Tensor& query,
                                          const Tensor& key, const Tensor& value,
                                          const SDPAOptions& options) {
-    const Shape sq = four_d("ulysses_attention_forward (query)", query);
-    const Shape sk = four_d("ulysses_attention_forward (key)", key);
-    const Shape sv = four_d("ulysses_attention_forward (value)", value);
     const std::size_t P = std::size_t(comm.size());
-    check_divides("ulysses_attention_forward", sq[1], "query heads", P);
-    check_divides("ulysses_attention_forward", sk[1], "key/value heads", P);
-    if (sk[0] != sq[0] || sk[2] != sq[2] || sk[3] != sq[3])
-        throw_shape_error("ulysses_attention_forward (key)",
-                          shape_str({sq[0], sk[1], sq[2], sq[3]}) + " (the query's batch, tokens and width)", sk);
-    if (sv[0] != sk[0] || sv[1] != sk[1] || sv[2] != sk[2])
-        throw_shape_error("ulysses_attention_forward (value)",
-                          shape_str({sk[0], sk[1], sk[2], sv[3]}) + " (the key's batch, heads and tokens)", sv);
+    comm.all_or_none([&] {
+        const Shape sq = four_d("ulysses_attention_forward (query)", query);
+        const Shape sk = four_d("ulysses_attention_forward (key)", key);
+        const Shape sv = four_d("ulysses_attention_forward (value)", value);
+        check_divides("ulysses_attention_forward", sq[1], "query heads", P);
+        check_divides("ulysses_attention_forward", sk[1], "key/value heads", P);
+        if (sk[0] != sq[0] || sk[2] != sq[2] || sk[3] != sq[3])
+            throw_shape_error("ulysses_attention_forward (key)",
+                              shape_str({sq[0], sk[1], sq[2], sq[3]}) + " (the query's batch, tokens and width)", sk);
+        if (sv[0] != sk[0] || sv[1] != sk[1] || sv[2] != sk[2])
+            throw_shape_error("ulysses_attention_forward (value)",
+                              shape_str({sk[0], sk[1], sk[2], sv[3]}) + " (the key's batch, heads and tokens)", sv);
+    });
     UlyssesForward f;
     f.query = sequence_to_heads(comm, query);
     f.key = sequence_to_heads(comm, key);
@@ -87,7 +99,9 @@ UlyssesForward ulysses_attention_forward(const Communicator& comm, const Tensor&
 UlyssesGradients ulysses_attention_backward(const Communicator& comm, const Tensor& grad_output,
                                             const UlyssesForward& forward,
                                             const SDPAOptions& options) {
-    check_same_shape("ulysses_attention_backward (grad_output)", shape_of(forward.output), shape_of(grad_output));
+    comm.all_or_none([&] {
+        check_same_shape("ulysses_attention_backward (grad_output)", shape_of(forward.output), shape_of(grad_output));
+    });
     const Tensor heads_grad = sequence_to_heads(comm, grad_output);
     const SDPAGradients g = scaled_dot_product_attention_backward(heads_grad, forward.query, forward.key,
                                                                   forward.value, forward.heads, options);
