@@ -200,6 +200,11 @@ TEST_CASE("ring attention: bad splits and shapes are refused by name") {
         CHECK_THROWS_WITH(ring_attention_forward(world, bad, bad_key, bad),
                           world.rank() == 1 ? Catch::Contains("(key)") : Catch::Contains("rank 1 refused its inputs"));
     }
+    // Counts are compared exactly, beyond float32's 2^24 (16777217 would round to 16777216).
+    const std::uint64_t big = (std::uint64_t{1} << 24) + (world.rank() == 1 ? 1 : 0);
+    if (P > 1)
+        CHECK_THROWS_WITH(world.require_same(big, "big"), Catch::Contains("16777216 on rank 0, 16777217 on rank 1"));
+    CHECK(world.all_gather_count(big)[0] == std::uint64_t{1} << 24);
     RingOptions zig;
     zig.split = SequenceSplit::zigzag;
     const Tensor odd = attn::randn({1, 1, 3, 4}, gen);

@@ -187,8 +187,11 @@ part_sanitizers() {
   # No HTML book and none of the tests that run every chapter again or GPT-2 at 124M (under the
   # sanitizers they took 1,900 of this part's 2,500 s): every chapter runs below, and the other
   # tests run the same code at small sizes.
+  # tests/fuzz/coverage_ignorelist.txt: the micro-kernels without coverage (it made them three
+  # times slower, and they branch only on sizes).
   if ! { setup build-asan -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized \
-         -Dcpp_args=-fsanitize=fuzzer-no-link -Dbook_tests=false -Dfull_size_tests=false \
+         "-Dcpp_args=-fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=$PWD/tests/fuzz/coverage_ignorelist.txt" \
+         -Dbook_tests=false -Dfull_size_tests=false \
          && ninja -C build-asan > "$logs/build-asan.log" 2>&1; }; then
     tail -n 40 "$logs/build-asan.log"; fail "ASan + UBSan build"; return
   fi

@@ -50,10 +50,7 @@ inline std::string per_rank(const attn::dist::Communicator& world,
 inline std::vector<std::uint64_t> bytes_sent(const attn::dist::Communicator& world, const std::function<void()>& call) {
     const std::uint64_t before = attn::dist::traffic_so_far().bytes;
     call();
-    const float sent = float(attn::dist::traffic_so_far().bytes - before);
-    std::vector<std::uint64_t> all;
-    for (float b : world.all_gather(&sent, 1)) all.push_back(std::uint64_t(b));
-    return all;
+    return world.all_gather_count(attn::dist::traffic_so_far().bytes - before);
 }
 
 /// "16 16 16 16 bytes; the formula: 16": counted per rank beside the formula's count.

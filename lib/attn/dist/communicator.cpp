@@ -184,6 +184,13 @@ std::vector<float> Communicator::all_gather(const float* data, std::size_t count
     return all;
 }
 
+std::vector<std::uint64_t> Communicator::all_gather_count(std::uint64_t value) const {
+    std::vector<std::uint64_t> all(static_cast<std::size_t>(size()));
+    check_mpi(MPI_Allgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, comm_),
+              "Communicator::all_gather_count");
+    return all;
+}
+
 double Communicator::max(double value) const {
     double result = 0;
     check_mpi(MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, comm_), "Communicator::max");
@@ -205,11 +212,11 @@ void Communicator::all_or_none(const std::function<void()>& check) const {
 }
 
 void Communicator::require_same(std::size_t value, const std::string& what) const {
-    const std::vector<float> all = all_gather(std::vector<float>{float(value)}.data(), 1);
+    const std::vector<std::uint64_t> all = all_gather_count(value);
     for (std::size_t r = 1; r < all.size(); ++r)
         if (all[r] != all[0])
-            throw std::invalid_argument(what + ": " + std::to_string(std::size_t(all[0])) + " on rank 0, " +
-                                        std::to_string(std::size_t(all[r])) + " on rank " + std::to_string(r) +
+            throw std::invalid_argument(what + ": " + std::to_string(all[0]) + " on rank 0, " +
+                                        std::to_string(all[r]) + " on rank " + std::to_string(r) +
                                         ": every rank must give the same");
 }
 

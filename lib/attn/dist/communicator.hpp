@@ -112,6 +112,11 @@ public:
     /// for checks and printing, not for the algorithms.
     std::vector<float> all_gather(const float* data, std::size_t count) const;
 
+    /// Every rank's `value` (a count: bytes, elements), in rank order (`MPI_Allgather` of one
+    /// `MPI_UINT64_T`, not counted as traffic): exact at any size, where a float would round
+    /// counts above 2^24.
+    std::vector<std::uint64_t> all_gather_count(std::uint64_t value) const;
+
     /// The largest of a value over the ranks (`MPI_Allreduce` with `MPI_MAX`, not counted).
     double max(double value) const;
 
