@@ -3,7 +3,8 @@
 both as a reader sees them.
 
 For every chapter of chapters/meson.build:
-- (`--terminal-only`, the test `test_terminal`) its terminal output shows no TeX (no
+- (also alone, `--terminal-only`: the test `test_terminal` of a build without the HTML book)
+  its terminal output shows no TeX (no
   `\\command`, no `$`, no `\\f`) and no Markdown table or bold left flat: outside the printed
   blocks, what the program prints is text to read;
 - its page exists, with a section for every section of its prose page, at least one formula
@@ -194,13 +195,15 @@ NOT_PRINTED = {
 
 
 def run_record(exe, data, extra=()):
-    """(exit status, stdout, stderr, blocks) of one --quick run of a chapter with --record; with
-    the book's seed, a chapter that has a recorded whole run (data/recordings/) gives its
-    recording's blocks, after checking that the quick run agrees with it."""
+    """(exit status, stdout, stderr, blocks, the quick run's own blocks) of one --quick run of a
+    chapter with --record; with the book's seed, a chapter that has a recorded whole run
+    (data/recordings/) gives its recording's blocks, after checking that the quick run agrees
+    with it."""
     with tempfile.TemporaryDirectory() as tmp:
         record = Path(tmp) / "record.json"
         proc = subprocess.run([exe, f"--record={record}", "--quick", *extra], capture_output=True,
                               env=dict(os.environ, ATTN_DATA_DIR=str(data)))
+        quick = bookpages.load_record(record)[1] if record.is_file() else []
         found = recordings.load(Path(exe).name[len("chapter_"):], data) if not extra else None
         if found is not None and record.is_file() and proc.returncode == 0:
             try:
@@ -211,7 +214,7 @@ def run_record(exe, data, extra=()):
                 check(False, str(e))
         blocks = bookpages.load_record(record)[1] if record.is_file() else []
     return (proc.returncode, proc.stdout.decode("utf-8", errors="replace"),
-            proc.stderr.decode("utf-8", errors="replace"), blocks)
+            proc.stderr.decode("utf-8", errors="replace"), blocks, quick)
 
 
 def takes_seed(exe):
@@ -234,6 +237,15 @@ def check_prose_numbers(name, exe, blocks, book, data, source_root):
                      f"{' with every seed' if len(runs) > 1 else ''}: ...{context}...")
 
 
+def check_terminal(name, out, blocks):
+    """The terminal checks of one chapter's --quick output `out` and its blocks."""
+    check(len(blocks) > 0 and len(out.splitlines()) > 10, f"chapter {name}: printed nothing to check")
+    for n, what, line in terminal_leaks(out, blocks):
+        check(False, f"chapter {name}: terminal output line {n} shows {what}: {line}")
+    for n, what, line in reader_checks.terminal_problems(out, [b.body for b in blocks]):
+        check(False, f"chapter {name}: terminal output line {n}: {what}: {line}")
+
+
 def terminal_only(args):
     """`--terminal-only`: what every chapter prints on the terminal, without the HTML book
     (the test `test_terminal`, which needs no Doxygen)."""
@@ -245,12 +257,7 @@ def terminal_only(args):
                                   env=dict(os.environ, ATTN_DATA_DIR=str(args.data)))
             check(proc.returncode == 0, f"chapter {name}: exit status {proc.returncode}")
             blocks = bookpages.load_record(record)[1] if record.is_file() else []
-        out = proc.stdout.decode("utf-8", errors="replace")
-        check(len(blocks) > 0 and len(out.splitlines()) > 10, f"chapter {name}: printed nothing to check")
-        for n, what, line in terminal_leaks(out, blocks):
-            check(False, f"chapter {name}: terminal output line {n} shows {what}: {line}")
-        for n, what, line in reader_checks.terminal_problems(out, [b.body for b in blocks]):
-            check(False, f"chapter {name}: terminal output line {n}: {what}: {line}")
+        check_terminal(name, proc.stdout.decode("utf-8", errors="replace"), blocks)
     for f in failures:
         print("FAIL:", f)
     print(f"test_terminal: {len(args.chapter)} chapters' terminal output checked, {len(failures)} failure(s)")
@@ -346,9 +353,12 @@ def main():
         check('<div class="fragment">' in page, f"{where}: no code fragment (\\snippet) on the page")
 
         # The output on the page is what the program prints now.
-        status, _, stderr, blocks = run_record(exe, args.data)
+        status, out, stderr, blocks, quick_blocks = run_record(exe, args.data)
         check(status == 0, f"{where}: the program exited with status {status}: {stderr.strip()[-300:]}")
         check(len(blocks) > 0, f"{where}: the program prints no blocks (not written yet?)")
+        # What the same run showed on the terminal (test_terminal's checks, which run apart only
+        # in a build without the HTML book).
+        check_terminal(name, out, quick_blocks)
         check_prose_numbers(name, exe, blocks, book, args.data, source_root)
         for problem in reader_checks.figure_problems(page, html_dir):
             check(False, f"{where}: {problem}")

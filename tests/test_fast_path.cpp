@@ -110,7 +110,9 @@ TEST_CASE("fast::gemm equals the linked BLAS's sgemm") {
     std::vector<GemmCase> cases;
     const std::size_t sizes[][3] = {{1, 1, 1},   {6, 2, 3},     {7, 33, 5},    {8, 32, 16},
                                     {9, 31, 17}, {37, 29, 53},  {64, 64, 64},  {65, 97, 257},
-                                    {130, 70, 300}, {129, 48, 513}, {3, 200, 0}, {0, 5, 4}};
+                                    {130, 70, 300}, {129, 48, 513}, {3, 200, 0}, {0, 5, 4},
+                                    // past the one-pass limits (k > 4096, m k > 2^21): blocks of terms
+                                    {17, 33, 4100}, {530, 5, 4000}};
     for (const auto& s : sizes)
         for (int t = 0; t < 4; ++t) cases.push_back({s[0], s[1], s[2], (t & 1) != 0, (t & 2) != 0});
     for_each_isa([&](const std::string&) {

@@ -116,6 +116,7 @@ part_clang() {
   pass
   meson test -C build-clang --print-errorlogs > "$logs/build-clang-test.log" 2>&1 || tail -n 40 "$logs/build-clang-test.log"
   count_meson build-clang
+  mkdir -p "$logs/gcc-output"
   local c name n=0 same=0
   for c in $(chapters_of "$gcc_build"); do
     name=$(basename "$c")
@@ -123,12 +124,16 @@ part_clang() {
     if [ ! -x "build-clang/chapters/$name" ]; then fail "clang did not build $name"; continue; fi
     local ok=1 args
     for args in "--quick"; do
+      # gcc's output as the backends part kept it, else run again.
+      local gcc_out="$logs/gcc-output/$name ${args// /_}.txt"
       # shellcheck disable=SC2086
-      if ! cmp -s <("$c" $args 2>&1) <("build-clang/chapters/$name" $args 2>&1); then
+      [ -f "$gcc_out" ] || "$c" $args > "$gcc_out" 2>&1
+      # shellcheck disable=SC2086
+      if ! cmp -s "$gcc_out" <("build-clang/chapters/$name" $args 2>&1); then
         ok=0
         echo "ci_extra: $name ${args:-(default)}: clang's output differs from gcc's:"
         # shellcheck disable=SC2086
-        diff <("$c" $args 2>&1) <("build-clang/chapters/$name" $args 2>&1) | head -n 10
+        diff "$gcc_out" <("build-clang/chapters/$name" $args 2>&1) | head -n 10
       fi
     done
     if ((ok)); then pass; same=$((same + 1)); else fail "$name: clang output differs"; fi
@@ -148,13 +153,18 @@ part_backends() {
     "$c" --help | grep -q -- --dropout-backend && sets+=("--quick --dropout-backend=mkl")
     for args in "${sets[@]}"; do
       n=$((n + 1))
+      # gcc's --quick output is kept for the clang part, which compares with it.
+      local out="$logs/gcc-output/$name ${args// /_}.txt"
+      mkdir -p "$logs/gcc-output"
       # shellcheck disable=SC2086
-      if cmp -s <("$c" $args 2>&1) <("$c" $args --attention-backend=step 2>&1); then
+      "$c" $args > "$out" 2>&1
+      # shellcheck disable=SC2086
+      if cmp -s "$out" <("$c" $args --attention-backend=step 2>&1); then
         pass; same=$((same + 1))
       else
         echo "ci_extra: $name $args: the step backend's output differs from the fast one's:"
         # shellcheck disable=SC2086
-        diff <("$c" $args 2>&1) <("$c" $args --attention-backend=step 2>&1) | head -n 10
+        diff "$out" <("$c" $args --attention-backend=step 2>&1) | head -n 10
         fail "$name $args: the attention backends print differently"
       fi
     done

@@ -1,6 +1,10 @@
 // attn::fast::gemm and friends (gemm.hpp): packing, cache blocking, threads and the choice of
 // kernel. The arithmetic itself is in kernel_impl.hpp.
 //
+// Products whose op(A) fits the last-level cache and whose panels of all k terms fit L2 (most
+// of a GPT's, up to 512 tokens) go through gemm_stream below: op(A) packed once, then each
+// thread packs one NR-column panel of all k terms at a time and computes every row against it.
+// The others, blocked:
 // For each block of at most KC terms, in order (partial sums stored in C between blocks):
 //   the team packs that block's rows of every right operand   (KC x NR panels, shared)
 //   then, for each block of at most MC rows of C, which one thread owns:
@@ -172,8 +176,16 @@ void zero_rows(float* C, std::size_t ldc, std::size_t m, std::size_t n,
 // the same micro-kernel (one call over all k terms, so each element is still summed in order
 // from +0, its bias added to the finished sum: the same bits), and moves on. The threads split
 // the panels, so both cores stream weights; they are woken only when the right operands hold
-// at least 1 MB (below that, waking them costs more than it saves).
+// at least 1 MB or the product is as large as gemm's threaded ones (8 million flops): below
+// that, waking them costs more than it saves.
 constexpr std::size_t kStreamRows = 16;
+// The same way when a panel of all k terms stays in the L2 cache (k <= kPanelTerms) and the
+// packed op(A) in the last-level cache (m k <= kPanelFloats, 8 MB): each element of C is then one micro-kernel call, with no partial sums
+// stored to C and loaded again, no barrier between blocks of terms and no copy of a whole right
+// operand, which GPT-2's output head (154 MB) makes slower than computing (on 2 threads of an
+// AMD EPYC, 512 rows of the head: 280 ms against 400 to 520 ms blocked; 17 rows: 20 ms
+// against 70 ms).
+constexpr std::size_t kPanelTerms = 4096, kPanelFloats = std::size_t{1} << 21;
 
 void gemm_stream(const Kernels& kn, std::size_t m, std::size_t k, const float* A, std::size_t lda,
                  bool trans_a, const GemmRight* rights, std::size_t count, int threads) {
@@ -189,9 +201,13 @@ void gemm_stream(const Kernels& kn, std::size_t m, std::size_t k, const float* A
     const std::size_t panels = first[count];
     const int nthreads = omp_in_parallel()        ? 1
                          : threads > 0            ? threads
-                         : floats >= 262144.0     ? omp_get_max_threads()
+                         : floats >= 262144.0 || 2.0 * double(m) * floats >= 8e6 ? omp_get_max_threads()
                                                   : 1;
-    bool all_nt = !trans_a;
+    // The skinny kernel transposes each block of the weight in registers for every kSkinnyRows
+    // rows: for more rows than one such group, one transposing copy of each panel, shared by
+    // all the rows, costs less (GPT-2's 768 x 3072 weight, 8 rows on 2 threads: 0.5 ms against
+    // 0.7 to 0.85 ms; 16 rows: 0.8 ms against 1.5 ms).
+    bool all_nt = !trans_a && m <= detail::kSkinnyRows;
     for (std::size_t r = 0; r < count; ++r) all_nt = all_nt && rights[r].trans_b;
     if (all_nt) {
         // x @ W^T with Linear weights: no packing at all. Each weight row is read from memory
@@ -214,11 +230,14 @@ void gemm_stream(const Kernels& kn, std::size_t m, std::size_t k, const float* A
         }
         return;
     }
-    // op(A), all m rows and k terms, packed once (MR-row panels), read by every thread.
+    // op(A), all m rows and k terms, packed once (MR-row panels, shared out), read by every thread.
     float* Ap = a_scratch(round_up(m, mr) * k);
-    pack_a_block(kn, A, lda, trans_a, 0, m, 0, k, Ap);
+    const std::size_t a_panels = (m + mr - 1) / mr;
 #pragma omp parallel num_threads(nthreads) if (nthreads > 1)
     {
+#pragma omp for schedule(static)
+        for (std::size_t q = 0; q < a_panels; ++q)
+            pack_a_block(kn, A, lda, trans_a, q * mr, std::min(mr, m - q * mr), 0, k, Ap + q * k * mr);
         thread_local std::vector<float> panel_buf;
         if (panel_buf.size() < k * nr + 16) panel_buf.resize(k * nr + 16);
         float* Bp = align64(panel_buf.data());
@@ -366,7 +385,8 @@ void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, b
     // The arithmetic resolved here, on the calling thread (the team does not see its guard).
     const Kernels& kn = kernels(arithmetic);
     const std::size_t nr = kn.nr;
-    if (m <= kStreamRows) return gemm_stream(kn, m, k, A, lda, trans_a, rights, count, threads);
+    if (m <= kStreamRows || (k <= kPanelTerms && m * k <= kPanelFloats))
+        return gemm_stream(kn, m, k, A, lda, trans_a, rights, count, threads);
     // Every right operand's panels of one block of terms side by side in one buffer, which all
     // threads read. (The calling thread's buffer, seen by the team through this pointer.)
     thread_local std::vector<std::size_t> first_buf;

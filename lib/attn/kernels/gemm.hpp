@@ -63,9 +63,12 @@ void use_isa(const std::string& name);
 /// parallel region it runs on the calling thread alone. `arithmetic`: `exact` (the default),
 /// `fma`, or `automatic` (the calling thread's `ArithmeticGuard`, resolved before any worker
 /// starts). A product of at most 16 rows (a decode step's `x @ W^T`) is bound by reading `B`
-/// once: it is streamed, without packing all of it first, a block of columns per thread
-/// (`trans_b`: straight from the weight, its blocks transposed in registers), and
-/// `threads == 0` then uses OpenMP's default when `B` holds at least 1 MB.
+/// once: it is streamed, without packing all of it first, a panel of columns per thread (at
+/// most 4 rows with `trans_b`: straight from the weight, its blocks transposed in registers),
+/// and `threads == 0` then uses OpenMP's default when `B` holds at least 1 MB or the product
+/// has 8 million flops. So is a larger product whose columns of all `k` terms fit the L2 cache
+/// and whose `op(A)` fits the last-level cache (`k <= 4096`, `m k <= 2^21`): each element of
+/// `C` is then summed in one pass, without blocks of terms.
 /// @throws std::invalid_argument when a leading dimension is smaller than the row it holds
 /// (`lda < k` without `trans_a`, `lda < m` with it; likewise `ldb`, and `ldc < n`), naming
 /// the expected and actual values.
