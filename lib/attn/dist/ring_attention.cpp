@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -112,6 +113,55 @@ void check_split(std::size_t c, std::size_t P, SequenceSplit split) {
                                     " ranks needs " + (split == SequenceSplit::zigzag ? "a positive even number" : "at least one"));
 }
 
+// What both directions start from, checked on every rank together (a rank that refuses its
+// inputs makes every rank throw): the sizes, the numbers of a travelling block's keys and
+// values, and this rank's query pieces.
+struct RingSetup {
+    Dims d{};
+    std::size_t k_count = 0, v_count = 0;
+    std::vector<Piece> q_pieces;
+};
+
+RingSetup ring_setup(const Communicator& comm, const std::string& where, const Tensor& query,
+                     const Tensor& key, const Tensor& value, SequenceSplit split,
+                     const std::function<void(const Dims&)>& more_checks = nullptr) {
+    RingSetup s;
+    const std::size_t P = std::size_t(comm.size());
+    comm.require_same(query.dimension() == 4 ? query.shape()[2] : 0, where + ": the tokens each rank holds");
+    comm.all_or_none([&] {
+        s.d = check_shapes(where.c_str(), query, key, value);
+        check_split(s.d.c, P, split);
+        if (more_checks) more_checks(s.d);
+    });
+    s.k_count = s.d.B * s.d.Hkv * s.d.c * s.d.E;
+    s.v_count = s.d.B * s.d.Hkv * s.d.c * s.d.Ev;
+    comm.require_same(s.k_count + s.v_count, where + ": the key and value numbers each rank holds");
+    s.q_pieces = pieces_of(s.d.c, P, std::size_t(comm.rank()), split);
+    return s;
+}
+
+// The keys and values of a travelling block (keys first, then values), as [B, Hkv, c, width].
+HeadsView block_keys(float* base, const Dims& d) {
+    return {base, d.B, d.Hkv, d.c, d.E, d.Hkv * d.c * d.E, d.c * d.E, d.E};
+}
+HeadsView block_values(float* base, const Dims& d) {
+    return {base + d.B * d.Hkv * d.c * d.E, d.B, d.Hkv, d.c, d.Ev, d.Hkv * d.c * d.Ev, d.c * d.Ev, d.Ev};
+}
+
+// One step's pairs of (query piece of this rank, key piece of `owner`): each one's visible
+// (query, key) pairs added to step.pairs, and f(query piece, key piece, visibility) called for
+// those with any.
+template <class F>
+void for_each_piece_pair(const RingSetup& s, std::size_t P, std::size_t owner, const RingOptions& o,
+                         RingStep& step, F&& f) {
+    for (const Piece& qp : s.q_pieces)
+        for (const Piece& kp : pieces_of(s.d.c, P, owner, o.split)) {
+            const Visibility vis = visibility(qp, kp, o.is_causal);
+            step.pairs += visible_pairs(vis, qp.length, kp.length);
+            if (vis.kind != Visibility::none) f(qp, kp, vis);  // else every key follows every query
+        }
+}
+
 }  // namespace
 
 const char* split_name(SequenceSplit split) {
@@ -171,14 +221,9 @@ RingForward ring_attention_forward(const Communicator& comm, const Tensor& query
                                    const Tensor& key, const Tensor& value,
                                    const RingOptions& options) {
     const std::size_t P = std::size_t(comm.size()), r = std::size_t(comm.rank());
-    Dims d{};
-    comm.require_same(query.dimension() == 4 ? query.shape()[2] : 0, "ring_attention_forward: the tokens each rank holds");
-    comm.all_or_none([&] {
-        d = check_shapes("ring_attention_forward", query, key, value);
-        check_split(d.c, P, options.split);
-    });
-    const std::size_t k_count = d.B * d.Hkv * d.c * d.E, kv_count = k_count + d.B * d.Hkv * d.c * d.Ev;
-    comm.require_same(kv_count, "ring_attention_forward: the key and value numbers each rank holds");
+    const RingSetup setup = ring_setup(comm, "ring_attention_forward", query, key, value, options.split);
+    const Dims& d = setup.d;
+    const std::size_t kv_count = setup.k_count + setup.v_count;
 
     RingForward result;
     result.output = xt::zeros<float>({d.B, d.H, d.c, d.Ev});
@@ -186,9 +231,8 @@ RingForward ring_attention_forward(const Communicator& comm, const Tensor& query
     result.logsumexp.fill(-std::numeric_limits<float>::infinity());  // no key seen yet
     // The travelling block, keys then values, and the buffer the next one arrives in.
     std::vector<float> block(kv_count), arriving(kv_count);
-    std::copy_n(key.data(), k_count, block.data());
-    std::copy_n(value.data(), kv_count - k_count, block.data() + k_count);
-    const std::vector<Piece> q_pieces = pieces_of(d.c, P, r, options.split);
+    std::copy_n(key.data(), setup.k_count, block.data());
+    std::copy_n(value.data(), setup.v_count, block.data() + setup.k_count);
     const HeadsView q_view = HeadsView::of(query);
     std::vector<float> part;
     AttendSaved saved;
@@ -199,27 +243,22 @@ RingForward ring_attention_forward(const Communicator& comm, const Tensor& query
         Communicator::Shift shift;
         if (options.overlap && !last) shift = comm.start_ring_shift(block.data(), arriving.data(), kv_count);
         const auto start = Clock::now();
-        HeadsView k_view{block.data(), d.B, d.Hkv, d.c, d.E, d.Hkv * d.c * d.E, d.c * d.E, d.E};
-        HeadsView v_view{block.data() + k_count, d.B, d.Hkv, d.c, d.Ev, d.Hkv * d.c * d.Ev, d.c * d.Ev, d.Ev};
+        const HeadsView k_view = block_keys(block.data(), d), v_view = block_values(block.data(), d);
         RingStep step{owner, 0, 0, 0};
-        for (const Piece& qp : q_pieces)
-            for (const Piece& kp : pieces_of(d.c, P, owner, options.split)) {
-                const Visibility vis = visibility(qp, kp, options.is_causal);
-                step.pairs += visible_pairs(vis, qp.length, kp.length);
-                if (vis.kind == Visibility::none) continue;  // every key follows every query
-                part.resize(d.B * qp.length * d.H * d.Ev);
-                attend(rows(q_view, qp), rows(k_view, kp), rows(v_view, kp), part.data(),
-                       block_options(options, vis, options.backend), saved);
-                // Merge the part ([B, n, H * Ev], lse [B, H, n]) into this rank's rows.
-                for (std::size_t b = 0; b < d.B; ++b)
-                    for (std::size_t h = 0; h < d.H; ++h)
-                        for (std::size_t i = 0; i < qp.length; ++i) {
-                            const std::size_t row = (b * d.H + h) * d.c + qp.offset + i;
-                            flash::merge_partial(result.output.data() + row * d.Ev, result.logsumexp.data()[row],
-                                                 part.data() + ((b * qp.length + i) * d.H + h) * d.Ev,
-                                                 saved.logsumexp.data()[(b * d.H + h) * qp.length + i], d.Ev);
-                        }
-            }
+        for_each_piece_pair(setup, P, owner, options, step, [&](const Piece& qp, const Piece& kp, const Visibility& vis) {
+            part.resize(d.B * qp.length * d.H * d.Ev);
+            attend(rows(q_view, qp), rows(k_view, kp), rows(v_view, kp), part.data(),
+                   block_options(options, vis, options.backend), saved);
+            // Merge the part ([B, n, H * Ev], lse [B, H, n]) into this rank's rows.
+            for (std::size_t b = 0; b < d.B; ++b)
+                for (std::size_t h = 0; h < d.H; ++h)
+                    for (std::size_t i = 0; i < qp.length; ++i) {
+                        const std::size_t row = (b * d.H + h) * d.c + qp.offset + i;
+                        flash::merge_partial(result.output.data() + row * d.Ev, result.logsumexp.data()[row],
+                                             part.data() + ((b * qp.length + i) * d.H + h) * d.Ev,
+                                             saved.logsumexp.data()[(b * d.H + h) * qp.length + i], d.Ev);
+                    }
+        });
         step.compute_seconds = seconds_since(start);
         const auto waited = Clock::now();
         if (!last) {
@@ -238,18 +277,13 @@ RingGradients ring_attention_backward(const Communicator& comm, const Tensor& gr
                                       const Tensor& value, const RingForward& forward,
                                       const RingOptions& options) {
     const std::size_t P = std::size_t(comm.size()), r = std::size_t(comm.rank());
-    Dims d{};
-    comm.require_same(query.dimension() == 4 ? query.shape()[2] : 0, "ring_attention_backward: the tokens each rank holds");
-    comm.all_or_none([&] {
-        d = check_shapes("ring_attention_backward", query, key, value);
-        check_split(d.c, P, options.split);
+    const RingSetup setup = ring_setup(comm, "ring_attention_backward", query, key, value, options.split, [&](const Dims& d) {
         check_same_shape("ring_attention_backward (grad_output)", {d.B, d.H, d.c, d.Ev}, shape_of(grad_output));
         check_same_shape("ring_attention_backward (forward.output)", {d.B, d.H, d.c, d.Ev}, shape_of(forward.output));
         check_same_shape("ring_attention_backward (forward.logsumexp)", {d.B, d.H, d.c}, shape_of(forward.logsumexp));
     });
-    const std::size_t k_count = d.B * d.Hkv * d.c * d.E, v_count = d.B * d.Hkv * d.c * d.Ev;
-    const std::size_t kv_count = k_count + v_count;
-    comm.require_same(kv_count, "ring_attention_backward: the key and value numbers each rank holds");
+    const Dims& d = setup.d;
+    const std::size_t k_count = setup.k_count, v_count = setup.v_count, kv_count = k_count + v_count;
 
     RingGradients result;
     result.grad_query = xt::zeros<float>({d.B, d.H, d.c, d.E});
@@ -257,51 +291,44 @@ RingGradients ring_attention_backward(const Communicator& comm, const Tensor& gr
     std::vector<float> block(2 * kv_count, 0.0f), arriving(2 * kv_count);
     std::copy_n(key.data(), k_count, block.data());
     std::copy_n(value.data(), v_count, block.data() + k_count);
-    const std::vector<Piece> q_pieces = pieces_of(d.c, P, r, options.split);
     const HeadsView q_view = HeadsView::of(query), do_view = HeadsView::of(grad_output),
                     o_view = HeadsView::of(forward.output);
     std::vector<float> gq, gk, gv;
     AttendSaved saved;
+    // Adds merged-layout gradients ([B, len, heads, width]) into [B, heads, c, width] rows.
+    auto add = [&](float* to, const float* from, std::size_t heads, std::size_t len, std::size_t width, const Piece& p) {
+        for (std::size_t b = 0; b < d.B; ++b)
+            for (std::size_t h = 0; h < heads; ++h)
+                for (std::size_t i = 0; i < len; ++i) {
+                    float* dst = to + ((b * heads + h) * d.c + p.offset + i) * width;
+                    const float* src = from + ((b * len + i) * heads + h) * width;
+                    for (std::size_t e = 0; e < width; ++e) dst[e] += src[e];
+                }
+    };
 
     for (std::size_t s = 0; s < P; ++s) {
         const std::size_t owner = (r + P - s) % P;
         const auto start = Clock::now();
         float* base = block.data();
-        HeadsView k_view{base, d.B, d.Hkv, d.c, d.E, d.Hkv * d.c * d.E, d.c * d.E, d.E};
-        HeadsView v_view{base + k_count, d.B, d.Hkv, d.c, d.Ev, d.Hkv * d.c * d.Ev, d.c * d.Ev, d.Ev};
+        const HeadsView k_view = block_keys(base, d), v_view = block_values(base, d);
         float* dk = base + kv_count;
         float* dv = dk + k_count;
         RingStep step{owner, 0, 0, 0};
-        for (const Piece& qp : q_pieces)
-            for (const Piece& kp : pieces_of(d.c, P, owner, options.split)) {
-                const Visibility vis = visibility(qp, kp, options.is_causal);
-                step.pairs += visible_pairs(vis, qp.length, kp.length);
-                if (vis.kind == Visibility::none) continue;
-                const std::size_t n = qp.length, m = kp.length;
-                saved.logsumexp = Tensor::from_shape({d.B, d.H, n});
-                for (std::size_t bh = 0; bh < d.B * d.H; ++bh)
-                    std::copy_n(forward.logsumexp.data() + bh * d.c + qp.offset, n, saved.logsumexp.data() + bh * n);
-                gq.resize(d.B * n * d.H * d.E);
-                gk.resize(d.B * m * d.Hkv * d.E);
-                gv.resize(d.B * m * d.Hkv * d.Ev);
-                attend_backward(rows(do_view, qp), rows(q_view, qp), rows(k_view, kp), rows(v_view, kp),
-                                rows(o_view, qp), saved, gq.data(), gk.data(), gv.data(),
-                                block_options(options, vis, SDPABackend::tiled));
-                // Add the merged-layout gradients into the [B, H, rows, width] blocks.
-                auto add = [&](float* to, const float* from, std::size_t heads, std::size_t len,
-                               std::size_t width, const Piece& p) {
-                    for (std::size_t b = 0; b < d.B; ++b)
-                        for (std::size_t h = 0; h < heads; ++h)
-                            for (std::size_t i = 0; i < len; ++i) {
-                                float* dst = to + ((b * heads + h) * d.c + p.offset + i) * width;
-                                const float* src = from + ((b * len + i) * heads + h) * width;
-                                for (std::size_t e = 0; e < width; ++e) dst[e] += src[e];
-                            }
-                };
-                add(result.grad_query.data(), gq.data(), d.H, n, d.E, qp);
-                add(dk, gk.data(), d.Hkv, m, d.E, kp);
-                add(dv, gv.data(), d.Hkv, m, d.Ev, kp);
-            }
+        for_each_piece_pair(setup, P, owner, options, step, [&](const Piece& qp, const Piece& kp, const Visibility& vis) {
+            const std::size_t n = qp.length, m = kp.length;
+            saved.logsumexp = Tensor::from_shape({d.B, d.H, n});
+            for (std::size_t bh = 0; bh < d.B * d.H; ++bh)
+                std::copy_n(forward.logsumexp.data() + bh * d.c + qp.offset, n, saved.logsumexp.data() + bh * n);
+            gq.resize(d.B * n * d.H * d.E);
+            gk.resize(d.B * m * d.Hkv * d.E);
+            gv.resize(d.B * m * d.Hkv * d.Ev);
+            attend_backward(rows(do_view, qp), rows(q_view, qp), rows(k_view, kp), rows(v_view, kp),
+                            rows(o_view, qp), saved, gq.data(), gk.data(), gv.data(),
+                            block_options(options, vis, SDPABackend::tiled));
+            add(result.grad_query.data(), gq.data(), d.H, n, d.E, qp);
+            add(dk, gk.data(), d.Hkv, m, d.E, kp);
+            add(dv, gv.data(), d.Hkv, m, d.Ev, kp);
+        });
         step.compute_seconds = seconds_since(start);
         const auto waited = Clock::now();
         // The block with its gradients goes on; after the last step only the gradients travel,

@@ -24,6 +24,37 @@ void check_divides(const char* where, std::size_t n, const char* what, std::size
                                     "divisible by the ranks)");
 }
 
+// Slice j of P equal slices along `axis` of a row-major tensor of shape `s`, as runs: for each
+// index of the dimensions before `axis`, one contiguous run of the slice. f(start in the tensor,
+// start in the packed block, length) for each run, in order.
+template <class F>
+void for_each_run(const Shape& s, std::size_t axis, std::size_t j, std::size_t P, F&& f) {
+    std::size_t outer = 1, inner = 1;
+    for (std::size_t a = 0; a < axis; ++a) outer *= s[a];
+    for (std::size_t a = axis + 1; a < s.size(); ++a) inner *= s[a];
+    const std::size_t n = s[axis] / P, run = n * inner;
+    for (std::size_t o = 0; o < outer; ++o) f((o * s[axis] + j * n) * inner, o * run, run);
+}
+
+// The all-to-all both directions make: block j of `x` (slice j along `send_axis`) goes to rank
+// j; the block from rank i becomes slice i along `recv_axis` of the result, of shape `out_shape`.
+Tensor exchange(const Communicator& comm, const Tensor& x, std::size_t send_axis, const Shape& out_shape,
+                std::size_t recv_axis) {
+    const std::size_t P = std::size_t(comm.size()), block = x.size() / P;
+    std::vector<float> send(x.size()), recv(x.size());
+    for (std::size_t j = 0; j < P; ++j)
+        for_each_run(shape_of(x), send_axis, j, P, [&](std::size_t at, std::size_t to, std::size_t len) {
+            std::copy_n(x.data() + at, len, send.data() + j * block + to);
+        });
+    comm.all_to_all(send.data(), recv.data(), block);
+    Tensor out = Tensor::from_shape(out_shape);
+    for (std::size_t i = 0; i < P; ++i)
+        for_each_run(out_shape, recv_axis, i, P, [&](std::size_t at, std::size_t from, std::size_t len) {
+            std::copy_n(recv.data() + i * block + from, len, out.data() + at);
+        });
+    return out;
+}
+
 }  // namespace
 
 Tensor sequence_to_heads(const Communicator& comm, const Tensor& x) {
@@ -34,18 +65,8 @@ Tensor sequence_to_heads(const Communicator& comm, const Tensor& x) {
         check_divides("sequence_to_heads", s[1], "heads", P);
     });
     comm.require_same(x.size(), "sequence_to_heads: the numbers each rank holds");
-    const std::size_t B = s[0], H = s[1], c = s[2], E = s[3];
-    const std::size_t Hp = H / P, block = B * Hp * c * E;
-    std::vector<float> send(block * P), recv(block * P);
-    for (std::size_t j = 0; j < P; ++j)  // block j: heads [j Hp, (j + 1) Hp) of every batch element
-        for (std::size_t b = 0; b < B; ++b)
-            std::copy_n(x.data() + (b * H + j * Hp) * c * E, Hp * c * E, send.data() + j * block + b * Hp * c * E);
-    comm.all_to_all(send.data(), recv.data(), block);
-    Tensor out = Tensor::from_shape({B, Hp, c * P, E});
-    for (std::size_t i = 0; i < P; ++i)  // from rank i: its tokens [i c, (i + 1) c) of this rank's heads
-        for (std::size_t bh = 0; bh < B * Hp; ++bh)
-            std::copy_n(recv.data() + i * block + bh * c * E, c * E, out.data() + (bh * P * c + i * c) * E);
-    return out;
+    // Block j: heads [j H / P, (j + 1) H / P); from rank i: its tokens, slice i of the sequence.
+    return exchange(comm, x, 1, {s[0], s[1] / P, s[2] * P, s[3]}, 2);
 }
 
 Tensor heads_to_sequence(const Communicator& comm, const Tensor& x) {
@@ -56,18 +77,8 @@ Tensor heads_to_sequence(const Communicator& comm, const Tensor& x) {
         check_divides("heads_to_sequence", s[2], "tokens", P);
     });
     comm.require_same(x.size(), "heads_to_sequence: the numbers each rank holds");
-    const std::size_t B = s[0], Hp = s[1], T = s[2], E = s[3];
-    const std::size_t c = T / P, block = B * Hp * c * E;
-    std::vector<float> send(block * P), recv(block * P);
-    for (std::size_t j = 0; j < P; ++j)  // block j: tokens [j c, (j + 1) c) of this rank's heads
-        for (std::size_t bh = 0; bh < B * Hp; ++bh)
-            std::copy_n(x.data() + (bh * T + j * c) * E, c * E, send.data() + j * block + bh * c * E);
-    comm.all_to_all(send.data(), recv.data(), block);
-    Tensor out = Tensor::from_shape({B, Hp * P, c, E});
-    for (std::size_t i = 0; i < P; ++i)  // from rank i: its heads [i Hp, (i + 1) Hp) of this rank's tokens
-        for (std::size_t b = 0; b < B; ++b)
-            std::copy_n(recv.data() + i * block + b * Hp * c * E, Hp * c * E, out.data() + (b * Hp * P + i * Hp) * c * E);
-    return out;
+    // Block j: tokens [j T / P, (j + 1) T / P) of this rank's heads; from rank i: its heads.
+    return exchange(comm, x, 2, {s[0], s[1] * P, s[2] / P, s[3]}, 1);
 }
 
 UlyssesForward ulysses_attention_forward(const Communicator& comm, const Tensor& query,
