@@ -95,7 +95,9 @@ def facts(data):
     if m:
         mach = m.get("machine", {})
         loads = [float(r[0]) for r in m.get("loadavg_rounds", []) if r]
-        return {"machine": f"{mach.get('cpu', '?')} ({mach.get('cores', '?')} cores)",
+        fm = str(mach.get("family_model", "")).split("/")
+        kind = f"family {fm[0]} model {fm[1]}, " if len(fm) == 2 and all(fm) else ""
+        return {"machine": f"{mach.get('cpu', '?')} ({kind}{mach.get('cores', '?')} cores)",
                 "date": str(m.get("date", "?"))[:10], "rounds": m.get("rounds"),
                 "loads": loads, "cpus": mach.get("cores") or 1, "kind": m.get("kind"),
                 "command": m.get("command")}

@@ -24,6 +24,9 @@ replaces it, for the terminal and the HTML book alike):
   its parts, an evaluation's forward and an epoch's sample, beside PyTorch running his own code,
   and his whole run's time projected from them; record_pretraining.py); until a recording
   exists, a sentence saying how to make one.
+- `distributed`: chapter 28's, from distributed.json (ring attention and Ulysses across MPI
+  ranks beside one process, the overlap condition from the measured rates, a rank's memory
+  against its tokens; record_distributed.py, distributed_page.py).
 
 Each opens with whether the recording is current (its commit in this history, clean, the
 code it measured unchanged since: provenance.py), where, when and how loaded it was made,
@@ -36,6 +39,7 @@ limit that binds it.
 from pathlib import Path
 
 import training_page
+from distributed_page import distributed
 from common import DataError, bold_fastest, caption, limit, load, mib, gb, ms, percent, ratio, table
 
 
@@ -488,7 +492,8 @@ def pretraining(data_dir, source_root):
 
 GENERATORS = {"efficient": efficient, "flash": flash, "training_step": training_step,
               "training_induction": training_induction, "kv_cache": kv_cache, "exactness": exactness,
-              "cross_attention": cross_attention, "generation": generation, "pretraining": pretraining}
+              "cross_attention": cross_attention, "generation": generation, "pretraining": pretraining,
+              "distributed": distributed}
 _RECORDED_GENERATION = (Path(__file__).resolve().parents[2] / "data" / "benchmarks" / "generation.json").is_file()
 INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flash.json"],
           "kv_cache": ["benchmarks/kv_cache.json"],
@@ -498,4 +503,6 @@ INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flas
           "cross_attention": ["benchmarks/cross_attention.json"],
           # while there is no recording, the folder (whose time stamp a new one changes)
           "generation": ["benchmarks/generation.json"] if _RECORDED_GENERATION else ["benchmarks"],
-          "pretraining": ["benchmarks/pretraining.json"]}  # generated.inputs: its folder until it exists
+          "pretraining": ["benchmarks/pretraining.json"],  # generated.inputs: its folder until it exists
+          "distributed": ["benchmarks/distributed.json"] if (Path(__file__).resolve().parents[2] / "data" / "benchmarks"
+                                                              / "distributed.json").is_file() else ["benchmarks"]}

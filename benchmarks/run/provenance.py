@@ -48,6 +48,7 @@ MEASURED = {
                                    "benchmarks/peers/torch_pretraining.py", "tools/oracle/his_code.py",
                                    "data/sources/raschka/raschka_ch05_previous_chapters.py",
                                    "data/sources/raschka/raschka_ch05.txt"],
+    "distributed.json": LIBRARY + ["lib/attn/dist", "benchmarks/cpp/distributed_benchmark.cpp"],
 }
 
 # Files whose changes do not make a tree dirty for a recording: the recordings themselves

@@ -7,7 +7,8 @@ after the code the book measures has changed.
 
 Also `meson compile -C build run-benchmarks`. Runs record_kv_cache.py, record_flash.py,
 record_efficient.py, record_training.py, record_positions.py, record_generation.py,
-record_pretraining.py, record_attention.py and record_cross_attention.py with the same --build,
+record_pretraining.py, record_attention.py, record_cross_attention.py and
+record_distributed.py (under mpirun; needs the MPI build) with the same --build,
 --smoke, --note and
 --out (and --install-peers to those that need PyTorch and ONNX Runtime first),
 each as its own process; stops at the first that fails. Every recorder refuses a tree with
@@ -25,7 +26,7 @@ import recording as rec
 
 HERE = Path(__file__).resolve().parent
 ORDER = ["kv_cache", "flash", "efficient", "training", "positions", "generation", "pretraining", "attention",
-         "cross_attention"]
+         "cross_attention", "distributed"]
 
 
 def main():

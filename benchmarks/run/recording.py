@@ -287,6 +287,7 @@ def need_torch(a, also=()):
 def machine():
     flags = set(shell("grep -m1 '^flags' /proc/cpuinfo").split())
     return {"cpu": shell("lscpu | sed -n 's/^Model name: *//p'"), "cores": os.cpu_count(),
+            "family_model": shell("lscpu | sed -n 's/^CPU family: *//p'") + "/" + shell("lscpu | sed -n 's/^Model: *//p'"),
             "isa": [f for f in ("avx512f", "avx2", "fma") if f in flags],
             "memory_GB": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 1e9, 1),
             "kernel": platform.release(), "hypervisor": shell("systemd-detect-virt 2>/dev/null")}
