@@ -34,8 +34,10 @@ def distributed(data_dir, source_root):
             best = min((r for r in runs if (r["name"].split("/")[1], r["label"], r["ranks"]) == (T, label, P)),
                        key=lambda r: r["time_s"])
             sent = best.get("bytes_per_rank", 0)
+            ring = "ring" in label and P > 1
             rows.append([T.split(":")[1], label and LABELS[label], str(P), _seconds(best["time_s"]),
-                         _seconds(best.get("wait_s")) if "ring" in label and P > 1 else "–",
+                         _seconds(best["time_s"] / P) if ring else "–",
+                         _seconds(best.get("wait_s")) if ring else "–",
                          f"{sent / 1e6:.1f}" if sent else "0", _mb(best.get("peak_rss_mb"))])
         summary = data["summary"]
         overlap, memory = summary["overlap"], summary["memory"]
@@ -43,13 +45,14 @@ def distributed(data_dir, source_root):
         raise DataError(f"{path}: not the format of {RECORDER}: {e}") from e
     what = ("ring attention (zig-zag split) and DeepSpeed-Ulysses on P MPI ranks of this machine beside one "
             "process's fast kernel: causal, batch 1, 8 heads of 64, each case in an mpirun of its own; the "
-            "slowest rank's seconds per call, the seconds a ring rank waited for its next block, the bytes "
+            "slowest rank's seconds per call and per step of the ring (P steps), the seconds a ring rank waited "
+            "for its next blocks in a call, the bytes "
             "each rank sent per call and the largest peak memory of a rank")
     extra = ("Open MPI ran the ranks oversubscribed, one thread each, over shared memory without its "
              "single-copy mechanism, as the chapter runs them.")
     text = [caption(data, "distributed.json", source_root, what, extra),
-            table(["T", "case", "ranks", "seconds", "waited", "MB sent per rank", "peak MB per rank"],
-                  rows, "rlrrrrr")]
+            table(["T", "case", "ranks", "seconds", "per step", "waited", "MB sent per rank", "peak MB per rank"],
+                  rows, "rlrrrrrr")]
     for o in overlap:
         text.append(
             f"On {o['ranks']} ranks at T = {o['T']}, a rank computed its share of the attention at "
