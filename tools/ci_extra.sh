@@ -18,7 +18,8 @@
 #               must print byte for byte what the gcc build prints (--quick).
 # 2. sanitizers: a clang 14 build with AddressSanitizer + UndefinedBehaviorSanitizer in
 #               build-asan; its test suite without the book's and the full-size tests
-#               (-Dbook_tests=false -Dfull_size_tests=false) and every chapter (--quick), halting
+#               (-Dbook_tests=false -Dfull_size_tests=false) and every chapter (--quick, as many at
+#               a time as there are cores, one OpenMP thread each), halting
 #               on the first report.
 # 3. fuzzers:   the libFuzzer targets (tests/fuzz/, built in build-asan, so also under ASan +
 #               UBSan): the five data parsers, GPT-2's tokenizer (fuzz_gpt2_tokenizer),
@@ -209,21 +210,37 @@ part_sanitizers() {
   meson test -C build-asan --print-errorlogs --timeout-multiplier 4 > "$logs/build-asan-test.log" 2>&1 \
     || tail -n 60 "$logs/build-asan-test.log"
   count_meson build-asan
-  local c name log
+  # Every chapter (--quick), as many at a time as there are cores, each on one OpenMP thread
+  # (its bits do not depend on the count); then their results in order.
+  local c name jobs running=0 status_dir names=()
+  jobs=$(nproc 2>/dev/null || echo 2)
+  status_dir=$(mktemp -d)
   for c in $(chapters_of build-asan); do
     name=$(basename "$c")
-    log="$logs/$name.sanitizers.log"
+    names+=("$name")
+    if ((running >= jobs)); then wait -n; running=$((running - 1)); fi
     # --quick once, comparisons included (--no-compare only hides their lines). A chapter that
     # runs as MPI processes runs without the leak check: Open MPI's allocations at MPI_Init,
     # in components unloaded at MPI_Finalize, cannot be suppressed by name (tests/meson.build).
-    local asan=$ASAN_OPTIONS
-    "$c" --help | grep -q "MPI processes" && asan="$ASAN_OPTIONS:detect_leaks=0"
-    if ASAN_OPTIONS=$asan "$c" --quick > /dev/null 2> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
+    ( log="$logs/$name.sanitizers.log"
+      asan=$ASAN_OPTIONS
+      "$c" --help | grep -q "MPI processes" && asan="$ASAN_OPTIONS:detect_leaks=0"
+      if OMP_NUM_THREADS=1 ASAN_OPTIONS=$asan "$c" --quick > /dev/null 2> "$log" && ! grep -q -E "Sanitizer|runtime error" "$log"; then
+        echo ok > "$status_dir/$name"
+      else
+        echo failed > "$status_dir/$name"
+      fi ) &
+    running=$((running + 1))
+  done
+  wait
+  for name in "${names[@]}"; do
+    if [ "$(cat "$status_dir/$name" 2>/dev/null)" = ok ]; then
       pass
     else
-      tail -n 30 "$log"; fail "$name under ASan + UBSan"
+      tail -n 30 "$logs/$name.sanitizers.log"; fail "$name under ASan + UBSan"
     fi
   done
+  rm -rf "$status_dir"
 }
 
 part_fuzzers() {
