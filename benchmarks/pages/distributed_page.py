@@ -35,7 +35,7 @@ def distributed(data_dir, source_root):
                        key=lambda r: r["time_s"])
             sent = best.get("bytes_per_rank", 0)
             ring = "ring" in label and P > 1
-            rows.append([T.split(":")[1], label and LABELS[label], str(P), _seconds(best["time_s"]),
+            rows.append([T.split(":")[1], LABELS[label], str(P), _seconds(best["time_s"]),
                          _seconds(best["time_s"] / P) if ring else "–",
                          _seconds(best.get("wait_s")) if ring else "–",
                          f"{sent / 1e6:.1f}" if sent else "0", _mb(best.get("peak_rss_mb"))])

@@ -179,9 +179,11 @@ void zero_rows(float* C, std::size_t ldc, std::size_t m, std::size_t n,
 // at least 1 MB or the product is as large as gemm's threaded ones (8 million flops): below
 // that, waking them costs more than it saves.
 constexpr std::size_t kStreamRows = 16;
+// Flops (2 m n k) from which a product wakes the team (below, waking it costs more than it saves).
+constexpr double kThreadFlops = 8e6;
 // The same way when a panel of all k terms stays in the L2 cache (k <= kPanelTerms) and the
-// packed op(A) in the last-level cache (m k <= kPanelFloats, 8 MB): each element of C is then one micro-kernel call, with no partial sums
-// stored to C and loaded again, no barrier between blocks of terms and no copy of a whole right
+// packed op(A) in the last-level cache (m k <= kPanelFloats, 8 MB): each element of C is then
+// one micro-kernel call, with no partial sums stored to C and loaded again, no barrier between blocks of terms and no copy of a whole right
 // operand, which GPT-2's output head (154 MB) makes slower than computing (on 2 threads of an
 // AMD EPYC, 512 rows of the head: 280 ms against 400 to 520 ms blocked; 17 rows: 20 ms
 // against 70 ms).
@@ -201,7 +203,7 @@ void gemm_stream(const Kernels& kn, std::size_t m, std::size_t k, const float* A
     const std::size_t panels = first[count];
     const int nthreads = omp_in_parallel()        ? 1
                          : threads > 0            ? threads
-                         : floats >= 262144.0 || 2.0 * double(m) * floats >= 8e6 ? omp_get_max_threads()
+                         : floats >= 262144.0 || 2.0 * double(m) * floats >= kThreadFlops ? omp_get_max_threads()
                                                   : 1;
     // The skinny kernel transposes each block of the weight in registers for every kSkinnyRows
     // rows: for more rows than one such group, one transposing copy of each panel, shared by
@@ -401,7 +403,7 @@ void gemm_multi(std::size_t m, std::size_t k, const float* A, std::size_t lda, b
     // busy machine much more), unless the caller asks for a number.
     const int nthreads = omp_in_parallel()  ? 1
                          : threads > 0      ? threads
-                         : flops >= 8e6     ? omp_get_max_threads()
+                         : flops >= kThreadFlops ? omp_get_max_threads()
                                             : 1;
     // Rows in blocks of whole register tiles, at most MC rows each, their number a multiple of
     // the team's (when there are enough tiles) and their sizes within one tile of each other,
