@@ -97,9 +97,16 @@ Tensor FeedForward::backward(const Saved& saved, const Tensor& grad_output) {
     sh.back() = fc1.out_features();
     check_same_shape("FeedForward::backward (saved.hidden)", sh, shape_of(saved.hidden));
     check_same_shape("FeedForward::backward (saved.activated)", sh, shape_of(saved.activated));
-    const Tensor d_activated = fc2.backward(saved.activated, grad_output);
-    const Tensor d_hidden = gelu_backward(d_activated, saved.hidden);
-    return fc1.backward(saved.x, d_hidden);
+    // dL/d activated, then dL/d hidden in its place, in the thread's reused [rows, 4E] buffer
+    // (a fresh one per layer and step would fault its pages in again at every step).
+    const std::size_t rows = numel(s) / s.back(), n = numel(sh);
+    float* d = hidden_scratch(n);
+    fc2.backward_into(saved.activated.data(), rows, grad_output.data(), d);
+    gelu_backward_into(d, saved.hidden.data(), n, d);
+    check_allocation("FeedForward::backward (grad_input)", s);
+    Tensor grad_x = Tensor::from_shape(s);
+    fc1.backward_into(saved.x.data(), rows, d, grad_x.data());
+    return grad_x;
 }
 
 }  // namespace attn

@@ -125,14 +125,17 @@ Tensor gelu(const Tensor& x) {
     return y;
 }
 
+void gelu_backward_into(const float* grad_output, const float* x, std::size_t n, float* grad_input) {
+    gelu_chunks(n, [&](std::size_t i, std::size_t len) {
+        gelu_backward_span(grad_output + i, x + i, len, grad_input + i);
+    });
+}
+
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& x) {
     const Shape s = shape_of(x);
     check_same_shape("gelu_backward (grad_output)", s, shape_of(grad_output));
     Tensor dx = Tensor::from_shape(s);
-    const float* g = grad_output.data();
-    const float* xs = x.data();
-    float* d = dx.data();
-    gelu_chunks(dx.size(), [&](std::size_t i, std::size_t len) { gelu_backward_span(g + i, xs + i, len, d + i); });
+    gelu_backward_into(grad_output.data(), x.data(), dx.size(), dx.data());
     return dx;
 }
 

@@ -43,6 +43,10 @@ void gelu_into(const float* x, std::size_t n, float* y);
 /// @throws std::invalid_argument when the shapes differ.
 Tensor gelu_backward(const Tensor& grad_output, const Tensor& x);
 
+/// `gelu_backward` of `n` contiguous floats into `grad_input`, which may be `grad_output` (each
+/// element is read before it is written), for the model's reused workspaces.
+void gelu_backward_into(const float* grad_output, const float* x, std::size_t n, float* grad_input);
+
 /// His `GELU` module: no parameters, `forward(x) = gelu(x)`; repr `GELU()`.
 class GELU : public nn::Module {
 public:

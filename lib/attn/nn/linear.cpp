@@ -114,19 +114,22 @@ float* grad_scratch(std::size_t floats) {
     return buf.data();
 }
 
-// `.grad` for `value`: the existing one (checked) to add into, or a new one to fill. Returns
-// where to write `g` and whether it must then be added (`*add`).
-float* grad_target(std::optional<Tensor>& grad, const Tensor& value, const std::string& what,
-                   bool* add) {
+// Where to write a gradient of `value`'s shape: this thread's reused buffer, from which
+// `commit_grad` adds it into the existing `.grad` (checked here) or copies it into a new one.
+// The first backward writes through the buffer too, so that the second touches no new page.
+float* grad_target(const std::optional<Tensor>& grad, const Tensor& value, const std::string& what) {
     const Shape s = shape_of(value);
+    if (grad) check_same_shape(what + " (.grad)", s, shape_of(*grad));
+    return grad_scratch(numel(s));
+}
+
+void commit_grad(std::optional<Tensor>& grad, const Tensor& value, const float* g) {
     if (grad) {
-        check_same_shape(what + " (.grad)", s, shape_of(*grad));
-        *add = true;
-        return grad_scratch(numel(s));
+        detail::add_into(grad->data(), g, grad->size());
+        return;
     }
-    *add = false;
-    grad = Tensor::from_shape(s);
-    return grad->data();
+    grad = Tensor::from_shape(shape_of(value));
+    std::copy_n(g, grad->size(), grad->data());
 }
 
 void add_into(Tensor& grad, const float* g) { detail::add_into(grad.data(), g, grad.size()); }
@@ -149,17 +152,16 @@ void Linear::backward_into(const float* x, std::size_t rows, const float* grad_o
     const std::size_t in = in_features(), out = out_features();
     checked_mul(rows, std::max(in, out), "Linear::backward (rows * features)");
     // weight.grad += grad_output^T @ x: [out, rows] @ [rows, in], summed over rows in order.
-    bool add = false;
-    float* dW = grad_target(weight_grad, weight, "Linear (weight)", &add);
+    float* dW = grad_target(weight_grad, weight, "Linear (weight)");
     fast::gemm(out, in, rows, grad_output, out, /*trans_a=*/true, x, in, false, dW, in, 0, a);
-    if (add) add_into(*weight_grad, dW);
+    commit_grad(weight_grad, weight, dW);
     if (bias) {  // bias.grad += grad_output.sum(0), PyTorch's sum_to order
-        float* db = grad_target(bias_grad, *bias, "Linear (bias)", &add);
+        float* db = grad_target(bias_grad, *bias, "Linear (bias)");
         if (bias->size() == out)
             detail::column_sums(grad_output, rows, out, db);
         else  // a [1] bias, broadcast: the sum of every element (sum_to [1])
             db[0] = detail::torch_sum(grad_output, checked_mul(rows, out, "Linear::backward (rows * out_features)"));
-        if (add) add_into(*bias_grad, db);
+        commit_grad(bias_grad, *bias, db);
     }
     // grad_input = grad_output @ weight: [rows, out] @ [out, in], summed over outputs in order.
     if (grad_input) fast::gemm(rows, in, out, grad_output, out, false, weight.data(), in, false, grad_input, in, 0, a);

@@ -111,11 +111,23 @@ void ce_grad_row(float* e, std::size_t C, float sum, std::size_t target, float v
 Tensor cross_entropy(const Tensor& logits, const LongTensor& targets, std::int64_t ignore_index) {
     const Shape sl = shape_of(logits);
     const std::int64_t count = checked_targets("cross_entropy", sl, targets, ignore_index);
+    const std::size_t N = sl[0], C = sl[1];
     // cross_entropy = nll_loss(log_softmax(logits, 1), targets, ignore_index), mean reduction.
-    const Tensor log_probs = attn::log_softmax(logits, -1);
-    std::vector<float> picked(sl[0], 0.0f);
-    for (std::size_t b = 0; b < sl[0]; ++b)
-        if (targets(b) != ignore_index) picked[b] = log_probs(b, static_cast<std::size_t>(targets(b)));
+    // nll_loss reads one entry of each row's log_softmax: that entry alone, by log_softmax's
+    // operations, so that the [N, C] log-probabilities are never stored (103 MB for his batch).
+    std::vector<float> picked(N, 0.0f);
+    const auto rows = static_cast<long>(N);
+#pragma omp parallel for schedule(static) if (N * C >= detail::kParallelFloats)
+    for (long r = 0; r < rows; ++r) {
+        const auto b = static_cast<std::size_t>(r);
+        const std::int64_t t = targets(b);
+        if (t == ignore_index) continue;
+        const float* x = logits.data() + b * C;
+        float mx = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = 0; j < C; ++j) mx = std::max(mx, x[j]);
+        const float log_total = log_torch(log_softmax_exp_sum(x, C, mx));
+        picked[b] = (x[static_cast<std::size_t>(t)] - mx) - log_total;
+    }
     return scalar_tensor(nll_mean(picked.data(), targets, ignore_index, count));
 }
 

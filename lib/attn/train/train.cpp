@@ -12,24 +12,6 @@
 
 namespace attn {
 
-namespace {
-
-// logits [b, T, V] and targets [b, T] as his .flatten(0, 1) and .flatten() see them (views).
-struct Flat {
-    Tensor logits;
-    LongTensor targets;
-};
-
-Flat flatten(Tensor logits, LongTensor targets, const std::string& where) {
-    const Shape s = shape_of(logits);
-    check_same_shape(where + " (target_batch)", Shape{s[0], s[1]}, shape_of(targets));
-    logits.reshape({s[0] * s[1], s[2]});
-    targets.reshape({s[0] * s[1]});
-    return {std::move(logits), std::move(targets)};
-}
-
-}  // namespace
-
 LongTensor text_to_token_ids(std::string_view text, const GPT2Tokenizer& tokenizer) {
     const std::vector<std::int64_t> ids = tokenizer.encode(text, {"<|endoftext|>"});
     LongTensor t = LongTensor::from_shape({1, ids.size()});
@@ -46,8 +28,16 @@ std::string token_ids_to_text(const LongTensor& token_ids, const GPT2Tokenizer& 
 
 Tensor calc_loss_batch(const LongTensor& input_batch, const LongTensor& target_batch, const GPTModel& model,
                        Generator& gen) {
-    const Flat f = flatten(model(input_batch, gen), target_batch, "calc_loss_batch");
-    return cross_entropy(f.logits, f.targets);
+    // The logits in this thread's buffer, kept between calls: the batches of an evaluation, and
+    // every evaluation, reuse its memory instead of mapping and faulting it in anew.
+    thread_local Tensor logits;
+    model.forward_into(input_batch, logits, gen);
+    const Shape s = shape_of(logits);
+    check_same_shape("calc_loss_batch (target_batch)", Shape{s[0], s[1]}, shape_of(target_batch));
+    LongTensor targets = target_batch;
+    targets.reshape({s[0] * s[1]});
+    logits.reshape({s[0] * s[1], s[2]});  // flatten(0, 1) in place; forward_into shapes it again
+    return cross_entropy(logits, targets);
 }
 
 double calc_loss_loader(const data::DataLoader& data_loader, const GPTModel& model,

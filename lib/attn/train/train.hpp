@@ -41,7 +41,9 @@ std::string token_ids_to_text(const LongTensor& token_ids, const GPT2Tokenizer& 
 /// His `calc_loss_batch(input_batch, target_batch, model, device)` without a gradient (inside
 /// `torch.no_grad()`): `cross_entropy(model(input_batch).flatten(0, 1), target_batch.flatten())`,
 /// the mean over the `b * T` tokens, a 0-d float32 tensor. In training mode the model draws its
-/// dropout masks from `gen`. `input_batch`, `target_batch`: int64 `[b, T]`.
+/// dropout masks from `gen`. `input_batch`, `target_batch`: int64 `[b, T]`. The logits
+/// (`b * T * vocab_size` floats, 103 MB for his batch) stay in the calling thread's buffer
+/// for its next call, as PyTorch's allocator at its best keeps them.
 /// @throws std::invalid_argument as `GPTModel::operator()`, when the targets are not `[b, T]`
 /// or one is outside `[0, vocab_size)`.
 Tensor calc_loss_batch(const LongTensor& input_batch, const LongTensor& target_batch, const GPTModel& model,
