@@ -210,7 +210,7 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
     const SDPAProblem p = detail::make_problem("attend", query, key, value, options);
     const Shape shape{p.B, p.Tq, checked_mul(p.H, p.Ev, "attend (H * Ev)")};
     check_allocation("attend", shape);
-    Tensor result;
+    Tensor result, kept_noise;
     if (allocate) {
         result = Tensor::from_shape(shape);
         out = result.data();
@@ -220,7 +220,8 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
     }
     if (saved) {
         check_allocation("attend (logsumexp)", Shape{p.B, p.H, p.Tq});
-        saved->logsumexp = Tensor::from_shape({p.B, p.H, p.Tq});
+        sized(saved->logsumexp, Shape{p.B, p.H, p.Tq}, "attend (logsumexp)");
+        kept_noise = std::move(saved->dropout_noise);
         saved->dropout_noise = Tensor();
     }
     // Nothing to compute (an empty batch, head set or query; or an empty value width with no
@@ -230,7 +231,9 @@ Tensor attend_merged(const HeadsView& query, const HeadsView& key, const HeadsVi
     if (no_rows || (numel(shape) == 0 && !saved && (options.dropout_p == 0.0 || p.Tk == 0)))
         return result;
     const detail::Backend& backend = detail::backend_for(options, p);
-    Tensor noise = detail::dropout_noise(p);
+    // A training step's multipliers drawn into the last step's memory (saved's, when kept).
+    Tensor noise = std::move(kept_noise);
+    detail::dropout_noise_into(p, noise);
     backend.forward(p, {out, true}, noise, saved ? saved->logsumexp.data() : nullptr);
     if (saved) saved->dropout_noise = std::move(noise);
     return result;

@@ -3,6 +3,7 @@
 // the dropout multipliers drawn once, for every backend alike.
 #include "attn/attention/sdpa_problem.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -113,15 +114,26 @@ fast::HeadMask SDPAProblem::head_mask() const {
 }
 
 Tensor dropout_noise(const SDPAProblem& p) {
+    Tensor noise;
+    dropout_noise_into(p, noise);
+    return noise;
+}
+
+void dropout_noise_into(const SDPAProblem& p, Tensor& noise) {
     const double dp = p.options->dropout_p;
     const Shape shape{p.B, p.H, p.Tq, p.Tk};
-    if (dp == 0.0 || numel(shape) == 0) return Tensor();
-    if (dp == 1.0) return attn::zeros(shape);  // Dropout(p=1) is x * 0 and draws nothing
+    if (dp == 0.0 || numel(shape) == 0) {
+        noise = Tensor();
+        return;
+    }
+    if (dp == 1.0) {  // Dropout(p=1) is x * 0 and draws nothing
+        std::fill_n(sized(noise, shape, "attend (dropout)"), numel(shape), 0.0f);
+        return;
+    }
     const nn::Dropout dropout(dp, p.options->dropout_backend);
     Generator& gen = p.options->generator ? *p.options->generator : default_generator();
-    Tensor noise = dropout.keep_mask(shape, gen);
+    dropout.keep_mask_into(shape, noise, gen);
     noise *= 1.0f / static_cast<float>(1.0 - dp);  // as nn::Dropout: keep * (1 / float(1 - p))
-    return noise;
 }
 
 }  // namespace detail

@@ -72,6 +72,9 @@ SDPAProblem make_problem(const std::string& where, const HeadsView& q, const Hea
 /// step path's `nn::Dropout` draws them; empty when the call draws no dropout.
 Tensor dropout_noise(const SDPAProblem& p);
 
+/// `dropout_noise(p)` into `noise`, its memory reused when it already holds that many floats.
+void dropout_noise_into(const SDPAProblem& p, Tensor& noise);
+
 /// The step path: every intermediate, shapes `[B, H, Tq, Tk]` and `[B, H, Tq, Ev]`, with the
 /// dropout multipliers `noise` (`[B, H, Tq, Tk]`, or 0-d: no dropout) drawn by the caller.
 SDPASteps step_attention(const SDPAProblem& p, const Tensor& noise);

@@ -109,7 +109,8 @@ Tensor GPTModel::operator()(const LongTensor& in_idx, Generator& gen) const {
 }
 
 void GPTModel::forward_into(const LongTensor& in_idx, Tensor& logits, Generator& gen) const {
-    Tensor x = drop_emb(embed(in_idx, 0), gen);
+    Tensor x = embed(in_idx, 0);
+    if (!drop_emb.is_identity()) x = drop_emb(x, gen);  // (no copy when it is x itself)
     for (const TransformerBlock& block : trf_blocks) x = block(x, gen);
     const Tensor normed = final_norm(x);
     Shape out = shape_of(normed);
@@ -124,7 +125,8 @@ Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& g
                                     " blocks' keys and values, the model has " +
                                     std::to_string(trf_blocks.size()) + " blocks");
     const std::size_t start = cache.current_pos();
-    Tensor x = drop_emb(embed(in_idx, start), gen);
+    Tensor x = embed(in_idx, start);
+    if (!drop_emb.is_identity()) x = drop_emb(x, gen);
     // Every block's cache is checked before the first is appended to (a batch of another size,
     // another model's cache), so that a refused call changes nothing.
     const Shape s = shape_of(in_idx);

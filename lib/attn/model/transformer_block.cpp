@@ -25,6 +25,16 @@ Tensor add_shortcut(const Tensor& a, const Tensor& b) {
     return y;
 }
 
+// `dropout(a) + x` (`x = x + shortcut`) in `a`'s own memory: without a draw (evaluation, or
+// p = 0) the dropout is `a` itself, so that no copy and no new tensor is made.
+Tensor add_dropped(const nn::Dropout& drop, Tensor a, const Tensor& x, Generator& gen) {
+    if (!drop.is_identity()) return add_shortcut(drop(a, gen), x);
+    float* pa = a.data();
+    const float* px = x.data();
+    for (std::size_t i = 0; i < a.size(); ++i) pa[i] = pa[i] + px[i];
+    return a;
+}
+
 }  // namespace
 
 TransformerBlock::TransformerBlock(const GPTConfig& cfg, Generator& gen)
@@ -51,9 +61,8 @@ void TransformerBlock::check(const Tensor& x) const {
 }
 
 Tensor TransformerBlock::finish(const Tensor& x, Tensor a, Generator& gen) const {
-    const Tensor x1 = add_shortcut(drop_shortcut(a, gen), x);  // x = x + shortcut
-    Tensor f = ff(norm2(x1));
-    return add_shortcut(drop_shortcut(f, gen), x1);
+    const Tensor x1 = add_dropped(drop_shortcut, std::move(a), x, gen);  // x = x + shortcut
+    return add_dropped(drop_shortcut, ff(norm2(x1)), x1, gen);
 }
 
 Tensor TransformerBlock::operator()(const Tensor& x, Generator& gen) const {

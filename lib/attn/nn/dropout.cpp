@@ -90,19 +90,32 @@ Dropout::Dropout(double p_, BernoulliBackend backend_) : p(p_), backend(backend_
 }
 
 Tensor Dropout::keep_mask(const Shape& shape, Generator& gen) const {
+    Tensor mask;
+    keep_mask_into(shape, mask, gen);
+    return mask;
+}
+
+void Dropout::keep_mask_into(const Shape& shape, Tensor& mask, Generator& gen) const {
     check_probability(p, "Dropout::keep_mask");
     check_backend(backend, "Dropout::keep_mask");
     check_allocation("Dropout::keep_mask", shape);
     const std::size_t n = numel(shape);
-    if (!training || p == 0.0) return Tensor(xt::ones<float>(shape));
-    if (p == 1.0 || n == 0) return Tensor(xt::zeros<float>(shape));
-    Tensor mask = xt::empty<float>(shape);
+    float* out = sized(mask, shape, "Dropout::keep_mask");
+    if (!training || p == 0.0 || p == 1.0 || n == 0) {
+        std::fill_n(out, n, !training || p == 0.0 ? 1.0f : 0.0f);
+        return;
+    }
     const double q = 1.0 - p;  // bernoulli_(1 - p): the keep probability, in double
     if (backend == BernoulliBackend::mkl)
-        mkl_mask(mask.data(), n, q, gen);
+        mkl_mask(out, n, q, gen);
     else
-        portable_mask(mask.data(), n, q, gen);
-    return mask;
+        portable_mask(out, n, q, gen);
+}
+
+bool Dropout::is_identity() const {
+    check_probability(p, "Dropout");
+    check_backend(backend, "Dropout");
+    return !training || p == 0.0;
 }
 
 Tensor Dropout::operator()(const Tensor& x, Generator& gen) const {

@@ -174,6 +174,11 @@ public:
     /// `backend` (a public field) is not one of the enumerators, even where no mask is drawn.
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
+    /// Whether `operator()` returns its input unchanged and draws nothing: evaluation mode or
+    /// `p == 0`. A caller may then skip it (and its copy).
+    /// @throws std::invalid_argument as `operator()`.
+    bool is_identity() const;
+
     /// The 0/1 keep-mask `forward` would draw for a tensor of this shape (float32 0 and 1),
     /// advancing the generator the same way; a reader can print it. All ones in evaluation
     /// mode or for `p == 0`, all zeros for `p == 1` (no draws in these cases).
@@ -181,6 +186,11 @@ public:
     /// one of the enumerators; std::length_error when a tensor of `shape` cannot be
     /// allocated.
     Tensor keep_mask(const Shape& shape, Generator& gen = default_generator()) const;
+
+    /// `keep_mask(shape, gen)` into `mask`, whose memory is reused when it already holds that
+    /// many floats (`sized`): a training step's masks drawn into the last step's.
+    /// @throws as `keep_mask` (`mask` unchanged then).
+    void keep_mask_into(const Shape& shape, Tensor& mask, Generator& gen = default_generator()) const;
 
     /// `forward(x)` that also returns the multipliers it applied, for the backward pass:
     /// `noise = keep * (1 / float(1 - p))` of `x`'s shape (the same draws and result as
