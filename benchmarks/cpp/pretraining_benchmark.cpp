@@ -23,6 +23,13 @@
 //       in evaluation mode, 50 greedy tokens by generate_text_simple after "Every effort moves
 //       you" (ids 6109 3626 6100 345), the whole context every time (no cache): forwards of
 //       4 to 53 tokens at batch 1.
+//   part_head, part_projections, part_attention, part_feed_forward /threads:{1,2}
+//       a step's parts by kind of layer, each its forward and backward on the step's shapes with
+//       the model's own layers (over all 12 blocks): the output head; W_query, W_key, W_value and
+//       out_proj alone; MultiHeadAttention whole (those four and the core between them: causal,
+//       dropout 0.1 on the weights), so the core is the difference of the two; FeedForward (GELU
+//       inside). Their times over train_step's are their shares of a step; what remains is the
+//       layer norms, shortcuts, dropouts, embeddings, loss and optimizer.
 //
 // Counters: bench.hpp's (faults, peak_rss_MB, rss_before_MB, threads), GFLOPs (the products'
 // multiply-adds, 2 flops each: the forward's as generation_benchmark counts them, the
@@ -171,8 +178,65 @@ void BM_sample(benchmark::State& state) {
         benchmark::Counter(double(kSampleTokens) * double(state.iterations()), benchmark::Counter::kIsRate);
 }
 
+// A step's parts by kind of layer, each forward and backward on the step's shapes (2 x 256
+// rows) with the model's own layers (their .grad existing, as from the second step on), over
+// all 12 blocks where there is one per block; their times over train_step's are their shares.
+enum class Part { head, projections, attention, feed_forward };
+
+void BM_part(benchmark::State& state, Part part) {
+    bench::Run run(state, int(state.range(0)));
+    Setup s;
+    const attn::GPTConfig c = config();
+    const std::size_t rows = kBatch * kTokens, E = c.emb_dim, H = c.n_heads, hd = E / H;
+    const attn::Tensor x = attn::rand({kBatch, kTokens, E}), dy = attn::rand({kBatch, kTokens, E});
+    std::vector<float> out(rows * std::max(E, c.vocab_size)), grad(out.size()), grad_x(rows * E);
+    const auto linear = [&](attn::nn::Linear& l) {  // y = x W^T + b, then dW, db, dx
+        l.forward_into(x.data(), rows, out.data());
+        l.backward_into(x.data(), rows, grad.data(), grad_x.data());
+    };
+    std::vector<attn::FeedForward::Saved> ff_saved(c.n_layers);
+    std::vector<attn::AttentionSaved> att_saved(c.n_layers);
+    const auto once = [&] {
+        switch (part) {
+            case Part::head: linear(s.model.out_head); break;
+            case Part::projections:
+                for (attn::TransformerBlock& b : s.model.trf_blocks)
+                    for (attn::nn::Linear* l : {&b.att.W_query, &b.att.W_key, &b.att.W_value, &b.att.out_proj}) linear(*l);
+                break;
+            case Part::attention:
+                for (std::size_t i = 0; i < c.n_layers; ++i) {
+                    attn::MultiHeadAttention& att = s.model.trf_blocks[i].att;
+                    benchmark::DoNotOptimize(att.forward(x, att_saved[i]));
+                    benchmark::DoNotOptimize(att.backward(att_saved[i], dy));
+                }
+                break;
+            case Part::feed_forward:
+                for (std::size_t i = 0; i < c.n_layers; ++i) {
+                    attn::FeedForward& ff = s.model.trf_blocks[i].ff;
+                    benchmark::DoNotOptimize(ff.forward(x, ff_saved[i]));
+                    benchmark::DoNotOptimize(ff.backward(ff_saved[i], dy));
+                }
+                break;
+        }
+    };
+    once();  // warm-up: every .grad and buffer exists
+    run.start();
+    for (auto _ : state) once();
+    const double blocks = double(c.n_layers), T = double(kTokens), R = double(rows), Ed = double(E);
+    const double flops = part == Part::head           ? 3 * 2 * R * Ed * double(c.vocab_size)
+                         : part == Part::projections  ? blocks * 3 * 2 * R * 4 * Ed * Ed
+                         : part == Part::feed_forward ? blocks * 3 * 2 * R * 8 * Ed * Ed
+                                                      : blocks * 3 * (2 * R * 4 * Ed * Ed + double(kBatch) * 2 * 2 * Ed * T * (T + 1) / 2);
+    run.finish(flops);
+    tokens_counter(state);
+}
+
 }  // namespace
 
+BENCHMARK_CAPTURE(BM_part, head, Part::head)->Name("part_head")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_part, projections, Part::projections)->Name("part_projections")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_part, attention, Part::attention)->Name("part_attention")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_part, feed_forward, Part::feed_forward)->Name("part_feed_forward")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_train_step)->Name("train_step")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_forward)->Name("forward")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_backward)->Name("backward")->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();

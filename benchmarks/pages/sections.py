@@ -40,7 +40,7 @@ from pathlib import Path
 
 import training_page
 from distributed_page import distributed
-from common import DataError, bold_fastest, caption, limit, load, mib, gb, ms, percent, ratio, table
+from common import NBSP, DataError, bold_fastest, caption, limit, load, mib, gb, ms, percent, ratio, table
 
 
 def _summary_of(data, side, key):
@@ -423,7 +423,13 @@ def _generation_fma_rows(summary):
 _PRETRAINING_CASES = {"train_step": "a training step", "forward": "its forward (dropout on, kept for the backward)",
                       "backward": "its backward (the loss's and the model's)", "optimizer": "AdamW's step",
                       "eval_forward": "an evaluation's forward (no dropout, no gradient)",
-                      "sample": "an epoch's sample (50 tokens without a cache)"}
+                      "sample": "an epoch's sample (50 tokens without a cache)",
+                      "part_head": "the output head, forward and backward",
+                      "part_projections": "the 12 blocks' W_query, W_key, W_value, out_proj",
+                      "part_attention": "the 12 MultiHeadAttention layers whole",
+                      "part_feed_forward": "the 12 FeedForward layers"}
+_SHARES = [("head", "the output head"), ("projections", "the attention's four projections"),
+           ("attention_core", "the attention core between them"), ("feed_forward", "the feed-forward layers")]
 
 
 def _seconds(side):
@@ -482,6 +488,12 @@ def pretraining(data_dir, source_root):
         if said:
             parts.append(f"on {th} thread{'s' if th > 1 else ''} " + ", ".join(said)
                          + (f" (PyTorch's best over the library's: {best:.2f})" if best else ""))
+    for row in data.get("shares", []):
+        said = [f"{name} {100 * row[k]:.0f}{NBSP}%" for k, name in _SHARES if row.get(k) is not None]
+        if said:
+            text.append(f"The library's step on {row['threads']} thread{'s' if row['threads'] > 1 else ''}, "
+                        "by kind of layer (each part's forward and backward alone, over the step's time): "
+                        + ", ".join(said) + ".")
     if parts:
         text.append(f"His whole run, projected from these times as {counts.get('train_step', '?')} training "
                     f"steps, {counts.get('eval_forward', '?')} evaluation forwards (18 evaluations of 6 "

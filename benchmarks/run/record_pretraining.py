@@ -19,6 +19,12 @@ weight_decay=0.1), a batch of 2 x 256 token ids, at each thread count:
   sample        his generate_and_print_sample: 50 greedy tokens after "Every effort moves you"
                 without a cache (forwards of 4 to 53 tokens at batch 1); minutes per run in
                 PyTorch, so in the first --sample-rounds rounds only (default 1)
+  part_head, part_projections, part_attention, part_feed_forward
+                the library alone: a step's parts by kind of layer, each forward and backward on
+                the step's shapes over all 12 blocks (the output head; W_query, W_key, W_value
+                and out_proj; MultiHeadAttention whole, so that the attention core is its time
+                less the projections'; FeedForward). `shares` gives each one's time over the
+                library's train_step at the same thread count.
 Sides, one process per run, the order rotating from round to round (interleaved):
   library          build/benchmarks/pretraining_benchmark (Google Benchmark: one warm-up call,
                    then iterations filling --min-time)
@@ -57,7 +63,8 @@ training step most of that); --smoke about 20, --smoke --threads 2 about 8.
 import recording as rec
 from recording import log
 
-CASES = ["train_step", "forward", "backward", "optimizer", "eval_forward", "sample"]
+PARTS = ["part_head", "part_projections", "part_attention", "part_feed_forward"]
+CASES = ["train_step", "forward", "backward", "optimizer", "eval_forward", "sample"] + PARTS
 SIDES = ["library", "pytorch-default", "pytorch-reuse"]
 # His run (ch05 In [20]-[27]): how many of each case it runs.
 RUN = {"train_step": 90, "eval_forward": 18 * 6, "sample": 10}
@@ -132,6 +139,23 @@ def whole_run(summary, threads):
     return {"counts": RUN, "model": RUN_MODEL, "rows": rows}
 
 
+def shares(summary, threads):
+    """Per thread count, each part's time over the library's train_step (the attention core:
+    part_attention less part_projections), where both were run."""
+    rows = []
+    for th in threads:
+        lib = {r["case"]: r["sides"]["library"]["time_ms"] for r in summary
+               if r["threads"] == th and "library" in r["sides"]}
+        if "train_step" not in lib or not any(p in lib for p in PARTS):
+            continue
+        row = {"threads": th, "train_step_ms": lib["train_step"]}
+        row.update({p[len("part_"):]: lib[p] / lib["train_step"] for p in PARTS if p in lib})
+        if "part_attention" in lib and "part_projections" in lib:
+            row["attention_core"] = (lib["part_attention"] - lib["part_projections"]) / lib["train_step"]
+        rows.append(row)
+    return rows
+
+
 def main():
     p = rec.parser(__doc__, rounds=2, min_time=2.0)
     p.add_argument("--install-peers", action="store_true",
@@ -176,7 +200,8 @@ def main():
             if case == "sample" and rnd >= a.sample_rounds:
                 continue
             for th in threads:
-                for side in rec.interleaved(SIDES, rnd):
+                sides_run = ["library"] if case in PARTS else rec.interleaved(SIDES, rnd)
+                for side in sides_run:
                     if side == "library":
                         r = sides.library(case, th, min_time)
                     else:
@@ -184,12 +209,13 @@ def main():
                     r.update(case=case, threads_asked=th, round=rnd)
                     runs.append(r)
                 log(f"round {rnd} {case} threads={th}: " + "  ".join(
-                    f"{r['side']} {r['time_ms']:.0f}" for r in runs[-len(SIDES):]) + " (ms)")
+                    f"{r['side']} {r['time_ms']:.0f}" for r in runs[-len(sides_run):]) + " (ms)")
     recording.measure_limits(threads)
 
     summary = summarise(runs, recording.limits)
     run = whole_run(summary, threads)
-    recording.write("pretraining.json", {"summary": summary, "whole_run": run, "runs": runs})
+    recording.write("pretraining.json", {"summary": summary, "whole_run": run,
+                                         "shares": shares(summary, threads), "runs": runs})
     for row in summary:
         log(f"{row['case']} threads={row['threads']}: " + "  ".join(
             f"{k} {v['time_ms']:.0f} ms" + (f" ({100 * v['fraction']:.0f} % of {v['limit']})"
