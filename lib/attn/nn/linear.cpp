@@ -107,7 +107,7 @@ void Linear::forward_into(const float* x, std::size_t rows, float* y, Arithmetic
 
 namespace {
 
-// A thread's reusable buffer for a gradient that is added into an existing `.grad`.
+// A thread's reusable buffer where each gradient is computed before it reaches its `.grad`.
 float* grad_scratch(std::size_t floats) {
     thread_local std::vector<float> buf;
     if (buf.size() < floats) buf.resize(floats);
