@@ -187,7 +187,7 @@ void BM_part(benchmark::State& state, Part part) {
     bench::Run run(state, int(state.range(0)));
     Setup s;
     const attn::GPTConfig c = config();
-    const std::size_t rows = kBatch * kTokens, E = c.emb_dim, H = c.n_heads, hd = E / H;
+    const std::size_t rows = kBatch * kTokens, E = c.emb_dim;
     const attn::Tensor x = attn::rand({kBatch, kTokens, E}), dy = attn::rand({kBatch, kTokens, E});
     std::vector<float> out(rows * std::max(E, c.vocab_size)), grad(out.size()), grad_x(rows * E);
     const auto linear = [&](attn::nn::Linear& l) {  // y = x W^T + b, then dW, db, dx
@@ -196,6 +196,10 @@ void BM_part(benchmark::State& state, Part part) {
     };
     std::vector<attn::FeedForward::Saved> ff_saved(c.n_layers);
     std::vector<attn::AttentionSaved> att_saved(c.n_layers);
+    const auto layer = [&](auto& module, auto& saved) {  // the forward keeping what the backward needs
+        benchmark::DoNotOptimize(module.forward(x, saved));
+        benchmark::DoNotOptimize(module.backward(saved, dy));
+    };
     const auto once = [&] {
         switch (part) {
             case Part::head: linear(s.model.out_head); break;
@@ -204,18 +208,10 @@ void BM_part(benchmark::State& state, Part part) {
                     for (attn::nn::Linear* l : {&b.att.W_query, &b.att.W_key, &b.att.W_value, &b.att.out_proj}) linear(*l);
                 break;
             case Part::attention:
-                for (std::size_t i = 0; i < c.n_layers; ++i) {
-                    attn::MultiHeadAttention& att = s.model.trf_blocks[i].att;
-                    benchmark::DoNotOptimize(att.forward(x, att_saved[i]));
-                    benchmark::DoNotOptimize(att.backward(att_saved[i], dy));
-                }
+                for (std::size_t i = 0; i < c.n_layers; ++i) layer(s.model.trf_blocks[i].att, att_saved[i]);
                 break;
             case Part::feed_forward:
-                for (std::size_t i = 0; i < c.n_layers; ++i) {
-                    attn::FeedForward& ff = s.model.trf_blocks[i].ff;
-                    benchmark::DoNotOptimize(ff.forward(x, ff_saved[i]));
-                    benchmark::DoNotOptimize(ff.backward(ff_saved[i], dy));
-                }
+                for (std::size_t i = 0; i < c.n_layers; ++i) layer(s.model.trf_blocks[i].ff, ff_saved[i]);
                 break;
         }
     };

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "attn/core/reduce.hpp"
 #include "attn/modules/module.hpp"
 
 namespace attn {
@@ -29,9 +30,7 @@ Tensor add_shortcut(const Tensor& a, const Tensor& b) {
 // p = 0) the dropout is `a` itself, so that no copy and no new tensor is made.
 Tensor add_dropped(const nn::Dropout& drop, Tensor a, const Tensor& x, Generator& gen) {
     if (!drop.is_identity()) return add_shortcut(drop(a, gen), x);
-    float* pa = a.data();
-    const float* px = x.data();
-    for (std::size_t i = 0; i < a.size(); ++i) pa[i] = pa[i] + px[i];
+    detail::add_into(a.data(), x.data(), a.size());  // a + x per element, as add_shortcut
     return a;
 }
 
