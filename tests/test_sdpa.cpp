@@ -187,6 +187,35 @@ TEST_CASE("a decode step's few queries (1 to 4, read without packing): fast == s
     }
 }
 
+TEST_CASE("one query seeing every key unmasked (a decode step, its softmax in a row): fast == step bit for bit, every kernel") {
+    std::mt19937 rng(46);
+    attn::Generator gen(46);
+    for (int i = 0; i < 60; ++i) {
+        Problem p(rng, gen, 1);
+        // Longer rows than the random problems' (every lane of the sum, the vectors' tails),
+        // nothing masked: no boolean or additive mask, no window, a causal query at the end.
+        const attn::Shape qs = attn::shape_of(p.q), ks = attn::shape_of(p.k), vs = attn::shape_of(p.v);
+        const std::size_t Tk = 1 + rng() % 700;
+        p.k = attn::randn({ks[0], ks[1], Tk, ks[3]}, gen);
+        p.v = attn::randn({vs[0], vs[1], Tk, vs[3]}, gen);
+        if (i % 4 == 0) p.q = attn::Tensor(p.q * 0.0f);  // every score 0: a maximum of zero
+        if (i % 4 == 1) p.q = attn::Tensor(p.q * 40.0f);  // weights near one-hot
+        p.options.attn_mask = nullptr;
+        p.options.attn_bias = nullptr;
+        p.options.window = 0;
+        p.options.query_start = Tk - 1;
+        p.options.key_start = 0;
+        INFO(p.text << " -> Tk=" << Tk << " E=" << qs[3]);
+        const attn::Tensor step = p.run(attn::SDPABackend::step);
+        for (const std::string& isa : attn::fast::available_isas()) {
+            INFO(isa);
+            attn::fast::use_isa(isa);
+            check_same(p.run(attn::SDPABackend::fast), step);
+        }
+        attn::fast::use_isa(attn::fast::available_isas().front());
+    }
+}
+
 TEST_CASE("tiled == step within the ulp bound on random problems, NaN rows in the same places") {
     std::mt19937 rng(77);
     attn::Generator gen(2);

@@ -22,7 +22,9 @@
 //       one decode step with the cache holding C tokens (the time per token at that context):
 //       the caches, preallocated for the context length (GPTCache::capacity, his optimized
 //       cache), are prefilled with C tokens once; each iteration feeds one token and then
-//       (untimed) drops it from the caches again.
+//       (untimed) drops it from the caches again. Counters cache_read_MB: the keys and values a
+//       step's attention reads (2 x n_layers x (C + 1) tokens x emb_dim floats), and GBps: the
+//       weights and the cache read per second (the bytes a step must read).
 //   prefill/T:N/threads:{1,2}, N = 16, 64, 256, 1024
 //       a forward of N tokens without the cache (GPTModel::forward_into: the logits' memory
 //       kept between forwards): the prefill of an N-token prompt, and the time a step without
@@ -138,7 +140,10 @@ void BM_decode(benchmark::State& state) {
     }
     run.finish(forward_flops(1) + 2.0 * 2 * double(attn::GPT_CONFIG_124M.emb_dim) * double(C) *
                                       double(attn::GPT_CONFIG_124M.n_layers));
-    state.counters["GBps"] = benchmark::Counter(weights_read_bytes() * double(state.iterations()) / 1e9,
+    const attn::GPTConfig& c = attn::GPT_CONFIG_124M;
+    const double cache_bytes = 2.0 * double(c.n_layers) * double(C + 1) * double(c.emb_dim) * 4.0;
+    state.counters["cache_read_MB"] = cache_bytes / 1e6;
+    state.counters["GBps"] = benchmark::Counter((weights_read_bytes() + cache_bytes) * double(state.iterations()) / 1e9,
                                                 benchmark::Counter::kIsRate);
 }
 

@@ -391,6 +391,14 @@ def generation(data_dir, source_root):
         text.append(f"A decode step reads {weights:.0f} MB of weights (every weight but the two embedding "
                     "tables, of which it reads one row each), so the recording machine's read bandwidth, measured in "
                     "the same recording, bounds the generation: " + "; ".join(bounds) + ".")
+        cached = [row for row in summary if row["case"] == "decode" and
+                  row["sides"].get("library", {}).get("cache_read_MB")]
+        if cached:
+            last = max(cached, key=lambda row: row["arg"])
+            text[-1] += (" A decode step at context C reads its cache's keys and values as well (2 \u00d7 12 "
+                         "layers \u00d7 (C + 1) tokens \u00d7 768 floats: "
+                         f"{last['sides']['library']['cache_read_MB']:.0f}\u00a0MB at context {last['arg']}), "
+                         "and its row's bound counts them.")
     if fma_rows:
         text.append("The same decode steps and prefills with every product by fused multiply-adds (the "
                     "library's fma arithmetic; chapter 11, What exactness costs). A prefill is "

@@ -11,7 +11,9 @@
 // A call of at most kSkinnyRows queries (a decode step) packs nothing: its scores are the
 // skinny kernel's q . k of each key row where it lies (then laid out as the block's), its
 // context the weights times each value row where it lies; every sum in the same order, the
-// same bits. The keys and values are read once, where packing them would copy them all.
+// same bits. The keys and values are read once, where packing them would copy them all. One
+// query that sees all its keys unmasked keeps its scores in a row and takes the row's softmax
+// (softmax_row: the block's lane 0, without the other NR - 1 lanes' exponentials).
 #include "attn/kernels/fused_attention.hpp"
 #include "attn/kernels/head_checks.hpp"
 
@@ -62,15 +64,26 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
     // may be skipped. (Checked on the packed copy when there is one: every value or a zero,
     // contiguous and in cache, where the values' own rows are scattered through the
     // projection's; at T = 1024 the scan of the rows took a tenth of the scores' time.)
-    const bool skip = !few && (stages & stage_weights_values) ? detail::all_finite(Vt, 1, dvm * Tk, dvm * Tk)
-                                                              : detail::all_finite(a.V, Tk, a.dv, a.ldv);
+    // Asked only when a block's band would skip a key: a decode step's one query sees every
+    // cached key, and scanning the values would read them a second time.
+    int finite = -1;  // not yet known
+    const auto may_skip = [&] {
+        if (finite < 0)
+            finite = !few && (stages & stage_weights_values) ? detail::all_finite(Vt, 1, dvm * Tk, dvm * Tk)
+                                                             : detail::all_finite(a.V, Tk, a.dv, a.ldv);
+        return finite == 1;
+    };
 
     for (std::size_t h = 0; h < n; ++h) {
         const QueryHead& q = heads[h];
         for (std::size_t i0 = 0; i0 < a.Tq; i0 += nr) {
             const std::size_t lanes = std::min(nr, a.Tq - i0), i1 = i0 + lanes;
             long lo = 0, hi = long(Tk);
-            if (skip) detail::key_range(m, Tk, i0, i1, lo, hi);
+            detail::key_range(m, Tk, i0, i1, lo, hi);
+            const bool banded = lo > 0 || hi < long(Tk);
+            if (banded && !may_skip()) lo = 0, hi = long(Tk);
+            // One query that sees every key unmasked (a decode step's): its scores stay a row.
+            const bool row = few && lanes == 1 && !banded && !q.allow && !q.bias && !m.alibi;
             if (hi <= lo) {  // no query of the block sees any key
                 const float fill = m.zero_fully_masked ? 0.0f : nan;
                 for (std::size_t c = 0; c < lanes; ++c) std::fill_n(q.O + (i0 + c) * a.ldo, a.dv, fill);
@@ -84,7 +97,7 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
                 for (std::size_t j0 = 0; j0 < rows; j0 += kn.w)
                     kn.skinny_nt(lanes, std::min(kn.w, rows - j0), a.hd, q.Q + i0 * a.ldq, a.ldq,
                                  a.K + (jlo + j0) * a.ldk, a.ldk, Qb + j0, rows, nullptr);
-                for (std::size_t r = 0; r < rows; ++r)
+                for (std::size_t r = 0; !row && r < rows; ++r)
                     for (std::size_t c = 0; c < lanes; ++c) St[r * nr + c] = Qb[c * rows + r];
             } else if (stages & stage_scores) {
                 // scores^T [rows, nr] = keys[jlo:hi] @ queries[i0:i1]^T: each element the dot
@@ -96,20 +109,26 @@ void attend_head(const HeadArgs& a, const HeadMask& m, const QueryHead* heads, s
                 SoftmaxBlock b = detail::masked_block(m, q, a.Tk, i0, lanes, jlo, rows, nr, ws.allow_t.data(), Bt);
                 float row_max[64], row_sum[64];  // NR <= 32
                 if (q.logsumexp) b.row_max = row_max, b.row_sum = row_sum;
-                kn.softmax_block(St, b);
+                if (row)
+                    kn.softmax_row(Qb, b);
+                else
+                    kn.softmax_block(St, b);
                 if (q.logsumexp)
                     for (std::size_t c = 0; c < lanes; ++c)
                         q.logsumexp[i0 + c] = row_max[c] == -inf || row_sum[c] == 0.0f
                                                   ? -inf
                                                   : row_max[c] + std::log(row_sum[c]);
-                if (q.noise)  // dropout: weights * (keep * 1 / (1 - p))
+                if (q.noise && row)
+                    for (std::size_t r = 0; r < rows; ++r) Qb[r] *= q.noise[long(i0) * m.noise_si + long(jlo + r) * m.noise_sj];
+                else if (q.noise)  // dropout: weights * (keep * 1 / (1 - p))
                     for (std::size_t r = 0; r < rows; ++r)
                         for (std::size_t c = 0; c < lanes; ++c)
                             St[r * nr + c] *= q.noise[long(i0 + c) * m.noise_si + long(jlo + r) * m.noise_sj];
             }
             if ((stages & stage_weights_values) && few) {
                 // context [lanes, dv] = weights [rows, lanes]^T @ values[jlo:hi]: in key order.
-                kn.skinny_nn(lanes, a.dv, rows, St, nr, a.V + jlo * a.ldv, a.ldv, q.O + i0 * a.ldo, a.ldo);
+                kn.skinny_nn(lanes, a.dv, rows, row ? Qb : St, row ? 1 : nr, a.V + jlo * a.ldv, a.ldv, q.O + i0 * a.ldo,
+                             a.ldo);
             } else if (stages & stage_weights_values) {
                 // context^T [dv, nr] = values^T[:, jlo:hi] @ weights^T: sums over keys in order.
                 detail::gemm_prepacked(kn, a.dv, nr, rows, Vt + jlo * mr, Tk, St, rows, Ct, nr);

@@ -347,6 +347,62 @@ void softmax_block(float* St, const SoftmaxBlock& b) {
         }
 }
 
+// The softmax of one query in place, its scores in a row: x[r] against key b.j0 + r, r < b.rows,
+// when nothing in the block is hidden (no allow, no bias, no band reaching into it: the caller
+// checks). softmax_block would hold the query in lane 0 of NR and compute NR exponentials per
+// key; here the keys fill the lanes. Every float operation is lane 0's there: the scaling, the
+// maximum (the same value; only a maximum of zero may differ in sign, which neither
+// exp(x - max) nor max + log(sum) can show), exp(x - max), the sum in vec::reduce_all's order
+// (key j in lane j % 8, then the 8 lanes), * (1 / sum).
+void softmax_row(float* x, const SoftmaxBlock& b) {
+    constexpr float neg_inf = -std::numeric_limits<float>::infinity();
+    const std::size_t n = b.rows;
+    const bool divide = b.divide && !exact_inverse(b.scale);
+    const float sc = b.divide && !divide ? 1.0f / b.scale : b.scale;
+    const V s = splat(sc);
+    V mv = splat(neg_inf);
+    std::size_t r = 0;
+    for (; r + W <= n; r += W) {
+        V v = load(x + r);
+        v = divide ? v / s : v * s;
+        store(x + r, v);
+        mv = v > mv ? v : mv;
+    }
+    float mx = neg_inf;
+    for (std::size_t l = 0; l < W; ++l) mx = mv[l] > mx ? mv[l] : mx;
+    for (; r < n; ++r) {
+        x[r] = divide ? x[r] / sc : x[r] * sc;
+        mx = x[r] > mx ? x[r] : mx;
+    }
+    if (b.zero_fully_masked && mx == neg_inf) mx = 0.0f;
+    const V m = splat(mx);
+    for (r = 0; r + W <= n; r += W) store(x + r, vexp(load(x + r) - m));
+    if (r < n) {  // the last keys in a vector padded with zeros
+        alignas(64) float tail[W] = {};
+        std::copy(x + r, x + n, tail);
+        store(tail, vexp(load(tail) - m));
+        std::copy_n(tail, n - r, x + r);
+    }
+    float acc[8] = {};
+    r = 0;
+    for (std::size_t l = b.j0 % 8; r < n && l != 0; ++r, l = (l + 1) % 8) acc[l] += x[r];
+    for (; r + 8 <= n; r += 8)
+        for (std::size_t l = 0; l < 8; ++l) acc[l] += x[r + l];
+    for (std::size_t l = 0; r + l < n; ++l) acc[l] += x[r + l];
+    float total = acc[0];
+    if (b.keys < 8)
+        for (std::size_t l = 1; l < 8; ++l) total = total + acc[l];
+    else
+        total = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+    if (b.row_max) *b.row_max = mx;
+    if (b.row_sum) *b.row_sum = total;
+    float inv = 1.0f / total;
+    if (b.zero_fully_masked && total == 0.0f) inv = 0.0f;
+    const V iv = splat(inv);
+    for (r = 0; r + W <= n; r += W) store(x + r, load(x + r) * iv);
+    for (; r < n; ++r) x[r] = x[r] * inv;
+}
+
 void exp_n(float* x, std::size_t n) {
     std::size_t j = 0;
     for (; j + W <= n; j += W) store(x + j, vexp(load(x + j)));
@@ -434,29 +490,32 @@ void skinny_nt(std::size_t rows, std::size_t cols, std::size_t k, const float* A
 template <std::size_t R>
 void skinny_nn_rows(std::size_t cols, std::size_t k, const float* __restrict A, std::size_t lda,
                     const float* __restrict B, std::size_t ldb, float* __restrict C, std::size_t ldc) {
-    for (std::size_t d0 = 0; d0 < cols; d0 += 4 * W) {
-        const std::size_t n = std::min(4 * W, cols - d0);
-        V acc[R][4];
+    // One query with vectors under 16 lanes: 8 vectors, so that a 64-wide head's values are
+    // read in one pass, not in two passes over the halves of their rows.
+    constexpr std::size_t CV = R == 1 && W < 16 ? 8 : 4;
+    for (std::size_t d0 = 0; d0 < cols; d0 += CV * W) {
+        const std::size_t n = std::min(CV * W, cols - d0);
+        V acc[R][CV];
 #pragma GCC unroll 4
         for (std::size_t i = 0; i < R; ++i)
 #pragma GCC unroll 4
-            for (std::size_t v = 0; v < 4; ++v) acc[i][v] = V{};
-        if (n == 4 * W) {
+            for (std::size_t v = 0; v < CV; ++v) acc[i][v] = V{};
+        if (n == CV * W) {
             for (std::size_t p = 0; p < k; ++p) {
-                V b[4];
-#pragma GCC unroll 4
-                for (std::size_t v = 0; v < 4; ++v) b[v] = load(B + p * ldb + d0 + v * W);
+                V b[CV];
+#pragma GCC unroll 8
+                for (std::size_t v = 0; v < CV; ++v) b[v] = load(B + p * ldb + d0 + v * W);
 #pragma GCC unroll 4
                 for (std::size_t i = 0; i < R; ++i) {
                     const float a = A[p * lda + i];
-#pragma GCC unroll 4
-                    for (std::size_t v = 0; v < 4; ++v) acc[i][v] = madd(acc[i][v], a, b[v]);
+#pragma GCC unroll 8
+                    for (std::size_t v = 0; v < CV; ++v) acc[i][v] = madd(acc[i][v], a, b[v]);
                 }
             }
         } else {  // the last columns: their row parts copied into zeroed vectors
             const std::size_t nv = (n + W - 1) / W;
             for (std::size_t p = 0; p < k; ++p) {
-                float row[4 * W] = {};
+                float row[CV * W] = {};
                 std::memcpy(row, B + p * ldb + d0, n * sizeof(float));
                 for (std::size_t i = 0; i < R; ++i) {
                     const float a = A[p * lda + i];
@@ -465,8 +524,8 @@ void skinny_nn_rows(std::size_t cols, std::size_t k, const float* __restrict A, 
             }
         }
         for (std::size_t i = 0; i < R; ++i) {
-            float out[4 * W];
-            for (std::size_t v = 0; v < 4; ++v) store(out + v * W, acc[i][v]);
+            float out[CV * W];
+            for (std::size_t v = 0; v < CV; ++v) store(out + v * W, acc[i][v]);
             std::memcpy(C + i * ldc + d0, out, n * sizeof(float));
         }
     }
@@ -488,6 +547,6 @@ void skinny_nn(std::size_t rows, std::size_t cols, std::size_t k, const float* A
 // This instruction set's kernels in this arithmetic, as gemm.cpp's tables hold them.
 const Kernels& kernels() {
     static const Kernels k{kIsa, kFused, MR, NR, &micro, &pack_a_panel, &pack_b_panel,
-                           &transpose_n<W>, &softmax_block, &exp_n, W, &skinny_nt, &skinny_nn};
+                           &transpose_n<W>, &softmax_block, &softmax_row, &exp_n, W, &skinny_nt, &skinny_nn};
     return k;
 }

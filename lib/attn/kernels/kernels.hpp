@@ -40,6 +40,10 @@ struct Kernels {
     /// The softmax of one block in place (see SoftmaxBlock): scale, bias, mask, then
     /// PyTorch's softmax per query, every float operation as the step-by-step path.
     void (*softmax_block)(float* St, const SoftmaxBlock& block);
+    /// One query's softmax in place, its `block.rows` scores in a row (`x[r]` against key
+    /// `block.j0 + r`), when no key of the block is hidden (no `allow`, no `bias`, no band
+    /// within it): the bits of `softmax_block`'s lane 0, `row_max` and `row_sum` one float each.
+    void (*softmax_row)(float* x, const SoftmaxBlock& block);
     /// Sleef_expf_u10 of x[0..n) in place.
     void (*exp)(float* x, std::size_t n);
     /// Lanes of one vector.
