@@ -354,6 +354,17 @@ def generation(data_dir, source_root):
         return ("No recording of the generation benchmark is in `data/benchmarks/generation.json` "
                 "yet: `benchmarks/run/record_generation.py` makes one (about 55 minutes on a quiet "
                 "2-core machine).")
+    text = [_generation_recording(path, "generation.json", source_root)]
+    # Recordings made on other kinds of CPU (`--out data/benchmarks/<machine>`), each kept whole.
+    for other in sorted((Path(data_dir) / "benchmarks").glob("*/generation.json")):
+        text.append(f"The same benchmark on another kind of CPU:\n\n"
+                    + _generation_recording(other, f"{other.parent.name}/generation.json", source_root))
+    return "\n\n".join(text)
+
+
+def _generation_recording(path, name, source_root):
+    """One recording of the generation benchmark (`name` under data/benchmarks/) as its caption,
+    its table and its bounds."""
     data = load(path)
     if not isinstance(data.get("meta"), dict) or not all("sides" in r for r in data.get("summary", [])):
         raise DataError(f"{path}: not the format of benchmarks/run/record_generation.py")
@@ -384,7 +395,7 @@ def generation(data_dir, source_root):
     what = ("Raschka's GPT (GPT_CONFIG_124M, seed 123) generating from \"Hello, I am\", each run in a "
             "process of its own, the fastest round kept (ms); tokens/s of the generation and of one decode "
             "step; the last column the library's fraction of the bound that limits it")
-    text = [caption(data, "generation.json", source_root, what, threads=threads),
+    text = [caption(data, name, source_root, what, threads=threads),
             table(["case", "threads", "library", "PyTorch (best)", "library tokens/s", "PyTorch tokens/s",
                    "of limit"], rows, "lrrrrrr")]
     if bounds and weights:
@@ -403,7 +414,7 @@ def generation(data_dir, source_root):
         text.append("The same decode steps and prefills with every product by fused multiply-adds (the "
                     "library's fma arithmetic; chapter 11, What exactness costs). A prefill is "
                     "bound by its products, read against the multiply-then-add limit (exact) and the fused "
-                    "multiply-add limit (fma); a decode step by reading the weights, the same bound in both "
+                    "multiply-add limit (fma); a decode step by reading the weights and its cache, the same bound in both "
                     "arithmetics. Times in ms, each side's fastest round:")
         text.append(table(["case", "threads", "exact", "of limit", "fma", "of limit", "exact / fma"],
                           fma_rows, "lrrrrrr"))
@@ -522,7 +533,9 @@ INPUTS = {"efficient": ["benchmarks/efficient.json"], "flash": ["benchmarks/flas
           "exactness": ["benchmarks/attention.json", "benchmarks/training.json"],
           "cross_attention": ["benchmarks/cross_attention.json"],
           # while there is no recording, the folder (whose time stamp a new one changes)
-          "generation": ["benchmarks/generation.json"] if _RECORDED_GENERATION else ["benchmarks"],
+          "generation": (["benchmarks/generation.json"] + sorted(
+              str(p.relative_to(p.parents[2])) for p in (Path(__file__).resolve().parents[2] / "data" / "benchmarks")
+              .glob("*/generation.json"))) if _RECORDED_GENERATION else ["benchmarks"],
           "pretraining": ["benchmarks/pretraining.json"],  # generated.inputs: its folder until it exists
           "distributed": ["benchmarks/distributed.json"] if (Path(__file__).resolve().parents[2] / "data" / "benchmarks"
                                                               / "distributed.json").is_file() else ["benchmarks"]}

@@ -43,10 +43,10 @@ def problems(root, data_dir):
     """The recordings in `data_dir` a page must refuse: [(file, verdict)] for each whose commit
     is not in `root`'s history or that was dirty."""
     out = []
-    for path in sorted(Path(data_dir).glob("*.json")):
+    for path in sorted(Path(data_dir).rglob("*.json")):  # other CPUs' in folders of their own
         v = provenance.verdict(root, json.loads(path.read_text(encoding="utf-8")), path.name)
         if v.kind in ("unknown", "dirty"):
-            out.append((path.name, v))
+            out.append((str(path.relative_to(data_dir)), v))
     return out
 
 
@@ -156,10 +156,10 @@ def current(data_dir):
         sys.exit(77)
     for name, v in problems(root, data_dir):
         expect(f"{name} names a clean commit of this history", False, v.text)
-    for path in sorted(Path(data_dir).glob("*.json")):
+    for path in sorted(Path(data_dir).rglob("*.json")):
         v = provenance.verdict(root, json.loads(path.read_text(encoding="utf-8")), path.name)
         if v.kind in ("current", "changed"):
-            expect(f"{path.name} names a clean commit of this history", True)
+            expect(f"{path.relative_to(data_dir)} names a clean commit of this history", True)
         if v.kind == "changed":
             print(f"     (its measured code changed in {len(v.commits)} later commit(s): the pages "
                   "say so; record it again to bring it up to date)")

@@ -173,7 +173,7 @@ def main():
     bench_dir = data_dir / "benchmarks"
     deps.append(bench_dir if bench_dir.is_dir() else data_dir)
     if bench_dir.is_dir():
-        deps += [p for p in bench_dir.iterdir() if p.is_file()]
+        deps += sorted(p for p in bench_dir.rglob("*") if p.is_file())  # other CPUs' in folders
 
     # 3. The pages.
     pages_dir = out / "pages"
