@@ -56,6 +56,18 @@ std::vector<Case> model_cases() {
         (void)m(ids({1}));
         return true;
     }, IA, "GPTModel: trf_blocks is empty (PyTorch's empty nn.Sequential would pass the embeddings straight to final_norm");
+    err("GPTModel with an out_head of another width", [] {
+        GPTModel m = small();
+        m.out_head = attn::nn::Linear(m.out_head.in_features() + 1, m.out_head.out_features(), false);
+        (void)m(ids({1}));
+        return true;
+    }, IA, "GPTModel: out_head takes");
+    err("GPTModel with a final_norm of another width", [] {
+        GPTModel m = small();
+        m.final_norm = attn::LayerNorm(m.final_norm.emb_dim() + 1);
+        (void)m(ids({1}));
+        return true;
+    }, IA, "LayerNorm: expected [...");
     err("GPTConfig heads do not divide emb_dim", RUN(GPTModel({.vocab_size = 5, .context_length = 8, .emb_dim = 768, .n_heads = 5, .n_layers = 1})), IA,
         "GPTModel: emb_dim must be divisible by n_heads, got emb_dim = 768, n_heads = 5");
     err("GPTConfig drop_rate 1.5", RUN(GPTModel({.vocab_size = 5, .context_length = 8, .emb_dim = 8, .n_heads = 2, .n_layers = 1, .drop_rate = 1.5})), IA,

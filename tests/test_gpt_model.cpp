@@ -136,6 +136,9 @@ TEST_CASE("FeedForward and TransformerBlock after manual_seed(123) are PyTorch's
     CHECK(test::sha256(block.forward_steps(xb, after).output) == t["train_sha256"]);  // the same draws
     block.eval();
     CHECK(test::sha256(block(xb)) == t["eval_sha256"]);
+    Tensor kept = xb, a, normed;  // the model's forward: in memory it keeps
+    block.forward_into(kept, a, normed);
+    CHECK(test::sha256(kept) == t["eval_sha256"]);
 }
 
 TEST_CASE("GPTModel(GPT_CONFIG_124M): PyTorch's logits, parameters and generated ids", "[full-size]") {

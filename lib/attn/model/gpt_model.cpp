@@ -64,7 +64,7 @@ std::size_t GPTModel::vocab_size() const {
     return tok_emb.weight.shape()[0];
 }
 
-Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start) const {
+void GPTModel::embed_into(const LongTensor& in_idx, std::size_t start, Tensor& x) const {
     const std::string where = "GPTModel";
     const Shape s = shape_of(in_idx);
     if (s.size() != 2) throw_shape_error(where + " (in_idx)", "[batch_size, seq_len]", s);
@@ -89,12 +89,23 @@ Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start) const {
         throw std::invalid_argument(where + ": trf_blocks is empty (PyTorch's empty nn.Sequential would pass the "
                                             "embeddings straight to final_norm; this model has at least one block, "
                                             "which its forward, backward and caches assume)");
-    // tok_emb(in_idx) + pos_emb(arange(start, start + T)): [b, T, E] + [T, E]
-    Tensor x = tok_emb(in_idx);
+    // tok_emb(in_idx) + pos_emb(arange(start, start + T)): [b, T, E] + [T, E], each row
+    // gathered (F.embedding) and added to its position's
+    check_allocation(where + " (embeddings)", Shape{b, T, E});
+    float* px = sized(x, {b, T, E}, where + " (embeddings)");
     const float* pos = pos_emb.weight.data() + start * E;
-    float* px = x.data();
-    for (std::size_t i = 0; T * E != 0 && i < b; ++i)
-        for (std::size_t j = 0; j < T * E; ++j) px[i * T * E + j] = px[i * T * E + j] + pos[j];
+    const float* tok = tok_emb.weight.data();
+    for (std::size_t i = 0; i < b; ++i)
+        for (std::size_t t = 0; t < T; ++t) {
+            const float* row = tok + static_cast<std::size_t>(in_idx(i, t)) * E;
+            float* out = px + (i * T + t) * E;
+            for (std::size_t j = 0; j < E; ++j) out[j] = row[j] + pos[t * E + j];
+        }
+}
+
+Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start) const {
+    Tensor x;
+    embed_into(in_idx, start, x);
     return x;
 }
 
@@ -109,13 +120,22 @@ Tensor GPTModel::operator()(const LongTensor& in_idx, Generator& gen) const {
 }
 
 void GPTModel::forward_into(const LongTensor& in_idx, Tensor& logits, Generator& gen) const {
-    Tensor x = embed(in_idx, 0);
+    // The activations in this thread's memory, kept between forwards as PyTorch's allocator at
+    // its best keeps its blocks: [b, T, E] each, the block's input and output, the attention's
+    // output, a norm's output.
+    thread_local Tensor x, a, normed;
+    embed_into(in_idx, 0, x);
     if (!drop_emb.is_identity()) x = drop_emb(x, gen);  // (no copy when it is x itself)
-    for (const TransformerBlock& block : trf_blocks) x = block(x, gen);
-    const Tensor normed = final_norm(x);
-    Shape out = shape_of(normed);
-    out.back() = out_head.out_features();
-    out_head.forward_into(normed.data(), numel(Shape(out.begin(), out.end() - 1)), sized(logits, out, "GPTModel (logits)"));
+    for (const TransformerBlock& block : trf_blocks) block.forward_into(x, a, normed, gen);
+    const Shape s = shape_of(x);
+    const std::size_t rows = s[0] * s[1];
+    if (final_norm.emb_dim() != s[2]) throw_shape_error("LayerNorm", "[..., " + std::to_string(final_norm.emb_dim()) + "]", s);
+    final_norm.forward_into(x.data(), rows, sized(normed, s, "GPTModel (final_norm)"));
+    out_head.check_parameters();
+    if (out_head.in_features() != s[2])
+        throw std::invalid_argument("GPTModel: out_head takes " + std::to_string(out_head.in_features()) +
+                                    " features, final_norm gives " + std::to_string(s[2]));
+    out_head.forward_into(normed.data(), rows, sized(logits, {s[0], s[1], out_head.out_features()}, "GPTModel (logits)"));
 }
 
 Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& gen) const {

@@ -150,6 +150,8 @@ private:
     // Checks the ids and the fields, and returns the embeddings of positions start..,
     // tok_emb(in_idx) + pos_emb(arange(start, start + T)), before drop_emb: [b, T, E].
     Tensor embed(const LongTensor& in_idx, std::size_t start) const;
+    // embed into x, given the shape [b, T, E] by `sized` (x unchanged when it throws).
+    void embed_into(const LongTensor& in_idx, std::size_t start, Tensor& x) const;
     // final_norm and out_head.
     Tensor head(const Tensor& x) const;
 };

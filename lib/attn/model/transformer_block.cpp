@@ -69,6 +69,22 @@ Tensor TransformerBlock::operator()(const Tensor& x, Generator& gen) const {
     return finish(x, att(norm1(x), gen), gen);
 }
 
+void TransformerBlock::forward_into(Tensor& x, Tensor& a, Tensor& normed, Generator& gen) const {
+    if (!drop_shortcut.is_identity()) {
+        x = (*this)(x, gen);
+        return;
+    }
+    check(x);
+    const Shape s = shape_of(x);
+    const std::size_t rows = s[0] * s[1];
+    norm1.forward_into(x.data(), rows, sized(normed, s, "TransformerBlock (normed)"));
+    att.forward_into(normed, a, gen);
+    detail::add_into(a.data(), x.data(), a.size());            // x = x + shortcut (add_dropped's order)
+    norm2.forward_into(a.data(), rows, normed.data());
+    ff.forward_into(normed.data(), rows, x.data());            // the block's input is no longer needed
+    detail::add_into(x.data(), a.data(), x.size());            // x = x + shortcut
+}
+
 Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
     check(x);
     return finish(x, att.forward(norm1(x), cache, gen), gen);

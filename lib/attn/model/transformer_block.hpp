@@ -51,6 +51,14 @@ public:
     /// public field no longer fits (naming it).
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
+    /// `operator()` in memory the caller keeps between calls (`GPTModel::forward_into`'s): `x`
+    /// `[b, T, E]` is replaced by the block's output, and `a` (the attention's output, then the
+    /// first shortcut's sum) and `normed` (each norm's output) are given that shape by `sized`.
+    /// The same draws and bits as `operator()`; with `drop_shortcut` drawing (training mode,
+    /// `p > 0`) it is `x = operator()(x)`.
+    /// @throws std::invalid_argument as `operator()` (`x` unchanged then).
+    void forward_into(Tensor& x, Tensor& a, Tensor& normed, Generator& gen = default_generator()) const;
+
     /// `forward(x, use_cache=True)` of his KV-cache script: the attention appends the tokens'
     /// keys and values to `cache` and attends to everything cached
     /// (`MultiHeadAttention::forward(x, cache)`); the rest as `operator()`.

@@ -161,6 +161,14 @@ Tensor MultiHeadAttention::operator()(const Tensor& x, Generator& gen) const {
                                   options(causal, gen));
 }
 
+void MultiHeadAttention::forward_into(const Tensor& x, Tensor& y, Generator& gen) const {
+    const Shape s = check(x);
+    const BufferMask causal = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);
+    const detail::QKVHeads qkv =
+        detail::project_qkv(W_query, W_key, W_value, x, num_heads, num_heads, head_dim, &positions);
+    detail::attend_project_into(qkv.queries, qkv.keys, qkv.values, &out_proj, options(causal, gen), y);
+}
+
 Tensor MultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generator& gen) const {
     const std::string where = "MultiHeadAttention";
     const Shape s = check(x);

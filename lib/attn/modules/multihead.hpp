@@ -103,6 +103,12 @@ public:
     /// head_dim != d_out`, `dropout.p` outside [0, 1]), naming it.
     Tensor operator()(const Tensor& x, Generator& gen = default_generator()) const;
 
+    /// `operator()` into `y`, a tensor the caller keeps between calls (given the shape
+    /// `[b, T, d_out]` by `sized`, its memory reused when it holds that many floats): the same
+    /// draws and bits, without a fresh output tensor per call.
+    /// @throws std::invalid_argument as `operator()` (`y` unchanged then).
+    void forward_into(const Tensor& x, Tensor& y, Generator& gen = default_generator()) const;
+
     /// `forward` keeping every intermediate tensor (same draws, same result): the teaching
     /// path, step by step, with the core's step backend in the middle.
     Steps forward_steps(const Tensor& x, Generator& gen = default_generator()) const;

@@ -99,23 +99,30 @@ QKVHeads project_qkv(const nn::Linear& W_query, const nn::Linear& W_key,
 
 Tensor attend_project(const HeadsView& q, const HeadsView& k, const HeadsView& v,
                       const nn::Linear* out_proj, const SDPAOptions& options) {
-    const std::size_t rows = checked_mul(q.B, q.T, "attend (B * Tq)");
-    const std::size_t width = checked_mul(q.H, v.hd, "attend (H * dv)");
     if (!out_proj) {
+        const std::size_t width = checked_mul(q.H, v.hd, "attend (H * dv)");
         Tensor y = Tensor::from_shape({q.B, q.T, width});
         attend(q, k, v, y.data(), options);
         return y;
     }
+    Tensor y;
+    attend_project_into(q, k, v, out_proj, options, y);
+    return y;
+}
+
+void attend_project_into(const HeadsView& q, const HeadsView& k, const HeadsView& v,
+                         const nn::Linear* out_proj, const SDPAOptions& options, Tensor& y) {
+    if (!out_proj) throw std::invalid_argument("attend_project_into: no out_proj to write into y");
+    const std::size_t rows = checked_mul(q.B, q.T, "attend (B * Tq)");
+    const std::size_t width = checked_mul(q.H, v.hd, "attend (H * dv)");
     if (out_proj->in_features() != width)
         throw std::invalid_argument("attend: the merged heads are " + std::to_string(width) +
                                     " wide, but out_proj takes " + std::to_string(out_proj->in_features()));
     check_allocation("attend (output)", Shape{q.B, q.T, out_proj->out_features()});
     float* merged = scratch(7, checked_mul(rows, width, "attend (B * Tq * H * dv)"));
     attend(q, k, v, merged, options);
-    Tensor y = Tensor::from_shape({q.B, q.T, out_proj->out_features()});
-    float* const out = y.data();
+    float* const out = sized(y, {q.B, q.T, out_proj->out_features()}, "attend (output)");
     linears_into(&out_proj, &out, 1, merged, rows);
-    return y;
 }
 
 HeadsView project_into_cache(const std::string& where, KVCache& cache, const nn::Linear& W_query,

@@ -72,4 +72,10 @@ HeadsView held_heads(const KVCache& cache, const Tensor& t);
 Tensor attend_project(const HeadsView& q, const HeadsView& k, const HeadsView& v,
                       const nn::Linear* out_proj, const SDPAOptions& options);
 
+/// `attend_project` with `out_proj` into `y`, a tensor the caller keeps between calls: given the
+/// shape `[B, Tq, out_features]` by `sized` (its memory reused when it holds that many floats).
+/// @throws std::invalid_argument as `attend_project`, and when `out_proj` is null.
+void attend_project_into(const HeadsView& q, const HeadsView& k, const HeadsView& v,
+                         const nn::Linear* out_proj, const SDPAOptions& options, Tensor& y);
+
 }  // namespace attn::detail
