@@ -150,6 +150,17 @@ struct Problem {
     }
 };
 
+// `p` on the fast backend with every kernel this CPU runs (1 thread) equals the step path.
+void check_fast_on_every_kernel(const Problem& p) {
+    const attn::Tensor step = p.run(attn::SDPABackend::step);
+    for (const std::string& isa : attn::fast::available_isas()) {
+        INFO(isa);
+        attn::fast::use_isa(isa);
+        check_same(p.run(attn::SDPABackend::fast), step);
+    }
+    attn::fast::use_isa(attn::fast::available_isas().front());
+}
+
 }  // namespace
 
 TEST_CASE("fast == step bit for bit on random problems, every kernel and thread count") {
@@ -178,13 +189,7 @@ TEST_CASE("a decode step's few queries (1 to 4, read without packing): fast == s
     for (int i = 0; i < 80; ++i) {
         const Problem p(rng, gen, 4);
         INFO(p.text);
-        const attn::Tensor step = p.run(attn::SDPABackend::step);
-        for (const std::string& isa : attn::fast::available_isas()) {
-            INFO(isa);
-            attn::fast::use_isa(isa);
-            check_same(p.run(attn::SDPABackend::fast), step);
-        }
-        attn::fast::use_isa(attn::fast::available_isas().front());
+        check_fast_on_every_kernel(p);
     }
 }
 
@@ -207,13 +212,7 @@ TEST_CASE("one query seeing every key unmasked (its softmax in a row): fast == s
         p.options.query_start = Tk - 1;
         p.options.key_start = 0;
         INFO(p.text << " -> Tk=" << Tk << " E=" << qs[3]);
-        const attn::Tensor step = p.run(attn::SDPABackend::step);
-        for (const std::string& isa : attn::fast::available_isas()) {
-            INFO(isa);
-            attn::fast::use_isa(isa);
-            check_same(p.run(attn::SDPABackend::fast), step);
-        }
-        attn::fast::use_isa(attn::fast::available_isas().front());
+        check_fast_on_every_kernel(p);
     }
 }
 
