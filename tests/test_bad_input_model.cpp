@@ -194,6 +194,11 @@ std::vector<Case> model_cases() {
     ok("LayerNorm of a constant row: the shift (var 0, divided by sqrt(eps))", [] {
         return all_equal(LayerNorm(3)(attn::ones({1, 3})), {1, 3}, {0.0f, 0.0f, 0.0f});
     });
+    ok("GPTModel on no token in a batch of 2^40: logits [2^40, 0, vocab_size], the empty rows not walked", [] {
+        const std::size_t b = std::size_t{1} << 40;
+        const Tensor logits = small()(xt::empty<std::int64_t>(Shape{b, 0}));
+        return attn::shape_of(logits) == Shape({b, 0, kSmall.vocab_size});
+    });
     ok("GELU of -inf, inf, NaN: NaN (-inf * 0), inf, NaN, as PyTorch", [] {
         const float i = std::numeric_limits<float>::infinity();
         const Tensor y = gelu(attn::tensor({-i, i, nan_f}));

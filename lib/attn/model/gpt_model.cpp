@@ -95,12 +95,15 @@ void GPTModel::embed_into(const LongTensor& in_idx, std::size_t start, Tensor& x
     float* px = sized(x, {b, T, E}, where + " (embeddings)");
     const float* pos = pos_emb.weight.data() + start * E;
     const float* tok = tok_emb.weight.data();
-    for (std::size_t i = 0; i < b; ++i)
-        for (std::size_t t = 0; t < T; ++t) {
-            const float* row = tok + static_cast<std::size_t>(in_idx(i, t)) * E;
-            float* out = px + (i * T + t) * E;
-            for (std::size_t j = 0; j < E; ++j) out[j] = row[j] + pos[t * E + j];
-        }
+    // One walk over the b * T ids (a count in memory already), not b rows of T: with T = 0 and a
+    // batch of 2^40 the rows would be walked empty.
+    const std::int64_t* ids = in_idx.data();
+    for (std::size_t n = 0, rows = b * T; n < rows; ++n) {
+        const float* row = tok + static_cast<std::size_t>(ids[n]) * E;
+        const float* p = pos + (n % T) * E;
+        float* out = px + n * E;
+        for (std::size_t j = 0; j < E; ++j) out[j] = row[j] + p[j];
+    }
 }
 
 Tensor GPTModel::embed(const LongTensor& in_idx, std::size_t start) const {
