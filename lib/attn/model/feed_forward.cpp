@@ -66,7 +66,7 @@ void FeedForward::forward_into(const float* x, std::size_t rows, float* y) const
     layers.get<2>().forward_into(h, rows, y);
 }
 
-Tensor FeedForward::forward(const Tensor& x, Saved& saved) const {
+const Tensor& FeedForward::forward(const Tensor& x, Saved& saved) const {
     check_layers();
     const nn::Linear& fc1 = layers.get<0>();
     const std::size_t E = fc1.in_features(), hidden = fc1.out_features();
@@ -80,12 +80,17 @@ Tensor FeedForward::forward(const Tensor& x, Saved& saved) const {
     float* a = sized(saved.activated, sh, "FeedForward (saved activated)");
     fc1.forward_into(x.data(), rows, h);
     gelu_into(h, rows * hidden, a);
-    Tensor y = Tensor::from_shape(s);
-    layers.get<2>().forward_into(a, rows, y.data());
-    return y;
+    layers.get<2>().forward_into(a, rows, sized(saved.y, s, "FeedForward (saved y)"));
+    return saved.y;
 }
 
 Tensor FeedForward::backward(const Saved& saved, const Tensor& grad_output) {
+    Tensor grad_x;
+    backward_into(saved, grad_output, grad_x);
+    return grad_x;
+}
+
+void FeedForward::backward_into(const Saved& saved, const Tensor& grad_output, Tensor& grad_x) {
     check_layers();
     nn::Linear& fc1 = layers.get<0>();
     nn::Linear& fc2 = layers.get<2>();
@@ -103,10 +108,7 @@ Tensor FeedForward::backward(const Saved& saved, const Tensor& grad_output) {
     float* d = hidden_scratch(n);
     fc2.backward_into(saved.activated.data(), rows, grad_output.data(), d);
     gelu_backward_into(d, saved.hidden.data(), n, d);
-    check_allocation("FeedForward::backward (grad_input)", s);
-    Tensor grad_x = Tensor::from_shape(s);
-    fc1.backward_into(saved.x.data(), rows, d, grad_x.data());
-    return grad_x;
+    fc1.backward_into(saved.x.data(), rows, d, sized(grad_x, s, "FeedForward::backward (grad_input)"));
 }
 
 }  // namespace attn

@@ -47,11 +47,13 @@ public:
         Tensor x;          ///< the input `[..., E]` (a copy): `layers[0]`'s input
         Tensor hidden;     ///< `layers[0](x)`: `[..., 4E]`, GELU's input
         Tensor activated;  ///< `gelu(hidden)`: `[..., 4E]`, `layers[2]`'s input
+        Tensor y;          ///< the forward's result `[..., E]` (kept between steps; not read by `backward`)
     };
 
     /// `forward(x)` keeping in `saved` what `backward` needs (the same bits as `operator()`).
+    /// Returns `saved.y`, whose memory the next forward with the same `saved` reuses.
     /// @throws std::invalid_argument as `operator()`.
-    Tensor forward(const Tensor& x, Saved& saved) const;
+    const Tensor& forward(const Tensor& x, Saved& saved) const;
 
     /// The backward pass (llm.c's `matmul_backward`, `gelu_backward`, `matmul_backward`):
     /// `layers[2].backward` (its `.grad` and dL/d activated), `gelu_backward`, `layers[0].backward`
@@ -59,6 +61,11 @@ public:
     /// @throws std::invalid_argument when `grad_output` or `saved` do not fit, or a layer was
     /// replaced by one that does not fit (before any `.grad` changes).
     Tensor backward(const Saved& saved, const Tensor& grad_output);
+
+    /// `backward` writing `dL/dx` into `grad_x`'s memory (`sized`), so that a training step
+    /// reuses the last step's. `grad_x` must not be `grad_output`.
+    /// @throws std::invalid_argument as `backward` (`grad_x` unchanged then).
+    void backward_into(const Saved& saved, const Tensor& grad_output, Tensor& grad_x);
 
     /// `"FeedForward"`.
     std::string type_name() const override { return "FeedForward"; }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "attn/core/reduce.hpp"
 #include "attn/modules/module.hpp"
@@ -169,11 +170,13 @@ Tensor GPTModel::forward(const LongTensor& in_idx, GPTCache& cache, Generator& g
 }
 
 const Tensor& GPTModel::forward(const LongTensor& in_idx, Saved& saved, Generator& gen) const {
-    Tensor x = drop_emb.forward(embed(in_idx, 0), saved.drop_emb, gen);
+    // Every tensor in saved's memory, reused by the next step (no page faulted in again).
+    embed_into(in_idx, 0, saved.embeddings);
+    const Tensor* x = &drop_emb.forward_into(saved.embeddings, saved.drop_emb, saved.embeddings, gen);
     saved.in_idx = in_idx;
     saved.blocks.resize(trf_blocks.size());
-    for (std::size_t i = 0; i < trf_blocks.size(); ++i) x = trf_blocks[i].forward(x, saved.blocks[i], gen);
-    const Tensor h = final_norm.forward(x, saved.final_norm);
+    for (std::size_t i = 0; i < trf_blocks.size(); ++i) x = &trf_blocks[i].forward(*x, saved.blocks[i], gen);
+    const Tensor& h = final_norm.forward(*x, saved.final_norm);
     const Shape s = shape_of(h);
     std::copy_n(h.data(), h.size(), sized(saved.head_input, s, "GPTModel (saved head_input)"));
     out_head.check_parameters();
@@ -192,15 +195,29 @@ void GPTModel::backward(const Saved& saved, const Tensor& grad_logits) {
         throw std::invalid_argument(where + ": saved holds " + std::to_string(saved.blocks.size()) +
                                     " blocks' tensors, the model has " + std::to_string(trf_blocks.size()) + " blocks");
     check_same_shape(where + " (saved.head_input)", Shape{b, T, E}, shape_of(saved.head_input));
-    Tensor g = final_norm.backward(saved.final_norm, out_head.backward(saved.head_input, grad_logits));
-    for (std::size_t i = trf_blocks.size(); i-- > 0;) g = trf_blocks[i].backward(saved.blocks[i], g);
-    g = nn::Dropout::backward(g, saved.drop_emb);
+    // The gradients [b, T, E] between the blocks in this thread's two kept buffers, each
+    // block's dL/dx written into the one its dL/d output is not in.
+    thread_local Tensor g_head, g_a, g_b, g_pos;
+    thread_local LongTensor positions;
+    // out_head.backward(head_input, grad_logits), its checks first, dL/d head_input kept
+    out_head.check_parameters();
+    if (out_head.in_features() != E || out_head.out_features() != vocab_size())
+        (void)out_head.backward(saved.head_input, grad_logits);  // throws, naming the shapes
+    out_head.backward_into(saved.head_input.data(), b * T, grad_logits.data(),
+                           sized(g_head, {b, T, E}, "GPTModel::backward (out_head)"));
+    final_norm.backward_into(saved.final_norm, g_head, nullptr, g_a);
+    Tensor* g = &g_a;
+    Tensor* other = &g_b;
+    for (std::size_t i = trf_blocks.size(); i-- > 0;) {
+        trf_blocks[i].backward_into(saved.blocks[i], *g, *other);
+        std::swap(g, other);
+    }
+    const Tensor& g_x = nn::Dropout::backward_into(*g, saved.drop_emb, *g);  // in place
     // x = tok_embeds + pos_embeds: both receive g; pos_embeds [T, E] its sum over the batch.
-    tok_emb.backward(saved.in_idx, g);
-    Tensor g_pos = Tensor::from_shape({T, E});
-    detail::column_sums(g.data(), b, T * E, g_pos.data());
-    LongTensor positions = LongTensor::from_shape({T});
-    for (std::size_t t = 0; t < T; ++t) positions(t) = static_cast<std::int64_t>(t);
+    tok_emb.backward(saved.in_idx, g_x);
+    detail::column_sums(g_x.data(), b, T * E, sized(g_pos, {T, E}, "GPTModel::backward (pos_emb)"));
+    positions.resize({T});
+    for (std::size_t t = 0; t < T; ++t) positions.data()[t] = static_cast<std::int64_t>(t);
     pos_emb.backward(positions, g_pos);
 }
 

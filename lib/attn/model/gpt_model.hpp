@@ -100,6 +100,7 @@ public:
     struct Saved {
         LongTensor in_idx;                          ///< the ids `[b, T]` (a copy)
         Tensor drop_emb;                            ///< `drop_emb`'s multipliers `[b, T, E]` (empty: none drawn)
+        Tensor embeddings;                          ///< `drop_emb(tok_emb(in_idx) + pos_emb(...))`: `[b, T, E]`
         std::vector<TransformerBlock::Saved> blocks;  ///< one per block
         LayerNorm::Saved final_norm;                ///< `final_norm`'s
         Tensor head_input;                          ///< `final_norm(x)`: `[b, T, E]`, `out_head`'s input
@@ -120,6 +121,9 @@ public:
     /// gradient summed over the batch (`sum_to` of `tok_embeds + pos_embeds`, PyTorch's
     /// column-sum order). Accumulates `.grad` of every parameter, as `loss.backward()` does;
     /// with Debian's reference BLAS these are PyTorch's bits (tests/test_gpt_training.cpp).
+    /// The gradients between the layers live in this thread's kept buffers, and the forward's
+    /// tensors in `saved`: a training step reuses the last step's memory and faults no page
+    /// after its first.
     /// @throws std::invalid_argument when `grad_logits` or `saved` do not fit the model, or a
     /// layer was replaced since the forward.
     void backward(const Saved& saved, const Tensor& grad_logits);

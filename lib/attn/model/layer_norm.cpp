@@ -71,7 +71,7 @@ Tensor LayerNorm::operator()(const Tensor& x) const {
     return y;
 }
 
-Tensor LayerNorm::forward(const Tensor& x, Saved& saved) const {
+const Tensor& LayerNorm::forward(const Tensor& x, Saved& saved) const {
     const Shape s = check_rows(*this, x);
     const std::size_t E = emb_dim(), rows = numel(Shape(s.begin(), s.end() - 1));
     float* xs = sized(saved.x, s, "LayerNorm (saved x)");
@@ -79,8 +79,7 @@ Tensor LayerNorm::forward(const Tensor& x, Saved& saved) const {
     float* mean = sized(saved.mean, {rows}, "LayerNorm (saved mean)");
     float* denom = sized(saved.denom, {rows}, "LayerNorm (saved denom)");
     float* norm = sized(saved.norm_x, s, "LayerNorm (saved norm_x)");
-    Tensor y = Tensor::from_shape(s);
-    float* py = y.data();
+    float* py = sized(saved.y, s, "LayerNorm (saved y)");
     const float* sc = scale.data();
     const float* sh = shift.data();
     const auto e = static_cast<float>(eps);
@@ -97,10 +96,16 @@ Tensor LayerNorm::forward(const Tensor& x, Saved& saved) const {
             py[o + j] = sc[j] * norm[o + j] + sh[j];
         }
     }
-    return y;
+    return saved.y;
 }
 
 Tensor LayerNorm::backward(const Saved& saved, const Tensor& grad_output, const Tensor* grad_x_before) {
+    Tensor dx;
+    backward_into(saved, grad_output, grad_x_before, dx);
+    return dx;
+}
+
+void LayerNorm::backward_into(const Saved& saved, const Tensor& grad_output, const Tensor* grad_x_before, Tensor& grad_x) {
     const std::string where = "LayerNorm::backward";
     const Shape s = check_rows(*this, saved.x);
     const std::size_t E = emb_dim(), rows = numel(Shape(s.begin(), s.end() - 1));
@@ -120,12 +125,12 @@ Tensor LayerNorm::backward(const Saved& saved, const Tensor& grad_output, const 
     Tensor g_shift = Tensor::from_shape({E}), g_scale = Tensor::from_shape({E});
     detail::column_sums(g, rows, E, g_shift.data());
     {
-        std::vector<float> g_norm(rows * E);
+        thread_local std::vector<float> g_norm;  // kept: a step's [rows, E] in the last step's memory
+        g_norm.resize(rows * E);
         for (std::size_t i = 0; i < rows * E; ++i) g_norm[i] = g[i] * norm[i];
         detail::column_sums(g_norm.data(), rows, E, g_scale.data());
     }
-    Tensor dx = Tensor::from_shape(s);
-    float* out = dx.data();
+    float* out = sized(grad_x, s, "LayerNorm::backward (grad_x)");
     const float* before = grad_x_before ? grad_x_before->data() : nullptr;
     const float two_over_E = static_cast<float>(2.0 / static_cast<double>(E));  // (2.0 / dof) * grad
     const auto count = static_cast<float>(E);
@@ -155,7 +160,6 @@ Tensor LayerNorm::backward(const Saved& saved, const Tensor& grad_output, const 
     }
     nn::accumulate_grad(shift_grad, std::move(g_shift), "LayerNorm (shift)");
     nn::accumulate_grad(scale_grad, std::move(g_scale), "LayerNorm (scale)");
-    return dx;
 }
 
 LayerNorm::Steps LayerNorm::forward_steps(const Tensor& x) const {

@@ -58,11 +58,13 @@ public:
         Tensor mean;    ///< `x.mean(dim=-1)`: `[rows]`
         Tensor denom;   ///< `torch.sqrt(var + eps)`: `[rows]`, `result` of `SqrtBackward0`
         Tensor norm_x;  ///< `(x - mean) / denom`: `[..., E]`, `other` of `scale * norm_x`
+        Tensor y;       ///< the forward's result `[..., E]` (kept between steps; not read by `backward`)
     };
 
     /// `forward(x)` keeping in `saved` what `backward` needs (the same bits as `operator()`).
+    /// Returns `saved.y`, whose memory the next forward with the same `saved` reuses.
     /// @throws std::invalid_argument as `operator()`.
-    Tensor forward(const Tensor& x, Saved& saved) const;
+    const Tensor& forward(const Tensor& x, Saved& saved) const;
 
     /// The backward pass of his forward, without autograd: every node autograd records for
     /// `scale * ((x - mean) / torch.sqrt(var + eps)) + shift`, in the order its engine runs
@@ -84,6 +86,11 @@ public:
     /// input's shape, `saved` does not fit it, or `scale`/`shift` no longer fit (before any
     /// `.grad` changes).
     Tensor backward(const Saved& saved, const Tensor& grad_output, const Tensor* grad_x_before = nullptr);
+
+    /// `backward` writing `dL/dx` into `grad_x`'s memory (`sized`), so that a training step
+    /// reuses the last step's. `grad_x` must not be `grad_output` or `*grad_x_before`.
+    /// @throws std::invalid_argument as `backward` (`grad_x` unchanged then).
+    void backward_into(const Saved& saved, const Tensor& grad_output, const Tensor* grad_x_before, Tensor& grad_x);
 
     /// The normalised width `E`: `scale`'s size.
     /// @throws std::invalid_argument when `scale` is not 1-D.

@@ -26,6 +26,14 @@ Tensor add_shortcut(const Tensor& a, const Tensor& b) {
     return y;
 }
 
+// a + b into `y`'s memory (`sized`), as add_shortcut.
+void add_shortcut_into(const Tensor& a, const Tensor& b, Tensor& y) {
+    const float* pa = a.data();
+    const float* pb = b.data();
+    float* py = sized(y, shape_of(a), "TransformerBlock (shortcut)");
+    for (std::size_t i = 0; i < a.size(); ++i) py[i] = pa[i] + pb[i];
+}
+
 // `dropout(a) + x` (`x = x + shortcut`) in `a`'s own memory: without a draw (evaluation, or
 // p = 0) the dropout is `a` itself, so that no copy and no new tensor is made.
 Tensor add_dropped(const nn::Dropout& drop, Tensor a, const Tensor& x, Generator& gen) {
@@ -90,21 +98,33 @@ Tensor TransformerBlock::forward(const Tensor& x, KVCache& cache, Generator& gen
     return finish(x, att.forward(norm1(x), cache, gen), gen);
 }
 
-Tensor TransformerBlock::forward(const Tensor& x, Saved& saved, Generator& gen) const {
+const Tensor& TransformerBlock::forward(const Tensor& x, Saved& saved, Generator& gen) const {
     check(x);
-    const Tensor a = att.forward(norm1.forward(x, saved.norm1), saved.att, gen);
-    const Tensor x1 = add_shortcut(drop_shortcut.forward(a, saved.drop1, gen), x);
-    const Tensor f = ff.forward(norm2.forward(x1, saved.norm2), saved.ff);
-    return add_shortcut(drop_shortcut.forward(f, saved.drop2, gen), x1);
+    const Tensor& a = att.forward(norm1.forward(x, saved.norm1), saved.att, gen);
+    add_shortcut_into(drop_shortcut.forward_into(a, saved.drop1, saved.dropped, gen), x, saved.shortcut1);
+    const Tensor& f = ff.forward(norm2.forward(saved.shortcut1, saved.norm2), saved.ff);
+    add_shortcut_into(drop_shortcut.forward_into(f, saved.drop2, saved.dropped, gen), saved.shortcut1, saved.output);
+    return saved.output;
 }
 
 Tensor TransformerBlock::backward(const Saved& saved, const Tensor& grad_output) {
+    Tensor grad_x;
+    backward_into(saved, grad_output, grad_x);
+    return grad_x;
+}
+
+void TransformerBlock::backward_into(const Saved& saved, const Tensor& grad_output, Tensor& grad_x) {
     check(saved.norm1.x);
     check_same_shape("TransformerBlock::backward (grad_output)", shape_of(saved.norm1.x), shape_of(grad_output));
-    const Tensor g_f = nn::Dropout::backward(grad_output, saved.drop2);
-    const Tensor g_x1 = norm2.backward(saved.norm2, ff.backward(saved.ff, g_f), &grad_output);
-    const Tensor g_a = nn::Dropout::backward(g_x1, saved.drop1);
-    return norm1.backward(saved.norm1, att.backward(saved.att, g_a), &g_x1);
+    // [b, T, E] each, this thread's, reused by every block and step: a dropout's gradient, a
+    // sub-layer's, and the gradient of shortcut1
+    thread_local Tensor g_drop, g_layer, g_x1;
+    const Tensor& g_f = nn::Dropout::backward_into(grad_output, saved.drop2, g_drop);
+    ff.backward_into(saved.ff, g_f, g_layer);
+    norm2.backward_into(saved.norm2, g_layer, &grad_output, g_x1);
+    const Tensor& g_a = nn::Dropout::backward_into(g_x1, saved.drop1, g_drop);
+    att.backward_into(saved.att, g_a, g_layer);
+    norm1.backward_into(saved.norm1, g_layer, &g_x1, grad_x);
 }
 
 TransformerBlock::Steps TransformerBlock::forward_steps(const Tensor& x, Generator& gen) const {

@@ -79,12 +79,17 @@ public:
         LayerNorm::Saved norm2;   ///< `norm2(shortcut1)`'s
         FeedForward::Saved ff;    ///< `ff(norm2(shortcut1))`'s
         Tensor drop2;             ///< `drop_shortcut`'s multipliers after the feed-forward network
+        // The forward's own tensors, kept so that the next step writes into the same memory:
+        Tensor dropped;           ///< a dropout's output `[b, T, E]` before its shortcut is added
+        Tensor shortcut1;         ///< `x + drop_shortcut(att(norm1(x)))`: `[b, T, E]`
+        Tensor output;            ///< the block's result `[b, T, E]`
     };
 
     /// `forward(x)` keeping in `saved` what `backward` needs: the same draws and bits as
     /// `operator()` (the attention through `att.forward(x, saved)`).
+    /// Returns `saved.output`, whose memory the next forward with the same `saved` reuses.
     /// @throws std::invalid_argument as `operator()`.
-    Tensor forward(const Tensor& x, Saved& saved, Generator& gen = default_generator()) const;
+    const Tensor& forward(const Tensor& x, Saved& saved, Generator& gen = default_generator()) const;
 
     /// The backward pass, without autograd: given `grad_output = dL/d output` (`[b, T, E]`),
     /// accumulates `.grad` of every parameter and returns `dL/dx`, each tensor's gradient
@@ -100,6 +105,12 @@ public:
     /// @throws std::invalid_argument when `grad_output` or `saved` do not fit, or a layer was
     /// replaced by one that does not fit since the forward.
     Tensor backward(const Saved& saved, const Tensor& grad_output);
+
+    /// `backward` writing `dL/dx` into `grad_x`'s memory (`sized`), the gradients between
+    /// its steps in this thread's kept `[b, T, E]` buffers, so that a training step faults no
+    /// page after its first. `grad_x` must not be `grad_output`.
+    /// @throws std::invalid_argument as `backward` (`grad_x` unchanged then).
+    void backward_into(const Saved& saved, const Tensor& grad_output, Tensor& grad_x);
 
     /// `"TransformerBlock"`.
     std::string type_name() const override { return "TransformerBlock"; }

@@ -186,7 +186,7 @@ Tensor MultiHeadAttention::forward(const Tensor& x, KVCache& cache, Generator& g
     return detail::attend_project(queries, detail::held_heads(cache, cache.key), detail::held_heads(cache, cache.value), &out_proj, o);
 }
 
-Tensor MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {
+const Tensor& MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {
     const Shape s = check(x);
     saved.mask = read_buffer("MultiHeadAttention", mask, s[1], 1.0f);
     const SDPAOptions o = options(saved.mask, gen);
@@ -197,6 +197,11 @@ Tensor MultiHeadAttention::forward(const Tensor& x, AttentionSaved& saved, Gener
 Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& grad_output) {
     return detail::train_backward(W_query, W_key, W_value, &out_proj, saved, grad_output,
                                   "MultiHeadAttention::backward", nullptr, &positions, projection_order);
+}
+
+void MultiHeadAttention::backward_into(const AttentionSaved& saved, const Tensor& grad_output, Tensor& grad_x) {
+    detail::train_backward_into(W_query, W_key, W_value, &out_proj, saved, grad_output,
+                                "MultiHeadAttention::backward", nullptr, &positions, projection_order, grad_x);
 }
 
 Tensor MultiHeadAttention::backward(const AttentionSaved& saved, const Tensor& grad_output,

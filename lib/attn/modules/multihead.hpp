@@ -132,9 +132,10 @@ public:
 
     /// `forward(x)` keeping in `saved` what `backward` needs (same draws, same result as
     /// `operator()`): the input, the projections, the merged heads (`out_proj`'s input) and,
-    /// from the core, each query row's log-sum-exp and the dropout multipliers.
+    /// from the core, each query row's log-sum-exp and the dropout multipliers. Returns
+    /// `saved.output`, whose memory the next forward with the same `saved` reuses.
     /// @throws std::invalid_argument as `operator()`.
-    Tensor forward(const Tensor& x, AttentionSaved& saved, Generator& gen = default_generator()) const;
+    const Tensor& forward(const Tensor& x, AttentionSaved& saved, Generator& gen = default_generator()) const;
 
     /// The backward pass, without autograd (llm.c's `attention_backward`, through the core):
     /// given `grad_output = dL/d context_vec` (`[b, T, d_out]`) and what `forward` saved,
@@ -151,6 +152,11 @@ public:
     /// @throws std::invalid_argument when `grad_output` or `saved` do not fit, or a layer was
     /// replaced by one that does not fit since the forward.
     Tensor backward(const AttentionSaved& saved, const Tensor& grad_output);
+
+    /// `backward` writing `dL/dx` into `grad_x`'s memory (`sized`), so that a training step
+    /// reuses the last step's. `grad_x` must not be `grad_output`.
+    /// @throws std::invalid_argument as `backward` (`grad_x` unchanged then).
+    void backward_into(const AttentionSaved& saved, const Tensor& grad_output, Tensor& grad_x);
 
     /// `backward` inside a larger graph: `grad_x_before` (`[b, T, d_in]`) is the gradient
     /// `x` already received from its other uses, e.g. the identity of a residual connection

@@ -22,6 +22,7 @@ struct AttentionSaved {
     Tensor keys;     ///< `W_key(x)` (rotated under RoPE): `[b, T, d_out]`
     Tensor values;   ///< `W_value(x)`: `[b, T, d_out]`
     Tensor context;  ///< the attention's output, heads merged: `[b, T, d_out]`
+    Tensor output;   ///< `out_proj(context)`: `[b, T, out_features]`, the forward's result (kept between steps)
     AttendSaved attention;  ///< each query row's log-sum-exp and the dropout multipliers drawn
     BufferMask mask;        ///< the mask the forward read from the module's buffer
     std::size_t num_heads = 0;  ///< the forward's heads

@@ -31,7 +31,7 @@ SDPAOptions saved_options(const AttentionSaved& saved) {
     return o;
 }
 
-Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const nn::Linear& W_value,
+const Tensor& train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const nn::Linear& W_value,
                      const nn::Linear* out_proj, const Tensor& x, std::size_t num_heads,
                      std::size_t head_dim, double dropout_p, const SDPAOptions& options,
                      AttentionSaved& saved, const ModulePositions* positions) {
@@ -61,15 +61,24 @@ Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const n
     attend(q, k, v, sized_saved(saved.context, merged), options, saved.attention);
     if (!out_proj) return saved.context;
     check_allocation("attention (output)", Shape{s[0], s[1], out_proj->out_features()});
-    Tensor y = Tensor::from_shape({s[0], s[1], out_proj->out_features()});
-    out_proj->forward_into(saved.context.data(), rows, y.data());
-    return y;
+    out_proj->forward_into(saved.context.data(), rows, sized_saved(saved.output, {s[0], s[1], out_proj->out_features()}));
+    return saved.output;
 }
 
 Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
                       nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
                       const std::string& where, const Tensor* grad_x_before,
                       const ModulePositions* positions, ProjectionOrder order) {
+    Tensor dx;
+    train_backward_into(W_query, W_key, W_value, out_proj, saved, grad_output, where, grad_x_before, positions,
+                        order, dx);
+    return dx;
+}
+
+void train_backward_into(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
+                         nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
+                         const std::string& where, const Tensor* grad_x_before,
+                         const ModulePositions* positions, ProjectionOrder order, Tensor& grad_x) {
     const Shape sx = shape_of(saved.x);
     if (sx.size() != 3) throw_shape_error(where + " (saved.x)", "[b, T, d_in] (a forward's)", sx);
     if (grad_x_before) check_same_shape(where + " (the gradient x received before)", sx, shape_of(*grad_x_before));
@@ -134,19 +143,19 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
     // (after what x received before, when given)
     const std::size_t m = checked_mul(rows, sx[2], where + " (b * T * d_in)");
     float* part = scratch(0, m);
-    Tensor dx = grad_x_before ? Tensor(*grad_x_before) : Tensor::from_shape(sx);
+    float* dx = sized(grad_x, sx, where + " (grad_x)");
     if (grad_x_before) {
+        std::copy_n(grad_x_before->data(), m, dx);
         W_value.backward_into(saved.x.data(), rows, dv, part);
-        detail::add_into(dx.data(), part, m);
+        detail::add_into(dx, part, m);
     } else {
-        W_value.backward_into(saved.x.data(), rows, dv, dx.data());
+        W_value.backward_into(saved.x.data(), rows, dv, dx);
     }
     const bool keys_first = order == ProjectionOrder::key_query_value;  // then the query's share comes second
     (keys_first ? W_query : W_key).backward_into(saved.x.data(), rows, keys_first ? dq : dk, part);
-    detail::add_into(dx.data(), part, m);
+    detail::add_into(dx, part, m);
     (keys_first ? W_key : W_query).backward_into(saved.x.data(), rows, keys_first ? dk : dq, part);
-    detail::add_into(dx.data(), part, m);
-    return dx;
+    detail::add_into(dx, part, m);
 }
 
 }  // namespace attn::detail

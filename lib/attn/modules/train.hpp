@@ -20,11 +20,12 @@ SDPAOptions saved_options(const AttentionSaved& saved);
 
 /// The training forward: `W_query(x)`, `W_key(x)`, `W_value(x)` into `saved`, the core into
 /// `saved.context` (keeping L and the dropout multipliers), then `out_proj` (or the context
-/// itself when `out_proj` is null). `x` is `[b, T, d_in]`, already checked by the module;
+/// itself when `out_proj` is null). Returns `saved.output` (or `saved.context`): the result in
+/// `saved`'s memory, reused by the next forward with the same `saved`. `x` is `[b, T, d_in]`, already checked by the module;
 /// `options` are the module's, `saved.mask` must already hold the mask they point into.
 /// `positions` (null: none): under RoPE the queries and keys are rotated at positions `0 ..`
 /// before the core; under ALiBi, `options` must carry its slopes, which `saved` copies.
-Tensor train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const nn::Linear& W_value,
+const Tensor& train_forward(const nn::Linear& W_query, const nn::Linear& W_key, const nn::Linear& W_value,
                      const nn::Linear* out_proj, const Tensor& x, std::size_t num_heads,
                      std::size_t head_dim, double dropout_p, const SDPAOptions& options,
                      AttentionSaved& saved, const ModulePositions* positions = nullptr);
@@ -46,5 +47,13 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
                       const std::string& where, const Tensor* grad_x_before = nullptr,
                       const ModulePositions* positions = nullptr,
                       ProjectionOrder order = ProjectionOrder::query_key_value);
+
+/// `train_backward` writing `dL/dx` into `grad_x`'s memory (`sized`): a training step's in the
+/// last step's. `grad_x` must not be `grad_output` or `*grad_x_before`.
+/// @throws std::invalid_argument as `train_backward` (`grad_x` unchanged then).
+void train_backward_into(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
+                         nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,
+                         const std::string& where, const Tensor* grad_x_before,
+                         const ModulePositions* positions, ProjectionOrder order, Tensor& grad_x);
 
 }  // namespace attn::detail

@@ -135,24 +135,45 @@ Tensor Dropout::operator()(const Tensor& x, Generator& gen) const {
 }
 
 Tensor Dropout::forward(const Tensor& x, Tensor& noise, Generator& gen) const {
+    Tensor y;
+    const Tensor& r = forward_into(x, noise, y, gen);
+    return &r == &x ? x : y;
+}
+
+const Tensor& Dropout::forward_into(const Tensor& x, Tensor& noise, Tensor& y, Generator& gen) const {
     check_probability(p, "Dropout");
-    shape_of(x);
-    noise = Tensor();
-    if (!training || p == 0.0 || x.size() == 0) return x;
-    if (p == 1.0) {  // x * 0, nothing drawn; the backward multiplies by the same zeros
-        noise = xt::zeros<float>(shape_of(x));
-        return Tensor(x * 0.0f);
+    const Shape s = shape_of(x);
+    if (!training || p == 0.0 || x.size() == 0) {
+        noise = Tensor();
+        return x;
     }
-    noise = keep_mask(shape_of(x), gen);
-    noise *= 1.0f / static_cast<float>(1.0 - p);  // as operator(): keep * (1 / float(1 - p))
-    return Tensor(x * noise);
+    // keep * (1 / float(1 - p)) as operator(); for p = 1 zeros, nothing drawn (x * 0)
+    keep_mask_into(s, noise, gen);
+    const float scale = p == 1.0 ? 0.0f : 1.0f / static_cast<float>(1.0 - p);
+    float* m = noise.data();
+    if (p != 1.0)
+        for (std::size_t i = 0; i < noise.size(); ++i) m[i] *= scale;
+    const float* px = x.data();  // read before y is written, element by element (y may be x)
+    float* py = sized(y, s, "Dropout (output)");
+    for (std::size_t i = 0; i < noise.size(); ++i) py[i] = px[i] * m[i];
+    return y;
 }
 
 Tensor Dropout::backward(const Tensor& grad_output, const Tensor& noise) {
+    Tensor g;
+    const Tensor& r = backward_into(grad_output, noise, g);
+    return &r == &grad_output ? grad_output : g;
+}
+
+const Tensor& Dropout::backward_into(const Tensor& grad_output, const Tensor& noise, Tensor& grad_input) {
     const Shape g = shape_of(grad_output);
     if (noise.dimension() == 0) return grad_output;  // nothing was dropped
     check_same_shape("Dropout::backward (noise)", g, shape_of(noise));
-    return Tensor(grad_output * noise);  // MulBackward0: grad * other
+    const float* pg = grad_output.data();  // MulBackward0: grad * other (grad_input may be grad_output)
+    const float* m = noise.data();
+    float* out = sized(grad_input, g, "Dropout::backward (grad_input)");
+    for (std::size_t i = 0; i < noise.size(); ++i) out[i] = pg[i] * m[i];
+    return grad_input;
 }
 
 std::string Dropout::extra_repr() const { return "p=" + attn::repr_float(p) + ", inplace=False"; }

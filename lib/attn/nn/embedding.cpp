@@ -51,41 +51,42 @@ void Embedding::backward(const LongTensor& ids, const Tensor& grad_output) {
     // the ids name are summed (in a scratch table), and every other row gets `grad + 0`, which
     // is what the full addition gives it (a -0 becomes +0): the same bits, without a
     // [num_embeddings, embedding_dim] temporary (154 MB for GPT-2) at every step.
+    // The first backward (no .grad yet) gets zeros, then takes the same path: +0 + (its rows'
+    // sums), and a sum that starts at +0 is never -0, so these are the bits of the zeros-then-
+    // rows table, with the scratch below sized at the first step rather than the second.
     if (weight_grad) check_same_shape("Embedding (weight) (.grad)", Shape{num, dim}, shape_of(*weight_grad));
-    std::vector<std::int64_t> slot(weight_grad ? num : 0, -1);  // id -> its row in `rows`
-    Tensor rows = weight_grad ? Tensor() : Tensor(xt::zeros<float>(Shape{num, dim}));
-    std::vector<float> touched;
-    std::size_t i = 0;
+    else weight_grad = Tensor(xt::zeros<float>(Shape{num, dim}));
+    // id -> its row in `touched`, and the touched rows: this thread's, kept between steps (a
+    // step's in the last step's memory, no page faulted in again)
+    thread_local std::vector<std::int64_t> slot;
+    thread_local std::vector<float> touched;
+    slot.assign(num, -1);
+    touched.clear();
+    std::size_t i = 0, used = 0;  // used: rows of `touched` (counted, not touched.size() / dim: dim may be 0)
     for (const std::int64_t id : ids) {
-        float* row = nullptr;
-        if (weight_grad) {
-            auto& s = slot[static_cast<std::size_t>(id)];
-            if (s < 0) {
-                s = static_cast<std::int64_t>(touched.size() / dim);
-                touched.resize(touched.size() + dim, 0.0f);
-            }
-            row = touched.data() + static_cast<std::size_t>(s) * dim;
-        } else {
-            row = rows.data() + static_cast<std::size_t>(id) * dim;
+        auto& s = slot[static_cast<std::size_t>(id)];
+        if (s < 0) {
+            s = static_cast<std::int64_t>(used++);
+            touched.resize(used * dim, 0.0f);
         }
+        float* row = touched.data() + static_cast<std::size_t>(s) * dim;
         const float* src = grad_output.data() + i * dim;
         for (std::size_t e = 0; e < dim; ++e) row[e] = row[e] + src[e];
         ++i;
     }
-    if (!weight_grad) {
-        weight_grad = std::move(rows);
-        return;
-    }
     float* g = weight_grad->data();
     const auto n = static_cast<long>(num);
+    // This thread's tables through pointers: inside the parallel loop each worker would name its own.
+    const std::int64_t* slots = slot.data();
+    const float* rows = touched.data();
 #pragma omp parallel for schedule(static) if (num * dim >= detail::kParallelFloats)
     for (long k = 0; k < n; ++k) {
         float* out = g + static_cast<std::size_t>(k) * dim;
-        const std::int64_t s = slot[static_cast<std::size_t>(k)];
+        const std::int64_t s = slots[k];
         if (s < 0) {
             for (std::size_t e = 0; e < dim; ++e) out[e] = out[e] + 0.0f;
         } else {
-            const float* add = touched.data() + static_cast<std::size_t>(s) * dim;
+            const float* add = rows + static_cast<std::size_t>(s) * dim;
             for (std::size_t e = 0; e < dim; ++e) out[e] = out[e] + add[e];
         }
     }

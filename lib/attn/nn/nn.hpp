@@ -199,12 +199,24 @@ public:
     /// @throws std::invalid_argument as `operator()`.
     Tensor forward(const Tensor& x, Tensor& noise, Generator& gen = default_generator()) const;
 
+    /// `forward(x, noise, gen)` in kept memory: the multipliers drawn into `noise`'s memory and
+    /// the result written into `y`'s (`sized`), so that a training step reuses the last step's.
+    /// Returns `x` itself when nothing is drawn (`noise` emptied), else `y`; `y` may be `x`.
+    /// The same draws and bits as `forward`.
+    /// @throws std::invalid_argument as `operator()` (`noise` and `y` unchanged then).
+    const Tensor& forward_into(const Tensor& x, Tensor& noise, Tensor& y, Generator& gen = default_generator()) const;
+
     /// The backward pass of `forward` (PyTorch's `MulBackward0` of `input * noise`): the
     /// forward's mask reused, scaled by `1 / (1 - p)`: `grad_input = grad_output * noise`
     /// (`grad_output` itself when `noise` is empty). Shapes: `[...] -> [...]`.
     /// @throws std::invalid_argument when a non-empty `noise` does not have `grad_output`'s
     /// shape.
     static Tensor backward(const Tensor& grad_output, const Tensor& noise);
+
+    /// `backward(grad_output, noise)` into `grad_input`'s memory (`sized`): returns
+    /// `grad_output` itself when `noise` is empty, else `grad_input`, which may be `grad_output`.
+    /// @throws std::invalid_argument as `backward`.
+    static const Tensor& backward_into(const Tensor& grad_output, const Tensor& noise, Tensor& grad_input);
 
     /// `"Dropout"`.
     std::string type_name() const override { return "Dropout"; }
@@ -236,7 +248,8 @@ public:
     /// `grad_output [..., embedding_dim]` for the ids `[...]` of the forward; row `ids[i]` of
     /// `weight.grad` receives `grad_output[i]`, the rows of a repeated id added in the order
     /// they occur, starting from zeros; then accumulated into `.grad` (`accumulate_grad`).
-    /// The ids themselves have no gradient.
+    /// The ids themselves have no gradient. The rows the ids name are summed in this thread's
+    /// kept scratch table (no [num_embeddings, embedding_dim] temporary per step).
     /// @throws std::invalid_argument when `grad_output` is not `[..., embedding_dim]` for
     /// these ids or an id is out of range.
     void backward(const LongTensor& ids, const Tensor& grad_output);
