@@ -31,7 +31,8 @@
 #               data/oracle/gpt2_hf/config*.json) for FUZZ_SECONDS each (default 60)
 #               and the structured fuzzer of the library's core for STRUCTURED_FUZZ_SECONDS
 #               (default 120), as many at a time as there are cores: 0 crashes, hangs, sanitizer
-#               reports or broken invariants.
+#               reports or broken invariants. Each target first runs the inputs that once failed
+#               it (tests/fuzz/regressions/<target>/, among its seeds).
 #
 # Each part prints how long it took. The counts of all checks go to
 # GCC_BUILD_DIR/ci-extra-counts as "passed failed skipped" for .ci/run's closing line; the exit
@@ -253,6 +254,12 @@ part_fuzzers() {
     "$tmp/seeds/fuzz_gpt2_tokenizer" "$tmp/seeds/fuzz_cross_attention" "$tmp/seeds/fuzz_model" \
     "$tmp/seeds/fuzz_safetensors" "$tmp/seeds/fuzz_config"
   head -n 20 data/book/manifest.tsv > "$tmp/seeds/fuzz_manifest/manifest.tsv"
+  # Inputs that once failed (tests/fuzz/regressions/<target>/): run first, as seeds, so that a
+  # regression fails at once rather than when the fuzzer happens to find it again.
+  local d
+  for d in tests/fuzz/regressions/*/; do
+    [ -d "$tmp/seeds/$(basename "$d")" ] && cp "$d"* "$tmp/seeds/$(basename "$d")/"
+  done
   local i=0 f
   for f in $(find data/book -name '*.txt' | sort | head -n 20); do
     cp "$f" "$tmp/seeds/fuzz_block/block$i.txt"; i=$((i + 1))
