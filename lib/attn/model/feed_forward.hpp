@@ -62,8 +62,10 @@ public:
     /// replaced by one that does not fit (before any `.grad` changes).
     Tensor backward(const Saved& saved, const Tensor& grad_output);
 
-    /// `backward` writing `dL/dx` into `grad_x`'s memory (`sized`), so that a training step
-    /// reuses the last step's. `grad_x` must not be `grad_output`.
+    /// `backward` writing `dL/dx` (`[..., E]`, the forward's input shape) into `grad_x`'s memory
+    /// (`sized`), so that a training step reuses the last step's; `grad_output` is `[..., E]`.
+    /// `grad_x` must not be `grad_output`. The same bits as `backward` (PyTorch's `AddmmBackward0`
+    /// and `GeluBackward0`, tanh).
     /// @throws std::invalid_argument as `backward` (`grad_x` unchanged then).
     void backward_into(const Saved& saved, const Tensor& grad_output, Tensor& grad_x);
 

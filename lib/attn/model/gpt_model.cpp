@@ -176,9 +176,8 @@ const Tensor& GPTModel::forward(const LongTensor& in_idx, Saved& saved, Generato
     saved.in_idx = in_idx;
     saved.blocks.resize(trf_blocks.size());
     for (std::size_t i = 0; i < trf_blocks.size(); ++i) x = &trf_blocks[i].forward(*x, saved.blocks[i], gen);
-    const Tensor& h = final_norm.forward(*x, saved.final_norm);
+    const Tensor& h = final_norm.forward(*x, saved.final_norm);  // out_head's input, kept for backward
     const Shape s = shape_of(h);
-    std::copy_n(h.data(), h.size(), sized(saved.head_input, s, "GPTModel (saved head_input)"));
     out_head.check_parameters();
     const std::size_t rows = s[0] * s[1];
     out_head.forward_into(h.data(), rows, sized(saved.logits, {s[0], s[1], out_head.out_features()}, "GPTModel (logits)"));
@@ -194,16 +193,15 @@ void GPTModel::backward(const Saved& saved, const Tensor& grad_logits) {
     if (saved.blocks.size() != trf_blocks.size())
         throw std::invalid_argument(where + ": saved holds " + std::to_string(saved.blocks.size()) +
                                     " blocks' tensors, the model has " + std::to_string(trf_blocks.size()) + " blocks");
-    check_same_shape(where + " (saved.head_input)", Shape{b, T, E}, shape_of(saved.head_input));
+    const Tensor& head_input = saved.final_norm.y;  // final_norm(x): out_head's input
+    check_same_shape(where + " (saved.final_norm.y)", Shape{b, T, E}, shape_of(head_input));
     // The gradients [b, T, E] between the blocks in this thread's two kept buffers, each
     // block's dL/dx written into the one its dL/d output is not in.
     thread_local Tensor g_head, g_a, g_b, g_pos;
     thread_local LongTensor positions;
     // out_head.backward(head_input, grad_logits), its checks first, dL/d head_input kept
-    out_head.check_parameters();
-    if (out_head.in_features() != E || out_head.out_features() != vocab_size())
-        (void)out_head.backward(saved.head_input, grad_logits);  // throws, naming the shapes
-    out_head.backward_into(saved.head_input.data(), b * T, grad_logits.data(),
+    out_head.check_backward(shape_of(head_input), shape_of(grad_logits));
+    out_head.backward_into(head_input.data(), b * T, grad_logits.data(),
                            sized(g_head, {b, T, E}, "GPTModel::backward (out_head)"));
     final_norm.backward_into(saved.final_norm, g_head, nullptr, g_a);
     Tensor* g = &g_a;

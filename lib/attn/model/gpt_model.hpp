@@ -102,8 +102,7 @@ public:
         Tensor drop_emb;                            ///< `drop_emb`'s multipliers `[b, T, E]` (empty: none drawn)
         Tensor embeddings;                          ///< `drop_emb(tok_emb(in_idx) + pos_emb(...))`: `[b, T, E]`
         std::vector<TransformerBlock::Saved> blocks;  ///< one per block
-        LayerNorm::Saved final_norm;                ///< `final_norm`'s
-        Tensor head_input;                          ///< `final_norm(x)`: `[b, T, E]`, `out_head`'s input
+        LayerNorm::Saved final_norm;                ///< `final_norm`'s; its `y` `[b, T, E]` is `out_head`'s input
         Tensor logits;                              ///< the forward's output `[b, T, vocab_size]`
     };
 

@@ -58,7 +58,7 @@ public:
         Tensor mean;    ///< `x.mean(dim=-1)`: `[rows]`
         Tensor denom;   ///< `torch.sqrt(var + eps)`: `[rows]`, `result` of `SqrtBackward0`
         Tensor norm_x;  ///< `(x - mean) / denom`: `[..., E]`, `other` of `scale * norm_x`
-        Tensor y;       ///< the forward's result `[..., E]` (kept between steps; not read by `backward`)
+        Tensor y;       ///< the forward's result `[..., E]` (kept between steps; not read by `backward`, but by the next layer's)
     };
 
     /// `forward(x)` keeping in `saved` what `backward` needs (the same bits as `operator()`).
@@ -87,8 +87,10 @@ public:
     /// `.grad` changes).
     Tensor backward(const Saved& saved, const Tensor& grad_output, const Tensor* grad_x_before = nullptr);
 
-    /// `backward` writing `dL/dx` into `grad_x`'s memory (`sized`), so that a training step
-    /// reuses the last step's. `grad_x` must not be `grad_output` or `*grad_x_before`.
+    /// `backward` writing `dL/dx` (`[..., E]`, the forward's input shape) into `grad_x`'s memory
+    /// (`sized`), so that a training step reuses the last step's; `grad_output` and
+    /// `*grad_x_before` are `[..., E]`. `grad_x` must not be `grad_output` or `*grad_x_before`.
+    /// The same bits as `backward` (autograd's nodes, above).
     /// @throws std::invalid_argument as `backward` (`grad_x` unchanged then).
     void backward_into(const Saved& saved, const Tensor& grad_output, const Tensor* grad_x_before, Tensor& grad_x);
 

@@ -16,22 +16,19 @@ const GPTConfig& checked_block_config(const GPTConfig& cfg) {
     return cfg;
 }
 
-// a + b elementwise (the shortcut's `x + shortcut`), both of one shape.
-Tensor add_shortcut(const Tensor& a, const Tensor& b) {
-    Tensor y = Tensor::from_shape(shape_of(a));
-    const float* pa = a.data();
-    const float* pb = b.data();
-    float* py = y.data();
-    for (std::size_t i = 0; i < y.size(); ++i) py[i] = pa[i] + pb[i];
-    return y;
-}
-
-// a + b into `y`'s memory (`sized`), as add_shortcut.
+// a + b elementwise (the shortcut's `x + shortcut`), both of one shape, into `y`'s memory (`sized`).
 void add_shortcut_into(const Tensor& a, const Tensor& b, Tensor& y) {
     const float* pa = a.data();
     const float* pb = b.data();
     float* py = sized(y, shape_of(a), "TransformerBlock (shortcut)");
     for (std::size_t i = 0; i < a.size(); ++i) py[i] = pa[i] + pb[i];
+}
+
+// a + b into a new tensor.
+Tensor add_shortcut(const Tensor& a, const Tensor& b) {
+    Tensor y;
+    add_shortcut_into(a, b, y);
+    return y;
 }
 
 // `dropout(a) + x` (`x = x + shortcut`) in `a`'s own memory: without a draw (evaluation, or

@@ -106,9 +106,10 @@ public:
     /// replaced by one that does not fit since the forward.
     Tensor backward(const Saved& saved, const Tensor& grad_output);
 
-    /// `backward` writing `dL/dx` into `grad_x`'s memory (`sized`), the gradients between
-    /// its steps in this thread's kept `[b, T, E]` buffers, so that a training step faults no
-    /// page after its first. `grad_x` must not be `grad_output`.
+    /// `backward` writing `dL/dx` (`[b, T, E]`) into `grad_x`'s memory (`sized`), the gradients
+    /// between its steps in this thread's kept `[b, T, E]` buffers, so that a training step
+    /// faults no page after its first; `grad_output` is `[b, T, E]`. `grad_x` must not be
+    /// `grad_output`. The same bits as `backward`.
     /// @throws std::invalid_argument as `backward` (`grad_x` unchanged then).
     void backward_into(const Saved& saved, const Tensor& grad_output, Tensor& grad_x);
 

@@ -61,7 +61,7 @@ Tensor CausalAttention::operator()(const Tensor& x, Generator& gen) const {
     return detail::attend_project(queries, keys, values, nullptr, options(causal, gen));
 }
 
-Tensor CausalAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {
+const Tensor& CausalAttention::forward(const Tensor& x, AttentionSaved& saved, Generator& gen) const {
     const Shape s = check(x);
     saved.mask = read_buffer("CausalAttention", mask, s[1], 1.0f);
     const SDPAOptions o = options(saved.mask, gen);

@@ -83,9 +83,10 @@ public:
 
     /// `forward(x)` keeping in `saved` what `backward` needs (same draws, same result as
     /// `operator()`): the input, the projections, the context and, from the core, each query
-    /// row's log-sum-exp and the dropout multipliers.
+    /// row's log-sum-exp and the dropout multipliers. Returns `saved.context` (`[b, T, d_out]`),
+    /// whose memory the next forward with the same `saved` reuses.
     /// @throws std::invalid_argument as `operator()`.
-    Tensor forward(const Tensor& x, AttentionSaved& saved, Generator& gen = default_generator()) const;
+    const Tensor& forward(const Tensor& x, AttentionSaved& saved, Generator& gen = default_generator()) const;
 
     /// The backward pass, without autograd: given `grad_output = dL/d context_vec`
     /// (`[b, T, d_out]`) and what `forward` saved, accumulates `.grad` of `W_query.weight`,

@@ -153,8 +153,9 @@ public:
     /// replaced by one that does not fit since the forward.
     Tensor backward(const AttentionSaved& saved, const Tensor& grad_output);
 
-    /// `backward` writing `dL/dx` into `grad_x`'s memory (`sized`), so that a training step
-    /// reuses the last step's. `grad_x` must not be `grad_output`.
+    /// `backward` writing `dL/dx` (`[b, T, d_in]`) into `grad_x`'s memory (`sized`), so that a
+    /// training step reuses the last step's; `grad_output` is `[b, T, d_out]`. `grad_x` must not
+    /// be `grad_output`. The same bits as `backward`.
     /// @throws std::invalid_argument as `backward` (`grad_x` unchanged then).
     void backward_into(const AttentionSaved& saved, const Tensor& grad_output, Tensor& grad_x);
 

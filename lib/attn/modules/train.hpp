@@ -48,8 +48,10 @@ Tensor train_backward(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_valu
                       const ModulePositions* positions = nullptr,
                       ProjectionOrder order = ProjectionOrder::query_key_value);
 
-/// `train_backward` writing `dL/dx` into `grad_x`'s memory (`sized`): a training step's in the
-/// last step's. `grad_x` must not be `grad_output` or `*grad_x_before`.
+/// `train_backward` writing `dL/dx` (`[b, T, d_in]`) into `grad_x`'s memory (`sized`): a
+/// training step's in the last step's; `grad_output` is `[b, T, d_out]` (`out_proj`'s output
+/// width when there is one). `grad_x` must not be `grad_output` or `*grad_x_before`. The same
+/// bits as `train_backward`.
 /// @throws std::invalid_argument as `train_backward` (`grad_x` unchanged then).
 void train_backward_into(nn::Linear& W_query, nn::Linear& W_key, nn::Linear& W_value,
                          nn::Linear* out_proj, const AttentionSaved& saved, const Tensor& grad_output,

@@ -167,17 +167,22 @@ void Linear::backward_into(const float* x, std::size_t rows, const float* grad_o
     if (grad_input) fast::gemm(rows, in, out, grad_output, out, false, weight.data(), in, false, grad_input, in, 0, a);
 }
 
-Tensor Linear::backward(const Tensor& x, const Tensor& grad_output) {
+std::size_t Linear::check_backward(const Shape& x, const Shape& grad_output) const {
     check_parameters();
-    const Shape s = shape_of(x), g = shape_of(grad_output);
-    if (s.empty() || s.back() != in_features())
-        throw_shape_error("Linear::backward (x)", "[..., " + std::to_string(in_features()) + "]", s);
-    Shape want = s;
+    if (x.empty() || x.back() != in_features())
+        throw_shape_error("Linear::backward (x)", "[..., " + std::to_string(in_features()) + "]", x);
+    Shape want = x;
     want.back() = out_features();
-    check_same_shape("Linear::backward (grad_output)", want, g);
+    check_same_shape("Linear::backward (grad_output)", want, grad_output);
+    return numel(Shape(x.begin(), x.end() - 1));
+}
+
+Tensor Linear::backward(const Tensor& x, const Tensor& grad_output) {
+    const Shape s = shape_of(x);
+    const std::size_t rows = check_backward(s, shape_of(grad_output));
     check_allocation("Linear::backward (grad_input)", s);
     Tensor grad_input = Tensor::from_shape(s);
-    backward_into(x.data(), numel(Shape(s.begin(), s.end() - 1)), grad_output.data(), grad_input.data());
+    backward_into(x.data(), rows, grad_output.data(), grad_input.data());
     return grad_input;
 }
 

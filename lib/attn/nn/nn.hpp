@@ -115,6 +115,13 @@ public:
     /// other, or a parameter or gradient was replaced by one that does not fit.
     Tensor backward(const Tensor& x, const Tensor& grad_output);
 
+    /// The checks `backward` runs before it computes anything: the parameters
+    /// (`check_parameters`), `x` of shape `[..., in_features]` and `grad_output` of `x`'s shape
+    /// with `out_features` last. For callers of `backward_into` that hold the tensors.
+    /// Returns N, the rows of both folded (`x`'s size over `in_features`).
+    /// @throws std::invalid_argument naming the expected and actual shapes otherwise.
+    std::size_t check_backward(const Shape& x, const Shape& grad_output) const;
+
     /// `backward` on contiguous row-major float32 buffers, for the modules' backward passes:
     /// `x [rows, in_features]`, `grad_output [rows, out_features]`; accumulates `.grad` and,
     /// when `grad_input` is not null, writes `grad_input [rows, in_features]`. Both products in
@@ -202,7 +209,8 @@ public:
     /// `forward(x, noise, gen)` in kept memory: the multipliers drawn into `noise`'s memory and
     /// the result written into `y`'s (`sized`), so that a training step reuses the last step's.
     /// Returns `x` itself when nothing is drawn (`noise` emptied), else `y`; `y` may be `x`.
-    /// The same draws and bits as `forward`.
+    /// Shapes: `noise` and `y` get `x`'s `[...]`. The same draws and bits as `forward`
+    /// (`y = x * noise`, as `forward`).
     /// @throws std::invalid_argument as `operator()` (`noise` and `y` unchanged then).
     const Tensor& forward_into(const Tensor& x, Tensor& noise, Tensor& y, Generator& gen = default_generator()) const;
 
@@ -213,8 +221,9 @@ public:
     /// shape.
     static Tensor backward(const Tensor& grad_output, const Tensor& noise);
 
-    /// `backward(grad_output, noise)` into `grad_input`'s memory (`sized`): returns
-    /// `grad_output` itself when `noise` is empty, else `grad_input`, which may be `grad_output`.
+    /// `backward(grad_output, noise)` into `grad_input`'s memory (`sized`, `grad_output`'s shape
+    /// `[...]`): returns `grad_output` itself when `noise` is empty, else `grad_input`, which may
+    /// be `grad_output`. The same bits as `backward` (`MulBackward0`).
     /// @throws std::invalid_argument as `backward`.
     static const Tensor& backward_into(const Tensor& grad_output, const Tensor& noise, Tensor& grad_input);
 
