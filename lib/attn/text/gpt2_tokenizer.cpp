@@ -83,7 +83,9 @@ std::array<char32_t, 256> gpt2_bytes_to_unicode() {
     return cs;
 }
 
-namespace {
+// Named, not anonymous: GPT2Tokenizer::Tables holds them (GCC warns of a class with external
+// linkage holding an anonymous namespace's type once this file is part of a unity file).
+namespace bpe {
 
 // One line of vocab.bpe.
 struct Merge {
@@ -92,6 +94,13 @@ struct Merge {
 };
 // (first id << 32 | second id) -> merge
 using Merges = std::unordered_map<std::uint64_t, Merge>;
+
+}  // namespace bpe
+
+namespace {
+
+using bpe::Merge;
+using bpe::Merges;
 
 std::uint64_t merge_key(std::int32_t first, std::int32_t second) {
     return (std::uint64_t(std::uint32_t(first)) << 32) | std::uint32_t(second);
@@ -105,7 +114,7 @@ constexpr std::size_t long_piece_bytes = 64;
 struct GPT2Tokenizer::Tables {
     std::vector<std::string> token_bytes;     // id -> bytes
     std::array<std::int32_t, 256> byte_id{};  // the token of each single byte
-    Merges merges;
+    bpe::Merges merges;
     std::int64_t eot = -1;
     std::shared_ptr<pcre2_code> pattern;
     bool jit = false;
